@@ -1,0 +1,79 @@
+// swift-tools-version: 6.0
+import PackageDescription
+
+/// Settings every Swift target shares: Swift 6 language mode (strict concurrency) plus the
+/// upcoming features that keep APIs explicit about existentials and imports.
+let strictSettings: [SwiftSetting] = [
+    .enableUpcomingFeature("ExistentialAny"),
+    .enableUpcomingFeature("InternalImportsByDefault"),
+    .enableUpcomingFeature("MemberImportVisibility"),
+]
+
+let package = Package(
+    name: "mypass-sync",
+    products: [
+        .executable(name: "mypass-sync", targets: ["mypass-sync"]),
+        .library(name: "MyPassCore", targets: ["MyPassCore"]),
+        .library(name: "KDBXFormat", targets: ["KDBXFormat"]),
+        .library(name: "MyPassMerge", targets: ["MyPassMerge"]),
+        .library(name: "MyPassSync", targets: ["MyPassSync"]),
+    ],
+    targets: [
+        // System-library shims: a module map and one header each, installed from Debian packages.
+        .systemLibrary(name: "CSodium", pkgConfig: "libsodium", providers: [.apt(["libsodium-dev"])]),
+        .systemLibrary(name: "CArgon2", pkgConfig: "libargon2", providers: [.apt(["libargon2-dev"])]),
+        .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
+        .systemLibrary(name: "CGcrypt", pkgConfig: "libgcrypt", providers: [.apt(["libgcrypt20-dev"])]),
+        .systemLibrary(name: "CInotifyTools", providers: [.apt(["libinotifytools0-dev"])]),
+        .systemLibrary(name: "CLibXML2", pkgConfig: "libxml-2.0", providers: [.apt(["libxml2-dev"])]),
+
+        // The only Swift code that calls crypto C APIs.
+        .target(
+            name: "MyPassCrypto",
+            dependencies: ["CSodium", "CArgon2", "CGcrypt"],
+            swiftSettings: strictSettings
+        ),
+        // The vault model as immutable values and the edits on it; no I/O.
+        .target(
+            name: "MyPassCore",
+            dependencies: ["MyPassCrypto"],
+            swiftSettings: strictSettings
+        ),
+        // Bytes <-> Vault: the KDBX 3.1 / 4.x container, its XML document, keys and key files.
+        .target(
+            name: "KDBXFormat",
+            dependencies: ["MyPassCore", "MyPassCrypto", "CZlib", "CLibXML2"],
+            swiftSettings: strictSettings
+        ),
+        // The pure three-way merge and diff of vault snapshots.
+        .target(
+            name: "MyPassMerge",
+            dependencies: ["MyPassCore"],
+            swiftSettings: strictSettings
+        ),
+        // The I/O side: vault files, sync state, the watcher and the save-conflict decisions.
+        .target(
+            name: "MyPassSync",
+            dependencies: ["MyPassCore", "MyPassCrypto", "KDBXFormat", "MyPassMerge", "CInotifyTools"],
+            swiftSettings: strictSettings
+        ),
+        // The command-line tool: arguments, terminal I/O, human and JSON output, exit codes.
+        .executableTarget(
+            name: "mypass-sync",
+            dependencies: ["MyPassSync", "MyPassMerge", "KDBXFormat", "MyPassCore", "MyPassCrypto"],
+            swiftSettings: strictSettings
+        ),
+
+        .testTarget(
+            name: "MyPassCryptoTests",
+            dependencies: ["MyPassCrypto"],
+            swiftSettings: strictSettings
+        ),
+        .testTarget(
+            name: "MyPassSyncCLITests",
+            dependencies: [],
+            swiftSettings: strictSettings
+        ),
+    ],
+    swiftLanguageModes: [.v6]
+)

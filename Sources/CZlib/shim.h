@@ -1,0 +1,2 @@
+/* zlib: gzip compression of the KDBX payload. */
+#include <zlib.h>

@@ -1,0 +1,19 @@
+/// The documented exit statuses of `mypass-sync` (CLI.md); scripts depend on these numbers.
+enum ExitCode: Int32 {
+    /// Success, including "nothing to do".
+    case success = 0
+    /// With `--exit-code`: there are differences or changes.
+    case differences = 1
+    /// The command line was wrong.
+    case usage = 2
+    /// Wrong password or key file.
+    case wrongCredentials = 3
+    /// Not a KDBX file, an unsupported version, or a failed integrity check.
+    case corrupt = 4
+    /// The vault changed on disk and no policy says what to do.
+    case decisionNeeded = 5
+    /// Refused to write for safety (file kept changing, rollback, key rotated, resource cap).
+    case refusedForSafety = 6
+    /// An I/O error such as a full disk or a denied permission.
+    case ioError = 7
+}
