@@ -71,7 +71,7 @@ let package = Package(
         ),
         .testTarget(
             name: "MyPassSyncCLITests",
-            dependencies: [],
+            dependencies: ["mypass-sync", "MyPassCore"],
             swiftSettings: strictSettings
         ),
     ],

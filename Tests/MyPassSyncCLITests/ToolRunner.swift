@@ -1,0 +1,61 @@
+import Foundation
+
+/// Runs the built `mypass-sync` binary the way a user or a script does, and captures what it prints.
+struct ToolRunner {
+    struct Outcome {
+        let status: Int32
+        let standardOutput: String
+        let standardError: String
+    }
+
+    enum Failure: Error {
+        case binaryNotFound([String])
+    }
+
+    /// The `mypass-sync` built beside this test bundle (or `MYPASS_SYNC_BINARY`).
+    static func binary() throws -> URL {
+        var candidates: [URL] = []
+        if let explicit = ProcessInfo.processInfo.environment["MYPASS_SYNC_BINARY"] {
+            candidates.append(URL(fileURLWithPath: explicit))
+        }
+        let testExecutable = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
+        var directory = testExecutable.deletingLastPathComponent()
+        // Walk up out of an .xctest bundle if the runner lives inside one.
+        for _ in 0..<4 {
+            candidates.append(directory.appendingPathComponent("mypass-sync"))
+            directory = directory.deletingLastPathComponent()
+        }
+        candidates.append(Bundle.main.bundleURL.appendingPathComponent("mypass-sync"))
+        guard let found = candidates.first(where: { FileManager.default.isExecutableFile(atPath: $0.path) }) else {
+            throw Failure.binaryNotFound(candidates.map(\.path))
+        }
+        return found
+    }
+
+    /// Runs `mypass-sync arguments...` with `input` on standard input and waits for it.
+    static func run(_ arguments: [String], input: String = "") throws -> Outcome {
+        let process = Process()
+        process.executableURL = try binary()
+        process.arguments = arguments
+        let stdinPipe = Pipe(), stdoutPipe = Pipe(), stderrPipe = Pipe()
+        process.standardInput = stdinPipe
+        process.standardOutput = stdoutPipe
+        process.standardError = stderrPipe
+        try process.run()
+        stdinPipe.fileHandleForWriting.write(Data(input.utf8))
+        try stdinPipe.fileHandleForWriting.close()
+        // Read both pipes to the end before waiting, so a large output cannot block the child.
+        let group = DispatchGroup()
+        nonisolated(unsafe) var errorData = Data()
+        DispatchQueue.global().async(group: group) {
+            errorData = stderrPipe.fileHandleForReading.readDataToEndOfFile()
+        }
+        let outputData = stdoutPipe.fileHandleForReading.readDataToEndOfFile()
+        group.wait()
+        process.waitUntilExit()
+        return Outcome(
+            status: process.terminationStatus,
+            standardOutput: String(decoding: outputData, as: UTF8.self),
+            standardError: String(decoding: errorData, as: UTF8.self))
+    }
+}
