@@ -63,6 +63,12 @@ let package = Package(
             dependencies: ["MyPassSync", "MyPassMerge", "KDBXFormat", "MyPassCore", "MyPassCrypto"],
             swiftSettings: strictSettings
         ),
+        // Prints timings of the primitives (figures, not pass/fail): `swift run -c release mypass-bench`.
+        .executableTarget(
+            name: "mypass-bench",
+            dependencies: ["MyPassCrypto"],
+            swiftSettings: strictSettings
+        ),
 
         .testTarget(
             name: "MyPassCryptoTests",

@@ -1,0 +1,26 @@
+/// A KDBX container version (major.minor) as stored after the signatures.
+public struct KDBXVersion: Sendable, Hashable, Comparable, CustomStringConvertible {
+    public let major: UInt16
+    public let minor: UInt16
+
+    public init(major: UInt16, minor: UInt16) {
+        self.major = major
+        self.minor = minor
+    }
+
+    /// KDBX 3.1: KeePass 2.x before 2.35; what `keepassxc-cli db-create` writes.
+    public static let v3_1 = KDBXVersion(major: 3, minor: 1)
+    /// KDBX 4.0: KDF parameters, HMAC block stream, inner header.
+    public static let v4_0 = KDBXVersion(major: 4, minor: 0)
+    /// KDBX 4.1: adds PreviousParentGroup, group tags, custom-data modification times.
+    public static let v4_1 = KDBXVersion(major: 4, minor: 1)
+
+    /// Whether this is a KDBX 4.x file (VariantDictionary KDF, HMAC blocks, inner header).
+    public var isKDBX4: Bool { major == 4 }
+
+    public var description: String { "\(major).\(minor)" }
+
+    public static func < (lhs: KDBXVersion, rhs: KDBXVersion) -> Bool {
+        (lhs.major, lhs.minor) < (rhs.major, rhs.minor)
+    }
+}
