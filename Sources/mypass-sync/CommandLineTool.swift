@@ -1,4 +1,6 @@
+internal import KDBXFormat
 internal import MyPassCore
+internal import MyPassSync
 
 /// The entry point: picks the command, runs it, and is the one place that turns errors into
 /// messages on standard error and exit codes.
@@ -6,7 +8,7 @@ enum CommandLineTool {
     static let toolName = "mypass-sync"
 
     /// Every command, in the order the help lists them.
-    static let commands: [any Command] = [HelpCommand(), VersionCommand()]
+    static let commands: [any Command] = [InfoCommand(), HelpCommand(), VersionCommand()]
 
     /// Runs the tool with `arguments` (without the program name) and returns the exit status.
     static func run(arguments: [String]) -> ExitCode {
@@ -83,9 +85,24 @@ enum CommandLineTool {
             let hint = commandName.map { "\(toolName) help \($0)" } ?? "\(toolName) --help"
             output.printError("error: \(message)\nSee '\(hint)'.")
             return .usage
+        case let error as KDBXError:
+            output.printError("error: \(error)")
+            return exitCode(for: error)
+        case let error as FileError:
+            output.printError("error: \(error)")
+            return .ioError
         default:
             output.printError("error: \(error)")
             return .ioError
+        }
+    }
+
+    /// The documented exit code of each format error.
+    static func exitCode(for error: KDBXError) -> ExitCode {
+        switch error {
+        case .wrongCredentials, .invalidKeyFile: .wrongCredentials
+        case .resourceCapExceeded, .unwritable: .refusedForSafety
+        case .notKDBX, .unsupportedVersion, .truncated, .corrupt, .unsupported, .crypto: .corrupt
         }
     }
 }

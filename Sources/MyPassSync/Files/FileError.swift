@@ -1,0 +1,23 @@
+/// Failures of the file layer, with the path and the system's reason (never file content).
+public enum FileError: Error, Equatable, Sendable, CustomStringConvertible {
+    /// The path does not exist.
+    case notFound(path: String)
+    /// The path exists but is not a regular file (a directory, a device, a socket...).
+    case notARegularFile(path: String)
+    /// Permission denied.
+    case permissionDenied(path: String)
+    /// The file is larger than this tool will read into memory.
+    case tooLarge(path: String, size: Int64)
+    /// Any other system call failure: `operation` failed with `errno`.
+    case system(operation: String, path: String, errno: Int32, message: String)
+
+    public var description: String {
+        switch self {
+        case .notFound(let path): "\(path): no such file"
+        case .notARegularFile(let path): "\(path): not a regular file"
+        case .permissionDenied(let path): "\(path): permission denied"
+        case .tooLarge(let path, let size): "\(path): file of \(size) bytes is too large"
+        case .system(let operation, let path, _, let message): "\(path): \(operation) failed: \(message)"
+        }
+    }
+}

@@ -1,0 +1,59 @@
+internal import KDBXFormat
+
+/// The format facts of a vault in the words of CLI.md (`info`, and `format` in `export --format json`).
+struct HeaderFacts: Encodable {
+    let version: String
+    let cipher: String
+    let kdf: String
+    let compression: String
+    let kdfParameters: KDFFacts
+
+    /// KDF parameters in user units.
+    struct KDFFacts: Encodable {
+        var rounds: UInt64?
+        var iterations: UInt64?
+        var memoryBytes: UInt64?
+        var parallelism: UInt32?
+        var argon2Version: String?
+    }
+
+    init(_ header: OuterHeader) {
+        version = header.version.description
+        cipher = header.cipher.rawValue
+        kdf = header.kdf.name
+        compression = header.compression.name
+        switch header.kdf {
+        case .aesKDF(_, let rounds):
+            kdfParameters = KDFFacts(rounds: rounds)
+        case .argon2(let settings):
+            kdfParameters = KDFFacts(
+                iterations: settings.iterations, memoryBytes: settings.memoryBytes,
+                parallelism: settings.parallelism, argon2Version: "0x" + String(settings.version, radix: 16))
+        }
+    }
+
+    /// The text `info` prints.
+    func humanText(file: String) -> String {
+        var kdfLine = kdf
+        if let rounds = kdfParameters.rounds {
+            kdfLine += " (\(rounds) rounds)"
+        } else if let iterations = kdfParameters.iterations, let memory = kdfParameters.memoryBytes,
+                  let parallelism = kdfParameters.parallelism {
+            kdfLine += " (iterations \(iterations), memory \(Self.formatBytes(memory)), parallelism \(parallelism)"
+                + ", version \(kdfParameters.argon2Version ?? "?"))"
+        }
+        return """
+            file:        \(file)
+            version:     KDBX \(version)
+            cipher:      \(cipher)
+            kdf:         \(kdfLine)
+            compression: \(compression)
+            """
+    }
+
+    private static func formatBytes(_ bytes: UInt64) -> String {
+        if bytes % (1 << 20) == 0 { return "\(bytes >> 20) MiB" }
+        if bytes % (1 << 10) == 0 { return "\(bytes >> 10) KiB" }
+        return "\(bytes) bytes"
+    }
+}

@@ -1,0 +1,10 @@
+internal import Foundation
+
+/// JSON output: sorted keys, pretty-printed, no escaped slashes.
+enum JSONText {
+    static func encode(_ value: some Encodable) throws -> String {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+        return String(decoding: try encoder.encode(value), as: UTF8.self)
+    }
+}
