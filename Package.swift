@@ -76,6 +76,11 @@ let package = Package(
             swiftSettings: strictSettings
         ),
         .testTarget(
+            name: "KDBXFormatTests",
+            dependencies: ["KDBXFormat", "MyPassCore", "MyPassCrypto"],
+            swiftSettings: strictSettings
+        ),
+        .testTarget(
             name: "MyPassSyncCLITests",
             dependencies: ["mypass-sync", "MyPassCore"],
             swiftSettings: strictSettings
