@@ -110,9 +110,9 @@ public enum ECB {
 }
 
 /// PKCS#7 padding checks.
-enum PKCS7 {
+public enum PKCS7 {
     /// The number of padding bytes at the end of `data`, after checking every one of them.
-    static func paddingLength(of data: Data, blockSize: Int) throws(CryptoError) -> Int {
+    public static func paddingLength(of data: Data, blockSize: Int) throws(CryptoError) -> Int {
         guard let last = data.last, data.count >= blockSize else { throw .invalidPadding }
         let padLength = Int(last)
         guard padLength >= 1, padLength <= blockSize else { throw .invalidPadding }

@@ -1,9 +1,94 @@
 public import Foundation
+public import MyPassCore
+internal import MyPassCrypto
 
-/// Opens KDBX files: bytes in, header (and, with credentials, the vault) out.
+/// Opens KDBX files: bytes in, header (and, with credentials, the vault) out. No file system.
 public enum KDBXReader {
     /// The outer header of `file`, without credentials (for `info` and format detection).
     public static func header(of file: Data) throws(KDBXError) -> OuterHeader {
         try OuterHeader.parse(file).header
+    }
+
+    /// Decrypts and parses `file`. Derives the key with the file's KDF unless `cachedKey` was derived
+    /// with exactly the same KDF settings (same salt), in which case no derivation runs.
+    public static func open(
+        _ file: Data, key: CompositeKey, cachedKey: DerivedKey? = nil, limits: ResourceLimits = .standard
+    ) throws(KDBXError) -> OpenedVault {
+        let (header, headerLength) = try OuterHeader.parse(file)
+        try header.kdf.check(against: limits)
+        if header.version.isKDBX4 {
+            // Check the header's own hash before spending time on the KDF.
+            let hashEnd = headerLength + 32
+            guard file.count >= hashEnd + 32 else { throw .truncated("header hash and HMAC") }
+            guard SHA256.hash(file.prefix(headerLength)) == file.subdata(in: headerLength..<hashEnd) else {
+                throw .corrupt("header hash mismatch")
+            }
+        }
+        let derived: DerivedKey
+        if let cachedKey, cachedKey.kdf == header.kdf {
+            derived = cachedKey
+        } else {
+            derived = try DerivedKey(compositeKey: key, kdf: header.kdf, limits: limits)
+        }
+        let decoded = header.version.isKDBX4
+            ? try openKDBX4(file, header: header, headerLength: headerLength, key: derived, limits: limits)
+            : try openKDBX3(file, header: header, headerLength: headerLength, key: derived, limits: limits)
+        return OpenedVault(vault: decoded, settings: FormatSettings(header), derivedKey: derived)
+    }
+
+    private static func openKDBX4(
+        _ file: Data, header: OuterHeader, headerLength: Int, key: DerivedKey, limits: ResourceLimits
+    ) throws(KDBXError) -> Vault {
+        let headerBytes = file.prefix(headerLength)
+        let hmacBase = key.hmacBaseKey(masterSeed: header.masterSeed)
+        let storedHMAC = file.subdata(in: (headerLength + 32)..<(headerLength + 64))
+        let headerKey = HMACBlockStream.blockKey(index: .max, baseKey: hmacBase)
+        guard HMACSHA256.isValid(storedHMAC, for: headerBytes, key: headerKey) else {
+            throw .wrongCredentials
+        }
+        let ciphertext = try HMACBlockStream.read(file.subdata(in: (headerLength + 64)..<file.endIndex),
+                                                  baseKey: hmacBase, limit: limits.maximumPayloadBytes)
+        var payload = try PayloadCrypto.decryptKeepingPadding(
+            ciphertext, cipher: header.cipher, key: key.cipherKey(masterSeed: header.masterSeed), iv: header.encryptionIV)
+        try PayloadCrypto.removePadding(&payload, cipher: header.cipher)
+        if header.compression == .gzip {
+            payload = try Gzip.decompress(payload, limit: limits.maximumPayloadBytes)
+        }
+        let (inner, xmlStart) = try InnerHeader.parse(payload)
+        let stream = try PayloadCrypto.innerStream(inner.streamAlgorithm, key: inner.streamKey)
+        let document = try VaultDocumentReader.read(
+            payload.subdata(in: xmlStart..<payload.endIndex), innerStream: stream, binaries: inner.binaries)
+        return document.vault
+    }
+
+    private static func openKDBX3(
+        _ file: Data, header: OuterHeader, headerLength: Int, key: DerivedKey, limits: ResourceLimits
+    ) throws(KDBXError) -> Vault {
+        guard let streamStartBytes = header.streamStartBytes, let streamKey = header.protectedStreamKey,
+              let streamAlgorithm = header.innerStream else {
+            throw .corrupt("KDBX 3.1 header without stream fields")
+        }
+        var plaintext = try PayloadCrypto.decryptKeepingPadding(
+            file.subdata(in: headerLength..<file.endIndex), cipher: header.cipher,
+            key: key.cipherKey(masterSeed: header.masterSeed), iv: header.encryptionIV)
+        // The first 32 plaintext bytes must repeat the header's stream start bytes: a mismatch means
+        // the key is wrong (corruption of just those bytes is the much rarer case).
+        guard plaintext.count >= 32, ConstantTime.isEqual(plaintext.prefix(32), streamStartBytes) else {
+            throw .wrongCredentials
+        }
+        try PayloadCrypto.removePadding(&plaintext, cipher: header.cipher)
+        var payload = try HashedBlockStream.read(plaintext.subdata(in: (plaintext.startIndex + 32)..<plaintext.endIndex),
+                                                 limit: limits.maximumPayloadBytes)
+        if header.compression == .gzip {
+            payload = try Gzip.decompress(payload, limit: limits.maximumPayloadBytes)
+        }
+        let stream = try PayloadCrypto.innerStream(streamAlgorithm, key: streamKey)
+        let document = try VaultDocumentReader.read(payload, innerStream: stream, binaries: [])
+        if let storedHash = document.headerHash, !storedHash.isEmpty {
+            guard storedHash == SHA256.hash(file.prefix(headerLength)) else {
+                throw .corrupt("header hash in Meta does not match the header")
+            }
+        }
+        return document.vault
     }
 }

@@ -1,0 +1,82 @@
+internal import Foundation
+internal import CZlib
+
+/// gzip compression of the KDBX payload (zlib), with a cap on the decompressed size so that a
+/// small hostile file cannot expand into all memory.
+enum Gzip {
+    /// zlib's window bits plus 16: gzip framing.
+    private static let gzipWindowBits: Int32 = 15 + 16
+
+    /// Inflates `data`; throws `.resourceCapExceeded` past `limit` bytes and `.corrupt` on bad data.
+    static func decompress(_ data: Data, limit: Int) throws(KDBXError) -> Data {
+        var stream = z_stream()
+        guard inflateInit2_(&stream, gzipWindowBits, ZLIB_VERSION, Int32(MemoryLayout<z_stream>.size)) == Z_OK else {
+            throw .corrupt("gzip: zlib could not start")
+        }
+        defer { inflateEnd(&stream) }
+        // Start with a guess of 4x, grow geometrically, never past the limit.
+        var output = Data(count: min(max(data.count * 4, 64 * 1024), limit))
+        var produced = 0
+        var status: Int32 = Z_OK
+        var failure: KDBXError?
+        data.withUnsafeBytes { (input: UnsafeRawBufferPointer) in
+            stream.next_in = UnsafeMutablePointer(mutating: input.bindMemory(to: Bytef.self).baseAddress)
+            stream.avail_in = uInt(input.count)
+            while true {
+                if produced == output.count {
+                    guard output.count < limit else {
+                        failure = .resourceCapExceeded("decompressed payload exceeds \(limit) bytes")
+                        return
+                    }
+                    output.count = min(output.count * 2, limit)
+                }
+                let capacity = output.count - produced
+                status = output.withUnsafeMutableBytes { (buffer: UnsafeMutableRawBufferPointer) -> Int32 in
+                    stream.next_out = buffer.bindMemory(to: Bytef.self).baseAddress! + produced
+                    stream.avail_out = uInt(capacity)
+                    let result = inflate(&stream, Z_NO_FLUSH)
+                    produced += capacity - Int(stream.avail_out)
+                    return result
+                }
+                if status == Z_STREAM_END { return }
+                if status == Z_BUF_ERROR && stream.avail_in == 0 {
+                    failure = .truncated("gzip stream")
+                    return
+                }
+                if status != Z_OK && status != Z_BUF_ERROR {
+                    failure = .corrupt("gzip: \(stream.msg.map { String(cString: $0) } ?? "inflate error \(status)")")
+                    return
+                }
+            }
+        }
+        if let failure { throw failure }
+        guard stream.avail_in == 0 else { throw .corrupt("gzip: bytes after the end of the stream") }
+        output.count = produced
+        return output
+    }
+
+    /// Deflates `data` into a gzip stream at `level` (1 fastest ... 9 smallest; KeePass uses 6).
+    static func compress(_ data: Data, level: Int32 = 6) throws(KDBXError) -> Data {
+        var stream = z_stream()
+        guard deflateInit2_(&stream, level, Z_DEFLATED, gzipWindowBits, 8, Z_DEFAULT_STRATEGY,
+                            ZLIB_VERSION, Int32(MemoryLayout<z_stream>.size)) == Z_OK else {
+            throw .unwritable("gzip: zlib could not start")
+        }
+        defer { deflateEnd(&stream) }
+        var output = Data(count: Int(deflateBound(&stream, uLong(data.count))) + 64)
+        var status: Int32 = Z_OK
+        data.withUnsafeBytes { (input: UnsafeRawBufferPointer) in
+            stream.next_in = UnsafeMutablePointer(mutating: input.bindMemory(to: Bytef.self).baseAddress)
+            stream.avail_in = uInt(input.count)
+            let capacity = output.count
+            status = output.withUnsafeMutableBytes { (buffer: UnsafeMutableRawBufferPointer) -> Int32 in
+                stream.next_out = buffer.bindMemory(to: Bytef.self).baseAddress!
+                stream.avail_out = uInt(capacity)
+                return deflate(&stream, Z_FINISH)
+            }
+        }
+        guard status == Z_STREAM_END else { throw .unwritable("gzip: deflate failed (\(status))") }
+        output.count = Int(stream.total_out)
+        return output
+    }
+}

@@ -1,0 +1,77 @@
+internal import Foundation
+internal import MyPassCrypto
+
+/// KDBX 4's authenticated block stream: each block carries HMAC-SHA-256 over its index, length and
+/// data under a per-block key, and an empty block ends the stream.
+enum HMACBlockStream {
+    /// Block size used when writing (KeePass and KeePassXC use 1 MiB).
+    static let writeBlockSize = 1 << 20
+
+    /// The per-block HMAC key: SHA-512(index || baseKey). The header uses index UInt64.max.
+    static func blockKey(index: UInt64, baseKey: SecureBytes) -> SecureBytes {
+        var hasher = SHA2Hasher(.sha512)
+        hasher.update(index.littleEndianBytes)
+        hasher.update(baseKey)
+        return hasher.finalizeSecure()
+    }
+
+    /// Verifies and concatenates the blocks in `stream`; a bad HMAC is corruption (the header HMAC
+    /// already proved the key right).
+    static func read(_ stream: Data, baseKey: SecureBytes, limit: Int) throws(KDBXError) -> Data {
+        var reader = ByteReader(stream, context: "HMAC block stream")
+        var output = Data()
+        var index: UInt64 = 0
+        while true {
+            let storedMAC = try reader.readBytes(32)
+            let size = try reader.readInt32()
+            guard size >= 0 else { throw .corrupt("HMAC block \(index) has a negative size") }
+            guard output.count + Int(size) <= limit else {
+                throw .resourceCapExceeded("encrypted payload exceeds \(limit) bytes")
+            }
+            let block = try reader.readBytes(Int(size))
+            var authenticator = HMACSHA256.Authenticator(key: blockKey(index: index, baseKey: baseKey))
+            authenticator.update(index.littleEndianBytes)
+            authenticator.update(UInt32(bitPattern: size).littleEndianBytes)
+            authenticator.update(block)
+            guard ConstantTime.isEqual(authenticator.finalize(), storedMAC) else {
+                throw .corrupt("HMAC block \(index) failed its integrity check")
+            }
+            if size == 0 { break }
+            output.append(block)
+            index += 1
+        }
+        guard reader.isAtEnd else { throw .corrupt("bytes after the final HMAC block") }
+        return output
+    }
+
+    /// Splits `payload` into authenticated blocks followed by the empty final block.
+    static func write(_ payload: Data, baseKey: SecureBytes) -> Data {
+        var writer = ByteWriter()
+        var index: UInt64 = 0
+        var offset = payload.startIndex
+        while true {
+            let end = min(offset + writeBlockSize, payload.endIndex)
+            let block = payload[offset..<end]
+            var authenticator = HMACSHA256.Authenticator(key: blockKey(index: index, baseKey: baseKey))
+            authenticator.update(index.littleEndianBytes)
+            authenticator.update(UInt32(block.count).littleEndianBytes)
+            authenticator.update(block)
+            writer.write(authenticator.finalize())
+            writer.write(Int32(block.count))
+            writer.write(block)
+            if block.isEmpty { break }
+            offset = end
+            index += 1
+        }
+        return writer.data
+    }
+}
+
+extension UInt32 {
+    /// The value as 4 little-endian bytes.
+    var littleEndianBytes: Data {
+        var writer = ByteWriter()
+        writer.write(self)
+        return writer.data
+    }
+}

@@ -1,0 +1,78 @@
+internal import Foundation
+internal import MyPassCrypto
+
+/// Encryption of the payload with the header's cipher, and of protected values with the inner
+/// random stream.
+enum PayloadCrypto {
+    /// Encrypts `plaintext` (CBC ciphers pad with PKCS#7).
+    static func encrypt(_ plaintext: Data, cipher: PayloadCipher, key: SecureBytes, iv: Data) throws(KDBXError) -> Data {
+        do {
+            switch cipher {
+            case .aes256: return try CBC.encrypt(plaintext, cipher: .aes256, key: key, iv: iv)
+            case .twofish: return try CBC.encrypt(plaintext, cipher: .twofish256, key: key, iv: iv)
+            case .chaCha20: return try StreamCipher(.chaCha20, key: key, nonce: iv).applied(to: plaintext)
+            }
+        } catch {
+            throw .crypto(error)
+        }
+    }
+
+    /// Decrypts `ciphertext` without removing CBC padding (so a caller can first tell a wrong key from
+    /// corruption), returning the bytes and the padding length still to strip (0 for ChaCha20).
+    static func decryptKeepingPadding(
+        _ ciphertext: Data, cipher: PayloadCipher, key: SecureBytes, iv: Data
+    ) throws(KDBXError) -> Data {
+        do {
+            switch cipher {
+            case .aes256, .twofish:
+                guard !ciphertext.isEmpty, ciphertext.count % 16 == 0 else {
+                    throw KDBXError.corrupt("encrypted payload length \(ciphertext.count) is not whole blocks")
+                }
+                return try CBC.decrypt(ciphertext, cipher: cipher == .aes256 ? .aes256 : .twofish256,
+                                       key: key, iv: iv, padding: .none)
+            case .chaCha20:
+                return try StreamCipher(.chaCha20, key: key, nonce: iv).applied(to: ciphertext)
+            }
+        } catch let error as CryptoError {
+            throw .crypto(error)
+        } catch let error as KDBXError {
+            throw error
+        } catch {
+            throw .corrupt("decryption failed")
+        }
+    }
+
+    /// Removes PKCS#7 padding for CBC ciphers; a bad padding is corruption (the key was verified).
+    static func removePadding(_ data: inout Data, cipher: PayloadCipher) throws(KDBXError) {
+        guard cipher != .chaCha20 else { return }
+        do {
+            data.removeLast(try PKCS7.paddingLength(of: data, blockSize: 16))
+        } catch {
+            throw .corrupt("invalid padding at the end of the payload")
+        }
+    }
+
+    /// The stream that masks protected values, keyed from the stored stream key.
+    static func innerStream(_ algorithm: InnerStreamAlgorithm, key: Data) throws(KDBXError) -> StreamCipher? {
+        do {
+            switch algorithm {
+            case .none:
+                return nil
+            case .salsa20:
+                let nonce: [UInt8] = [0xE8, 0x30, 0x09, 0x4B, 0x97, 0x20, 0x5D, 0x2A]
+                return try StreamCipher(.salsa20, key: SHA256.secureHash(key), nonce: nonce)
+            case .chaCha20:
+                let hash = SHA512.secureHash(key)
+                return try StreamCipher(.chaCha20, key: hash.subrange(0..<32), nonce: hash.subrange(32..<44).unprotectedData())
+            case .arcFourVariant:
+                throw KDBXError.unsupported("ArcFour inner random stream")
+            }
+        } catch let error as CryptoError {
+            throw .crypto(error)
+        } catch let error as KDBXError {
+            throw error
+        } catch {
+            throw .corrupt("inner stream")
+        }
+    }
+}

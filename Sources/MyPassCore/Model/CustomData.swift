@@ -1,0 +1,45 @@
+public import Foundation
+
+/// Plugin and client data stored as key/value items (`<CustomData><Item>`), on the vault, groups
+/// and entries.
+public struct CustomDataItem: Sendable, Hashable {
+    public var key: String
+    public var value: String
+    /// KDBX 4.1: when the item last changed.
+    public var lastModified: Timestamp?
+
+    public init(key: String, value: String, lastModified: Timestamp? = nil) {
+        self.key = key
+        self.value = value
+        self.lastModified = lastModified
+    }
+}
+
+/// A custom icon of the vault (`<Meta><CustomIcons><Icon>`).
+public struct CustomIcon: Sendable, Hashable {
+    public var uuid: UUID
+    public var data: Data
+    /// KDBX 4.1: the icon's name.
+    public var name: String?
+    /// KDBX 4.1: when the icon last changed.
+    public var lastModified: Timestamp?
+
+    public init(uuid: UUID, data: Data, name: String? = nil, lastModified: Timestamp? = nil) {
+        self.uuid = uuid
+        self.data = data
+        self.name = name
+        self.lastModified = lastModified
+    }
+}
+
+/// An object removed permanently (a tombstone in `<DeletedObjects>`), so that merges do not bring
+/// it back.
+public struct DeletedObject: Sendable, Hashable {
+    public var uuid: UUID
+    public var deletedAt: Timestamp
+
+    public init(uuid: UUID, deletedAt: Timestamp) {
+        self.uuid = uuid
+        self.deletedAt = deletedAt
+    }
+}

@@ -1,0 +1,102 @@
+public import Foundation
+
+/// A KeePass entry: its fields, attachments, times, history and everything else KeePass stores.
+/// A value: editing returns a new entry (see the edit operations on `Vault`).
+public struct Entry: Sendable, Hashable, Identifiable {
+    public var uuid: UUID
+    public var iconID: Int
+    public var customIconUUID: UUID?
+    public var foregroundColor: String
+    public var backgroundColor: String
+    public var overrideURL: String
+    public var qualityCheck: Bool?
+    public var tags: [String]
+    public var times: Times
+    /// String fields in document order (standard and custom).
+    public var fields: [EntryField]
+    public var attachments: [Attachment]
+    public var autoType: AutoType
+    public var customData: [CustomDataItem]
+    /// KDBX 4.1: the group the entry was in before its last move.
+    public var previousParentGroup: UUID?
+    /// Earlier versions, oldest first. History items have no history of their own.
+    public var history: [Entry]
+    /// Unknown child elements of `<Entry>`, kept.
+    public var preserved: [PreservedXML]
+
+    public var id: UUID { uuid }
+
+    public init(
+        uuid: UUID, iconID: Int = 0, customIconUUID: UUID? = nil, foregroundColor: String = "",
+        backgroundColor: String = "", overrideURL: String = "", qualityCheck: Bool? = nil, tags: [String] = [],
+        times: Times, fields: [EntryField] = [], attachments: [Attachment] = [], autoType: AutoType = AutoType(),
+        customData: [CustomDataItem] = [], previousParentGroup: UUID? = nil, history: [Entry] = [],
+        preserved: [PreservedXML] = []
+    ) {
+        self.uuid = uuid
+        self.iconID = iconID
+        self.customIconUUID = customIconUUID
+        self.foregroundColor = foregroundColor
+        self.backgroundColor = backgroundColor
+        self.overrideURL = overrideURL
+        self.qualityCheck = qualityCheck
+        self.tags = tags
+        self.times = times
+        self.fields = fields
+        self.attachments = attachments
+        self.autoType = autoType
+        self.customData = customData
+        self.previousParentGroup = previousParentGroup
+        self.history = history
+        self.preserved = preserved
+    }
+
+    /// The value of field `key`, if present.
+    public func field(_ key: String) -> FieldValue? {
+        fields.first { $0.key == key }?.value
+    }
+
+    /// The text of field `key`, or "" when absent (protected values revealed).
+    public func text(_ key: String) -> String {
+        field(key)?.text ?? ""
+    }
+
+    /// Sets field `key`, keeping its position; a new field goes last. `nil` removes it.
+    public mutating func setField(_ key: String, _ value: FieldValue?) {
+        if let index = fields.firstIndex(where: { $0.key == key }) {
+            if let value { fields[index].value = value } else { fields.remove(at: index) }
+        } else if let value {
+            fields.append(EntryField(key: key, value: value))
+        }
+    }
+
+    public var title: String { text("Title") }
+    public var userName: String { text("UserName") }
+    public var url: String { text("URL") }
+    public var notes: String { text("Notes") }
+
+    /// The custom (non-standard) fields.
+    public var customFields: [EntryField] { fields.filter { !EntryField.isStandard($0.key) } }
+
+    /// This entry as a history item: the same content without history.
+    public var withoutHistory: Entry {
+        var copy = self
+        copy.history = []
+        return copy
+    }
+
+    /// Approximate size KeePass counts against HistoryMaxSize: field lengths, attachment names and
+    /// sizes are added by the vault (which knows the binary sizes).
+    func approximateSize(binarySize: (BinaryID) -> Int) -> Int {
+        var size = 0
+        for field in fields { size += field.key.utf8.count + field.value.utf8Count }
+        for attachment in attachments { size += attachment.name.utf8.count + binarySize(attachment.binary) }
+        for tag in tags { size += tag.utf8.count }
+        for item in customData { size += item.key.utf8.count + item.value.utf8.count }
+        size += autoType.defaultSequence.utf8.count
+        for association in autoType.associations {
+            size += association.window.utf8.count + association.keystrokeSequence.utf8.count
+        }
+        return size + foregroundColor.utf8.count + backgroundColor.utf8.count + overrideURL.utf8.count
+    }
+}

@@ -1,0 +1,51 @@
+public import MyPassCrypto
+
+/// A secret string (a password, a protected custom field) kept masked in memory
+/// (`MemoryMask`) and revealed only by `reveal()`. Never shown by `description`.
+public struct ProtectedValue: Sendable, CustomStringConvertible, CustomDebugStringConvertible {
+    private let masked: [UInt8]
+    private let nonce: UInt64
+
+    /// Masks `plainText`.
+    public init(_ plainText: String) {
+        var bytes = Array(plainText.utf8)
+        let nonce = MemoryMask.nextNonce()
+        MemoryMask.apply(to: &bytes, nonce: nonce)
+        self.masked = bytes
+        self.nonce = nonce
+    }
+
+    /// The plain text. Callers keep it only as long as they need it.
+    public func reveal() -> String {
+        var bytes = masked
+        MemoryMask.apply(to: &bytes, nonce: nonce)
+        defer { MemoryMask.wipe(&bytes) }
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    /// The value's UTF-8 length in bytes (not secret: KeePass's HistoryMaxSize counts it).
+    public var utf8Count: Int { masked.count }
+
+    /// Whether the value is the empty string.
+    public var isEmpty: Bool { masked.isEmpty }
+
+    public var description: String { "ProtectedValue(hidden)" }
+    public var debugDescription: String { description }
+}
+
+extension ProtectedValue: Equatable, Hashable {
+    /// Compares the revealed values in constant time.
+    public static func == (lhs: ProtectedValue, rhs: ProtectedValue) -> Bool {
+        guard lhs.masked.count == rhs.masked.count else { return false }
+        var left = lhs.masked, right = rhs.masked
+        MemoryMask.apply(to: &left, nonce: lhs.nonce)
+        MemoryMask.apply(to: &right, nonce: rhs.nonce)
+        defer { MemoryMask.wipe(&left); MemoryMask.wipe(&right) }
+        return ConstantTime.isEqual(left, right)
+    }
+
+    /// Hashes the length only (equal values have equal lengths; the content never reaches a hasher).
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(masked.count)
+    }
+}

@@ -1,0 +1,29 @@
+/// The timestamps KeePass keeps on every entry and group.
+public struct Times: Sendable, Hashable {
+    public var created: Timestamp
+    public var lastModified: Timestamp
+    public var lastAccessed: Timestamp
+    public var expiryTime: Timestamp
+    public var expires: Bool
+    public var usageCount: Int64
+    /// When the object last moved to another group (KeePass's LocationChanged).
+    public var locationChanged: Timestamp
+
+    public init(
+        created: Timestamp, lastModified: Timestamp, lastAccessed: Timestamp, expiryTime: Timestamp,
+        expires: Bool = false, usageCount: Int64 = 0, locationChanged: Timestamp
+    ) {
+        self.created = created
+        self.lastModified = lastModified
+        self.lastAccessed = lastAccessed
+        self.expiryTime = expiryTime
+        self.expires = expires
+        self.usageCount = usageCount
+        self.locationChanged = locationChanged
+    }
+
+    /// All times set to `time`, not expiring: a new object's times.
+    public init(allAt time: Timestamp) {
+        self.init(created: time, lastModified: time, lastAccessed: time, expiryTime: time, locationChanged: time)
+    }
+}

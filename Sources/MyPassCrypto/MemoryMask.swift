@@ -1,0 +1,41 @@
+public import Foundation
+internal import CSodium
+internal import Synchronization
+
+/// Keeps protected values unreadable in memory: each value is XORed with its own slice of a
+/// ChaCha20 keystream under a per-process random key, and unmasked only on demand.
+///
+/// A memory dump or a stray `print` shows the masked bytes, never the value; the key itself sits in
+/// locked, wiped-on-exit memory.
+public enum MemoryMask {
+    private static let key: SecureBytes = {
+        // Failure to get random bytes leaves a zero key: values are then merely obfuscated, not lost.
+        (try? SecureBytes(randomCount: 32)) ?? SecureBytes(count: 32)
+    }()
+    private static let counter = Atomic<UInt64>(1)
+
+    /// A nonce never used before in this process.
+    public static func nextNonce() -> UInt64 {
+        counter.add(1, ordering: .relaxed).oldValue
+    }
+
+    /// XORs `bytes` with the keystream for `nonce` (masks plain bytes, unmasks masked ones).
+    public static func apply(to bytes: inout [UInt8], nonce: UInt64) {
+        guard !bytes.isEmpty else { return }
+        var nonceBytes = [UInt8](repeating: 0, count: 12)
+        for index in 0..<8 { nonceBytes[index] = UInt8(truncatingIfNeeded: nonce >> (8 * index)) }
+        key.withUnsafeBytes { keyBytes in
+            bytes.withUnsafeMutableBufferPointer { buffer in
+                _ = crypto_stream_chacha20_ietf_xor_ic(
+                    buffer.baseAddress!, buffer.baseAddress!, UInt64(buffer.count), nonceBytes,
+                    0, keyBytes.bindMemory(to: UInt8.self).baseAddress!)
+            }
+        }
+    }
+
+    /// Overwrites `bytes` with zeros in a way the compiler does not remove.
+    public static func wipe(_ bytes: inout [UInt8]) {
+        guard !bytes.isEmpty else { return }
+        bytes.withUnsafeMutableBytes { sodium_memzero($0.baseAddress!, $0.count) }
+    }
+}

@@ -1,0 +1,122 @@
+import Foundation
+import KDBXFormat
+import MyPassCore
+import Testing
+
+/// The fixture's view of a vault, computed from our model the way `make-fixtures` computes it from pykeepass.
+struct VaultView {
+    let groups: [String]
+    let entries: [String: FixtureVault.Entry]
+
+    init(_ vault: Vault) {
+        let recycleBin = vault.meta.recycleBinEnabled ? vault.meta.recycleBinUUID : nil
+        var groups: [String] = []
+        var entries: [String: FixtureVault.Entry] = [:]
+        var recycleBinPath: String?
+        vault.root.forEachGroup { group, path in
+            let groupPath = "/" + path.joined(separator: "/")
+            if !path.isEmpty { groups.append(groupPath) }
+            if group.uuid == recycleBin { recycleBinPath = groupPath }
+        }
+        vault.root.forEachGroup { group, path in
+            let groupPath = "/" + path.joined(separator: "/")
+            for entry in group.entries {
+                let attachments = entry.attachments.map { attachment in
+                    FixtureVault.Attachment(name: attachment.name, sha256: attachment.binary.sha256)
+                }.sorted { $0.name < $1.name }
+                entries[entry.uuid.uuidString.lowercased()] = FixtureVault.Entry(
+                    uuid: entry.uuid.uuidString.lowercased(), group: groupPath, title: entry.title,
+                    username: entry.userName, password: entry.text("Password"), url: entry.url, notes: entry.notes,
+                    tags: entry.tags.sorted(),
+                    fields: Dictionary(uniqueKeysWithValues: entry.customFields.map { ($0.key, $0.value.text) }),
+                    protected: entry.fields.filter { $0.value.isProtected }.map(\.key).sorted(),
+                    attachments: attachments, historyCount: entry.history.count,
+                    inRecycleBin: recycleBinPath.map { groupPath.hasPrefix($0) } ?? false)
+            }
+        }
+        self.groups = groups.sorted()
+        self.entries = entries
+    }
+}
+
+@Suite("Reading the KeePassXC and pykeepass fixtures")
+struct FixtureReadTests {
+    static func open(_ fixture: FixtureVault) throws -> OpenedVault {
+        let key = try CompositeKey(password: fixture.credentials.password, keyFileContents: fixture.keyFileBytes())
+        return try KDBXReader.open(fixture.bytes(), key: key)
+    }
+
+    @Test("every fixture opens and its content equals the manifest", arguments: try FixtureVault.all())
+    func contentMatchesManifest(fixture: FixtureVault) throws {
+        let opened = try Self.open(fixture)
+        let view = VaultView(opened.vault)
+        #expect(view.groups == fixture.groups.sorted())
+        #expect(opened.vault.meta.databaseName == fixture.meta.name)
+        #expect((opened.vault.meta.recycleBinEnabled && opened.vault.meta.recycleBinUUID != nil) == fixture.meta.recycleBin)
+        #expect(opened.vault.deletedObjects.count == fixture.deletedObjects)
+        #expect(view.entries.count == fixture.entries.count)
+        for expected in fixture.entries {
+            guard let actual = view.entries[expected.uuid] else {
+                Issue.record("entry \(expected.uuid) (\(expected.title)) missing")
+                continue
+            }
+            #expect(actual.group == expected.group)
+            #expect(actual.title == expected.title)
+            #expect(actual.username == expected.username)
+            #expect(actual.password == expected.password)
+            #expect(actual.url == expected.url)
+            #expect(actual.notes == expected.notes)
+            #expect(actual.tags == expected.tags)
+            #expect(actual.fields == expected.fields)
+            #expect(actual.protected == expected.protected)
+            #expect(actual.attachments == expected.attachments)
+            #expect(actual.historyCount == expected.historyCount)
+            #expect(actual.inRecycleBin == expected.inRecycleBin)
+        }
+    }
+
+    @Test("a wrong password is reported as wrong credentials", arguments: try FixtureVault.all().filter { $0.credentials.password != nil })
+    func wrongPassword(fixture: FixtureVault) throws {
+        let key = try CompositeKey(password: (fixture.credentials.password ?? "") + "x", keyFileContents: fixture.keyFileBytes())
+        #expect(throws: KDBXError.wrongCredentials) { try KDBXReader.open(fixture.bytes(), key: key) }
+    }
+
+    @Test("a missing or wrong key file is reported as wrong credentials", arguments: try FixtureVault.all().filter { $0.credentials.keyFile != nil })
+    func wrongKeyFile(fixture: FixtureVault) throws {
+        if let password = fixture.credentials.password {
+            let withoutKeyFile = try CompositeKey(password: password, keyFileContents: nil)
+            #expect(throws: KDBXError.wrongCredentials) { try KDBXReader.open(fixture.bytes(), key: withoutKeyFile) }
+        }
+        let otherKeyFile = try CompositeKey(password: fixture.credentials.password, keyFileContents: Data("other".utf8))
+        #expect(throws: KDBXError.wrongCredentials) { try KDBXReader.open(fixture.bytes(), key: otherKeyFile) }
+    }
+
+    @Test("an empty password is not the same as no password")
+    func emptyPassword() throws {
+        let fixture = try #require(try FixtureVault.all().first { $0.file == "py-4.0-empty-password.kdbx" })
+        #expect(fixture.credentials.password == "")
+        _ = try KDBXReader.open(fixture.bytes(), key: CompositeKey(password: ""))
+        #expect(throws: KDBXError.self) { try CompositeKey(password: nil as String?) }
+    }
+
+    @Test("passwords are not Unicode-normalised")
+    func nfdPassword() throws {
+        let fixture = try #require(try FixtureVault.all().first { $0.file == "py-4.0-nfd-password.kdbx" })
+        let nfd = try #require(fixture.credentials.password)
+        #expect(Array(nfd.utf8) != Array(nfd.precomposedStringWithCanonicalMapping.utf8))
+        _ = try KDBXReader.open(fixture.bytes(), key: CompositeKey(password: nfd))
+        #expect(throws: KDBXError.wrongCredentials) {
+            try KDBXReader.open(fixture.bytes(), key: CompositeKey(password: nfd.precomposedStringWithCanonicalMapping))
+        }
+    }
+
+    @Test("a cached derived key opens the file without a new derivation and gives the same vault")
+    func cachedKey() throws {
+        let fixture = try #require(try FixtureVault.all().first { $0.format.kdf == "argon2d" })
+        let first = try Self.open(fixture)
+        // A composite key that is wrong would fail if the KDF ran again; the cache is used instead.
+        let bogus = try CompositeKey(password: "not the password")
+        let second = try KDBXReader.open(fixture.bytes(), key: bogus, cachedKey: first.derivedKey)
+        #expect(second.vault == first.vault)
+    }
+}
