@@ -44,7 +44,8 @@ final class XMLNode {
         PreservedXML(
             name: name,
             attributes: attributes.map { PreservedXML.Attribute(name: $0.name, value: $0.value) },
-            text: string,
+            // Whitespace between child elements is indentation, not content.
+            text: children.isEmpty || !text.allSatisfy({ $0 == 0x20 || $0 == 0x09 || $0 == 0x0A || $0 == 0x0D }) ? string : "",
             children: children.map(\.preserved))
     }
 }

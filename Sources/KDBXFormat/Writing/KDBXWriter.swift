@@ -1,0 +1,128 @@
+public import Foundation
+public import MyPassCore
+internal import MyPassCrypto
+
+/// Serialises vaults into KDBX files: fresh master seed, IVs and inner stream key on every save,
+/// the KDF settings (and salt) kept so that the derived key can be reused.
+public enum KDBXWriter {
+    /// The bytes of `vault` stored with `settings`. Reuses `cachedKey` when it was derived with the
+    /// same KDF settings; returns the file and the derived key used.
+    ///
+    /// The container version is raised to 4.1 when the content uses what only 4.1 can store
+    /// (PreviousParentGroup, group tags, custom-data and custom-icon times).
+    public static func serialize(
+        _ vault: Vault, settings: FormatSettings, key: CompositeKey, cachedKey: DerivedKey? = nil,
+        limits: ResourceLimits = .standard
+    ) throws(KDBXError) -> (file: Data, derivedKey: DerivedKey) {
+        let version = requiredVersion(for: vault, requested: settings.version)
+        guard version.isKDBX4 || settings.kdf.name == "aes-kdf" else {
+            throw .unwritable("KDBX 3.1 supports only AES-KDF (this vault uses \(settings.kdf.name))")
+        }
+        let derived: DerivedKey
+        if let cachedKey, cachedKey.kdf == settings.kdf {
+            derived = cachedKey
+        } else {
+            derived = try DerivedKey(compositeKey: key, kdf: settings.kdf, limits: limits)
+        }
+        let masterSeed = try random(32)
+        var header = OuterHeader(
+            version: version, cipher: settings.cipher, compression: settings.compression, masterSeed: masterSeed,
+            encryptionIV: try random(settings.cipher.ivSize), kdf: settings.kdf,
+            publicCustomData: version.isKDBX4 ? settings.publicCustomData : nil)
+        let binaryOrder = usedBinaries(of: vault)
+        let file = version.isKDBX4
+            ? try writeKDBX4(vault, header: header, key: derived, binaryOrder: binaryOrder)
+            : try writeKDBX3(vault, header: &header, key: derived, binaryOrder: binaryOrder)
+        return (file, derived)
+    }
+
+    /// `requested`, raised to 4.1 when the vault holds data only KDBX 4.1 can store.
+    public static func requiredVersion(for vault: Vault, requested: KDBXVersion) -> KDBXVersion {
+        guard requested < .v4_1, needsKDBX41(vault) else { return requested }
+        return .v4_1
+    }
+
+    static func needsKDBX41(_ vault: Vault) -> Bool {
+        if vault.meta.customData.contains(where: { $0.lastModified != nil }) { return true }
+        if vault.meta.customIcons.contains(where: { $0.name != nil || $0.lastModified != nil }) { return true }
+        var needed = false
+        vault.root.forEachGroup { group, _ in
+            if group.previousParentGroup != nil || !group.tags.isEmpty
+                || group.customData.contains(where: { $0.lastModified != nil }) {
+                needed = true
+            }
+            for entry in group.entries {
+                for item in [entry] + entry.history
+                where item.previousParentGroup != nil || item.qualityCheck != nil
+                    || item.customData.contains(where: { $0.lastModified != nil }) {
+                    needed = true
+                }
+            }
+        }
+        return needed
+    }
+
+    /// Attachment contents referenced by the vault, in a stable order.
+    private static func usedBinaries(of vault: Vault) -> [BinaryID] {
+        var used = Set<BinaryID>()
+        for (entry, _) in vault.root.allEntries() {
+            for item in [entry] + entry.history { used.formUnion(item.attachments.map(\.binary)) }
+        }
+        return vault.binaries.sortedIDs.filter { used.contains($0) }
+    }
+
+    private static func random(_ count: Int) throws(KDBXError) -> Data {
+        do { return try RandomBytes.data(count: count) } catch { throw .crypto(error) }
+    }
+
+    private static func writeKDBX4(
+        _ vault: Vault, header: OuterHeader, key: DerivedKey, binaryOrder: [BinaryID]
+    ) throws(KDBXError) -> Data {
+        let headerBytes = try header.serialized()
+        let streamKey = try random(64)
+        let stream = try PayloadCrypto.innerStream(.chaCha20, key: streamKey)
+        var binaries: [PooledBinary] = []
+        for id in binaryOrder {
+            guard let binary = vault.binaries[id] else { throw .unwritable("attachment content \(id) is missing") }
+            binaries.append(binary)
+        }
+        let inner = InnerHeader(streamAlgorithm: .chaCha20, streamKey: streamKey, binaries: binaries)
+        let xml = try VaultDocumentWriter(
+            vault: vault, version: header.version, innerStream: stream, headerHash: nil,
+            binaryOrder: binaryOrder, compressMetaBinaries: false).write()
+        var payload = inner.serialized()
+        payload.append(xml)
+        if header.compression == .gzip { payload = try Gzip.compress(payload) }
+        let ciphertext = try PayloadCrypto.encrypt(
+            payload, cipher: header.cipher, key: key.cipherKey(masterSeed: header.masterSeed), iv: header.encryptionIV)
+        let hmacBase = key.hmacBaseKey(masterSeed: header.masterSeed)
+        var file = headerBytes
+        file.append(SHA256.hash(headerBytes))
+        file.append(HMACSHA256.authenticationCode(
+            for: headerBytes, key: HMACBlockStream.blockKey(index: .max, baseKey: hmacBase)))
+        file.append(HMACBlockStream.write(ciphertext, baseKey: hmacBase))
+        return file
+    }
+
+    private static func writeKDBX3(
+        _ vault: Vault, header: inout OuterHeader, key: DerivedKey, binaryOrder: [BinaryID]
+    ) throws(KDBXError) -> Data {
+        let streamKey = try random(32)
+        let startBytes = try random(32)
+        header.protectedStreamKey = streamKey
+        header.streamStartBytes = startBytes
+        header.innerStream = .salsa20
+        let headerBytes = try header.serialized()
+        let stream = try PayloadCrypto.innerStream(.salsa20, key: streamKey)
+        let xml = try VaultDocumentWriter(
+            vault: vault, version: header.version, innerStream: stream, headerHash: SHA256.hash(headerBytes),
+            binaryOrder: binaryOrder, compressMetaBinaries: header.compression == .gzip).write()
+        let compressed = header.compression == .gzip ? try Gzip.compress(xml) : xml
+        var plaintext = startBytes
+        plaintext.append(HashedBlockStream.write(compressed))
+        var file = headerBytes
+        file.append(try PayloadCrypto.encrypt(
+            plaintext, cipher: header.cipher, key: key.cipherKey(masterSeed: header.masterSeed), iv: header.encryptionIV))
+        return file
+    }
+}

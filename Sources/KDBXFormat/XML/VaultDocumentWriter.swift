@@ -1,0 +1,269 @@
+internal import Foundation
+internal import MyPassCore
+internal import MyPassCrypto
+
+/// Writes a `Vault` as the KeePass XML document for a given container version, masking protected
+/// values with the inner random stream in document order.
+struct VaultDocumentWriter {
+    let vault: Vault
+    let version: KDBXVersion
+    let innerStream: StreamCipher?
+    /// KDBX 3.1: SHA-256 of the outer header, written to `<Meta><HeaderHash>`.
+    let headerHash: Data?
+    /// Reference numbers of the attachment contents, in the order they are stored.
+    let binaryOrder: [BinaryID]
+    /// KDBX 3.1: whether Meta binaries are gzip-compressed.
+    let compressMetaBinaries: Bool
+
+    private var referenceNumbers: [BinaryID: Int] {
+        Dictionary(uniqueKeysWithValues: binaryOrder.enumerated().map { ($1, $0) })
+    }
+
+    func write() throws(KDBXError) -> Data {
+        let xml = try XMLTextWriter()
+        let references = referenceNumbers
+        xml.start("KeePassFile")
+        try writeMeta(xml)
+        xml.start("Root")
+        try writeGroup(vault.root, xml, references)
+        xml.start("DeletedObjects")
+        for deleted in vault.deletedObjects {
+            xml.start("DeletedObject")
+            xml.element("UUID", uuid(deleted.uuid))
+            xml.element("DeletionTime", time(deleted.deletedAt))
+            xml.end()
+        }
+        xml.end()
+        vault.preservedRootElements.forEach { writePreserved($0, xml) }
+        xml.end()
+        vault.preservedFileElements.filter { $0.name != "Meta" }.forEach { writePreserved($0, xml) }
+        xml.end()
+        return try xml.finish()
+    }
+
+    // MARK: Values
+
+    private var isKDBX4: Bool { version.isKDBX4 }
+
+    private func time(_ value: Timestamp) -> String {
+        isKDBX4 ? UInt64(bitPattern: value.secondsSinceYearOne).littleEndianBytes.base64EncodedString() : value.iso8601
+    }
+
+    private func uuid(_ value: UUID?) -> String {
+        (value ?? XMLValue.zeroUUID).data.base64EncodedString()
+    }
+
+    private func bool(_ value: Bool) -> String { value ? "True" : "False" }
+
+    private func optionalBool(_ value: Bool?) -> String { value.map(bool) ?? "null" }
+
+    /// Masks `bytes` with the inner stream and returns base64.
+    private func protect(_ bytes: [UInt8]) throws(KDBXError) -> String {
+        var masked = bytes
+        if let innerStream {
+            let result: Result<Void, CryptoError> = masked.withUnsafeMutableBytes { buffer in
+                Result { () throws(CryptoError) in try innerStream.apply(to: buffer) }
+            }
+            if case .failure(let error) = result { throw .crypto(error) }
+        }
+        return Data(masked).base64EncodedString()
+    }
+
+    // MARK: Elements
+
+    private func writeMeta(_ xml: XMLTextWriter) throws(KDBXError) {
+        let meta = vault.meta
+        xml.start("Meta")
+        xml.element("Generator", meta.generator)
+        if let headerHash { xml.element("HeaderHash", headerHash.base64EncodedString()) }
+        if let changed = meta.settingsChanged, isKDBX4 { xml.element("SettingsChanged", time(changed)) }
+        xml.element("DatabaseName", meta.databaseName)
+        if let changed = meta.databaseNameChanged { xml.element("DatabaseNameChanged", time(changed)) }
+        xml.element("DatabaseDescription", meta.databaseDescription)
+        if let changed = meta.databaseDescriptionChanged { xml.element("DatabaseDescriptionChanged", time(changed)) }
+        xml.element("DefaultUserName", meta.defaultUserName)
+        if let changed = meta.defaultUserNameChanged { xml.element("DefaultUserNameChanged", time(changed)) }
+        xml.element("MaintenanceHistoryDays", String(meta.maintenanceHistoryDays))
+        xml.element("Color", meta.color)
+        if let changed = meta.masterKeyChanged { xml.element("MasterKeyChanged", time(changed)) }
+        xml.element("MasterKeyChangeRec", String(meta.masterKeyChangeRecommended))
+        xml.element("MasterKeyChangeForce", String(meta.masterKeyChangeForced))
+        if let once = meta.masterKeyChangeForceOnce { xml.element("MasterKeyChangeForceOnce", bool(once)) }
+        xml.start("MemoryProtection")
+        xml.element("ProtectTitle", bool(meta.memoryProtection.protectTitle))
+        xml.element("ProtectUserName", bool(meta.memoryProtection.protectUserName))
+        xml.element("ProtectPassword", bool(meta.memoryProtection.protectPassword))
+        xml.element("ProtectURL", bool(meta.memoryProtection.protectURL))
+        xml.element("ProtectNotes", bool(meta.memoryProtection.protectNotes))
+        xml.end()
+        if !meta.customIcons.isEmpty {
+            xml.start("CustomIcons")
+            for icon in meta.customIcons {
+                xml.start("Icon")
+                xml.element("UUID", uuid(icon.uuid))
+                xml.element("Data", icon.data.base64EncodedString())
+                if version >= .v4_1 {
+                    if let name = icon.name { xml.element("Name", name) }
+                    if let changed = icon.lastModified { xml.element("LastModificationTime", time(changed)) }
+                }
+                xml.end()
+            }
+            xml.end()
+        }
+        xml.element("RecycleBinEnabled", bool(meta.recycleBinEnabled))
+        xml.element("RecycleBinUUID", uuid(meta.recycleBinUUID))
+        if let changed = meta.recycleBinChanged { xml.element("RecycleBinChanged", time(changed)) }
+        xml.element("EntryTemplatesGroup", uuid(meta.entryTemplatesGroup))
+        if let changed = meta.entryTemplatesGroupChanged { xml.element("EntryTemplatesGroupChanged", time(changed)) }
+        xml.element("HistoryMaxItems", String(meta.historyMaxItems))
+        xml.element("HistoryMaxSize", String(meta.historyMaxSize))
+        xml.element("LastSelectedGroup", uuid(meta.lastSelectedGroup))
+        xml.element("LastTopVisibleGroup", uuid(meta.lastTopVisibleGroup))
+        if !isKDBX4 && !binaryOrder.isEmpty {
+            xml.start("Binaries")
+            for (index, id) in binaryOrder.enumerated() {
+                guard let binary = vault.binaries[id] else { throw .unwritable("attachment content \(id) is missing") }
+                xml.start("Binary")
+                xml.attribute("ID", String(index))
+                if binary.isProtected {
+                    xml.attribute("Protected", "True")
+                    xml.text(try protect([UInt8](binary.data)))
+                } else if compressMetaBinaries {
+                    xml.attribute("Compressed", "True")
+                    xml.text(try Gzip.compress(binary.data).base64EncodedString())
+                } else {
+                    xml.text(binary.data.base64EncodedString())
+                }
+                xml.end()
+            }
+            xml.end()
+        }
+        writeCustomData(meta.customData, xml)
+        meta.preserved.forEach { writePreserved($0, xml) }
+        xml.end()
+    }
+
+    private func writeCustomData(_ items: [CustomDataItem], _ xml: XMLTextWriter) {
+        guard !items.isEmpty else { return }
+        xml.start("CustomData")
+        for item in items {
+            xml.start("Item")
+            xml.element("Key", item.key)
+            xml.element("Value", item.value)
+            if version >= .v4_1, let changed = item.lastModified { xml.element("LastModificationTime", time(changed)) }
+            xml.end()
+        }
+        xml.end()
+    }
+
+    private func writeTimes(_ times: Times, _ xml: XMLTextWriter) {
+        xml.start("Times")
+        xml.element("CreationTime", time(times.created))
+        xml.element("LastModificationTime", time(times.lastModified))
+        xml.element("LastAccessTime", time(times.lastAccessed))
+        xml.element("ExpiryTime", time(times.expiryTime))
+        xml.element("Expires", bool(times.expires))
+        xml.element("UsageCount", String(times.usageCount))
+        xml.element("LocationChanged", time(times.locationChanged))
+        xml.end()
+    }
+
+    private func writeGroup(_ group: Group, _ xml: XMLTextWriter, _ references: [BinaryID: Int]) throws(KDBXError) {
+        xml.start("Group")
+        xml.element("UUID", uuid(group.uuid))
+        xml.element("Name", group.name)
+        xml.element("Notes", group.notes)
+        xml.element("IconID", String(group.iconID))
+        if let icon = group.customIconUUID { xml.element("CustomIconUUID", uuid(icon)) }
+        writeTimes(group.times, xml)
+        xml.element("IsExpanded", bool(group.isExpanded))
+        xml.element("DefaultAutoTypeSequence", group.defaultAutoTypeSequence)
+        xml.element("EnableAutoType", optionalBool(group.enableAutoType))
+        xml.element("EnableSearching", optionalBool(group.enableSearching))
+        xml.element("LastTopVisibleEntry", uuid(group.lastTopVisibleEntry))
+        if version >= .v4_1 {
+            if let previous = group.previousParentGroup { xml.element("PreviousParentGroup", uuid(previous)) }
+            if !group.tags.isEmpty { xml.element("Tags", group.tags.joined(separator: ";")) }
+        }
+        writeCustomData(group.customData, xml)
+        group.preserved.forEach { writePreserved($0, xml) }
+        for entry in group.entries { try writeEntry(entry, xml, references, isHistoryItem: false) }
+        for child in group.groups { try writeGroup(child, xml, references) }
+        xml.end()
+    }
+
+    private func writeEntry(
+        _ entry: Entry, _ xml: XMLTextWriter, _ references: [BinaryID: Int], isHistoryItem: Bool
+    ) throws(KDBXError) {
+        xml.start("Entry")
+        xml.element("UUID", uuid(entry.uuid))
+        xml.element("IconID", String(entry.iconID))
+        if let icon = entry.customIconUUID { xml.element("CustomIconUUID", uuid(icon)) }
+        xml.element("ForegroundColor", entry.foregroundColor)
+        xml.element("BackgroundColor", entry.backgroundColor)
+        xml.element("OverrideURL", entry.overrideURL)
+        if version >= .v4_1, let check = entry.qualityCheck { xml.element("QualityCheck", bool(check)) }
+        xml.element("Tags", entry.tags.joined(separator: ";"))
+        if version >= .v4_1, let previous = entry.previousParentGroup { xml.element("PreviousParentGroup", uuid(previous)) }
+        writeTimes(entry.times, xml)
+        for field in entry.fields {
+            xml.start("String")
+            xml.element("Key", field.key)
+            xml.start("Value")
+            switch field.value {
+            case .plain(let text):
+                xml.text(text)
+            case .protected(let value):
+                xml.attribute("Protected", "True")
+                var bytes = Array(value.reveal().utf8)
+                xml.text(try protect(bytes))
+                MemoryMask.wipe(&bytes)
+            }
+            xml.end()
+            xml.end()
+        }
+        for attachment in entry.attachments {
+            guard let reference = references[attachment.binary] else {
+                throw .unwritable("attachment '\(attachment.name)' refers to missing content")
+            }
+            xml.start("Binary")
+            xml.element("Key", attachment.name)
+            xml.start("Value")
+            xml.attribute("Ref", String(reference))
+            xml.end()
+            xml.end()
+        }
+        writeAutoType(entry.autoType, xml)
+        writeCustomData(entry.customData, xml)
+        entry.preserved.forEach { writePreserved($0, xml) }
+        if !isHistoryItem {
+            xml.start("History")
+            for item in entry.history { try writeEntry(item, xml, references, isHistoryItem: true) }
+            xml.end()
+        }
+        xml.end()
+    }
+
+    private func writeAutoType(_ autoType: AutoType, _ xml: XMLTextWriter) {
+        xml.start("AutoType")
+        xml.element("Enabled", bool(autoType.isEnabled))
+        xml.element("DataTransferObfuscation", String(autoType.dataTransferObfuscation))
+        if !autoType.defaultSequence.isEmpty { xml.element("DefaultSequence", autoType.defaultSequence) }
+        for association in autoType.associations {
+            xml.start("Association")
+            xml.element("Window", association.window)
+            xml.element("KeystrokeSequence", association.keystrokeSequence)
+            xml.end()
+        }
+        autoType.preserved.forEach { writePreserved($0, xml) }
+        xml.end()
+    }
+
+    private func writePreserved(_ element: PreservedXML, _ xml: XMLTextWriter) {
+        xml.start(element.name)
+        for attribute in element.attributes { xml.attribute(attribute.name, attribute.value) }
+        xml.text(element.text)
+        element.children.forEach { writePreserved($0, xml) }
+        xml.end()
+    }
+}
