@@ -81,6 +81,11 @@ let package = Package(
             swiftSettings: strictSettings
         ),
         .testTarget(
+            name: "InteropTests",
+            dependencies: ["KDBXFormat", "MyPassCore", "MyPassCrypto"],
+            swiftSettings: strictSettings
+        ),
+        .testTarget(
             name: "MyPassSyncCLITests",
             dependencies: ["mypass-sync", "MyPassCore"],
             swiftSettings: strictSettings

@@ -1,0 +1,147 @@
+import Foundation
+import KDBXFormat
+import MyPassCore
+import MyPassCrypto
+import Testing
+
+/// Our own reading of a vault, in the reference tools' view.
+private func ourView(of vault: Vault) -> (groups: [String], entries: [String: ReferenceTools.EntryView]) {
+    let recycleBin = vault.meta.recycleBinEnabled ? vault.meta.recycleBinUUID : nil
+    var groups: [String] = []
+    var entries: [String: ReferenceTools.EntryView] = [:]
+    func walk(_ group: Group, _ path: [String], _ inBin: Bool) {
+        for entry in group.entries {
+            let attachments = entry.attachments.map { ReferenceTools.EntryView.Attachment(name: $0.name, sha256: $0.binary.sha256) }
+                .sorted { $0.name < $1.name }
+            let uuid = entry.uuid.uuidString.lowercased()
+            entries[uuid] = ReferenceTools.EntryView(
+                uuid: uuid, group: "/" + path.joined(separator: "/"), title: entry.title, username: entry.userName,
+                password: entry.text("Password"), url: entry.url, notes: entry.notes, tags: entry.tags.sorted(),
+                fields: Dictionary(uniqueKeysWithValues: entry.customFields.map { ($0.key, $0.value.text) }),
+                protected: entry.fields.filter { $0.value.isProtected }.map(\.key).sorted(),
+                attachments: attachments, attachmentNames: attachments.map(\.name), historyCount: entry.history.count,
+                inRecycleBin: inBin)
+        }
+        for child in group.groups {
+            groups.append("/" + (path + [child.name]).joined(separator: "/"))
+            walk(child, path + [child.name], inBin || child.uuid == recycleBin)
+        }
+    }
+    walk(vault.root, [], false)
+    return (groups.sorted(), entries)
+}
+
+/// Asserts that `tool` sees `vault` in the file at `path` as we do.
+private func expectToolAgrees(
+    _ tool: ReferenceTools.Tool, path: URL, password: String?, keyFile: URL?, vault: Vault
+) throws {
+    let theirs = try ReferenceTools.view(tool, path: path, password: password, keyFile: keyFile)
+    let ours = ourView(of: vault)
+    #expect(theirs.groups == ours.groups, "\(tool.rawValue): groups")
+    #expect(theirs.meta.name == vault.meta.databaseName, "\(tool.rawValue): name")
+    #expect(theirs.deletedObjects == vault.deletedObjects.count, "\(tool.rawValue): tombstones")
+    #expect(theirs.entries.count == ours.entries.count, "\(tool.rawValue): entry count")
+    for their in theirs.entries {
+        guard let our = ours.entries[their.uuid] else {
+            Issue.record("\(tool.rawValue) sees entry \(their.uuid) that we do not")
+            continue
+        }
+        #expect(their.group == our.group)
+        #expect(their.title == our.title)
+        #expect(their.username == our.username)
+        #expect(their.password == our.password, "\(tool.rawValue): password of \(their.title)")
+        #expect(their.url == our.url)
+        #expect(their.notes == our.notes)
+        #expect(their.tags == our.tags)
+        #expect(their.fields == our.fields)
+        #expect(their.protected == our.protected)
+        #expect(their.historyCount == our.historyCount)
+        #expect(their.inRecycleBin == our.inRecycleBin)
+        if let attachments = their.attachments { #expect(attachments == our.attachments) }
+        if let names = their.attachmentNames { #expect(names == our.attachmentNames) }
+    }
+}
+
+/// A scratch directory removed when the test ends.
+private func withScratchDirectory<T>(_ body: (URL) throws -> T) throws -> T {
+    let directory = FileManager.default.temporaryDirectory.appendingPathComponent("mypass-interop-\(UUID().uuidString)")
+    try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+    defer { try? FileManager.default.removeItem(at: directory) }
+    return try body(directory)
+}
+
+/// The format matrix, reduced to what the reference tools can read (pykeepass reads every cell).
+private let writtenFormats: [(KDBXVersion, PayloadCipher, String, PayloadCompression)] = {
+    var cells: [(KDBXVersion, PayloadCipher, String, PayloadCompression)] = []
+    for cipher in PayloadCipher.allCases {
+        cells.append((.v3_1, cipher, "aes-kdf", .gzip))
+        for kdf in ["aes-kdf", "argon2d", "argon2id"] {
+            cells.append((.v4_0, cipher, kdf, kdf == "argon2d" ? .none : .gzip))
+        }
+    }
+    return cells
+}()
+
+@Suite("Interop: KeePassXC and pykeepass read what mypass-sync writes", .serialized)
+struct InteropTests {
+    @Test("every written variant reads the same in keepassxc-cli and pykeepass", arguments: writtenFormats.indices)
+    func writtenVariants(index: Int) throws {
+        let (version, cipher, kdfName, compression) = writtenFormats[index]
+        let salt = Data(repeating: 3, count: 32)
+        let kdf: KDFParameters = switch kdfName {
+        case "aes-kdf": .aesKDF(seed: salt, rounds: 1000)
+        case "argon2d": .argon2(.init(variant: .argon2d, salt: salt, iterations: 2, memoryBytes: 1 << 20, parallelism: 2))
+        default: .argon2(.init(variant: .argon2id, salt: salt, iterations: 2, memoryBytes: 1 << 20, parallelism: 2))
+        }
+        let password = "interöp-pw"
+        let key = try CompositeKey(password: password)
+        let vault = InteropSample.make()
+        let settings = FormatSettings(version: version, cipher: cipher, kdf: kdf, compression: compression)
+        let (file, _) = try KDBXWriter.serialize(vault, settings: settings, key: key)
+        try withScratchDirectory { directory in
+            let path = directory.appendingPathComponent("written.kdbx")
+            try file.write(to: path)
+            for tool in ReferenceTools.Tool.allCases {
+                try expectToolAgrees(tool, path: path, password: password, keyFile: nil, vault: vault)
+            }
+        }
+    }
+
+    @Test("every fixture survives our open -> save -> their open", arguments: try FixtureList.names())
+    func fixturesResaved(name: String) throws {
+        let manifest = try FixtureList.manifest(name)
+        let keyFile = manifest.keyFile.map { ReferenceTools.fixtures.appendingPathComponent($0) }
+        let key = try CompositeKey(password: manifest.password, keyFileContents: keyFile.map { try Data(contentsOf: $0) })
+        let original = try Data(contentsOf: ReferenceTools.fixtures.appendingPathComponent("vaults/\(name)"))
+        let opened = try KDBXReader.open(original, key: key)
+        let (file, _) = try KDBXWriter.serialize(opened.vault, settings: opened.settings, key: key, cachedKey: opened.derivedKey)
+        try withScratchDirectory { directory in
+            let path = directory.appendingPathComponent(name)
+            try file.write(to: path)
+            for tool in ReferenceTools.Tool.allCases {
+                try expectToolAgrees(tool, path: path, password: manifest.password, keyFile: keyFile, vault: opened.vault)
+            }
+        }
+    }
+}
+
+/// The fixture vaults and their credentials.
+enum FixtureList {
+    struct Credentials: Decodable {
+        let password: String?
+        let keyFile: String?
+    }
+    private struct Manifest: Decodable {
+        let credentials: Credentials
+    }
+
+    static func names() throws -> [String] {
+        try FileManager.default.contentsOfDirectory(atPath: ReferenceTools.fixtures.appendingPathComponent("vaults").path)
+            .filter { $0.hasSuffix(".kdbx") }.sorted()
+    }
+
+    static func manifest(_ name: String) throws -> Credentials {
+        let url = ReferenceTools.fixtures.appendingPathComponent("vaults/\(name.replacingOccurrences(of: ".kdbx", with: ".json"))")
+        return try JSONDecoder().decode(Manifest.self, from: Data(contentsOf: url)).credentials
+    }
+}
