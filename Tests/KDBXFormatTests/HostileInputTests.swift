@@ -1,0 +1,63 @@
+import Foundation
+import KDBXFormat
+import MyPassCore
+import Testing
+
+@Suite("Broken files: every truncation and byte flip is a typed error, never a crash")
+struct HostileInputTests {
+    /// A small vault with a cheap KDF, written by us in each container version.
+    static func smallFile(version: KDBXVersion, cipher: PayloadCipher) throws -> (Data, CompositeKey, DerivedKey) {
+        var vault = Vault.empty(name: "tiny", at: Timestamp(unixSeconds: 1_700_000_000))
+        var entry = Entry(uuid: UUID(), times: Times(allAt: Timestamp(unixSeconds: 1_700_000_000)))
+        entry.fields = [EntryField(key: "Title", value: .plain("t")), EntryField(key: "Password", value: FieldValue("p", isProtected: true))]
+        vault.root.entries = [entry]
+        let key = try CompositeKey(password: "pw")
+        let settings = FormatSettings(version: version, cipher: cipher, kdf: .aesKDF(seed: Data(count: 32), rounds: 1))
+        let (file, derived) = try KDBXWriter.serialize(vault, settings: settings, key: key)
+        return (file, key, derived)
+    }
+
+    @Test("every prefix of a file fails cleanly", arguments: [(KDBXVersion.v3_1, PayloadCipher.aes256), (.v4_0, .chaCha20), (.v4_0, .twofish)])
+    func everyPrefix(version: KDBXVersion, cipher: PayloadCipher) throws {
+        let (file, key, derived) = try Self.smallFile(version: version, cipher: cipher)
+        _ = try KDBXReader.open(file, key: key, cachedKey: derived)
+        for length in 0..<file.count {
+            #expect(throws: KDBXError.self, "prefix of \(length) bytes") {
+                try KDBXReader.open(file.prefix(length), key: key, cachedKey: derived)
+            }
+        }
+    }
+
+    @Test("every single-byte flip is detected", arguments: [(KDBXVersion.v3_1, PayloadCipher.aes256), (.v4_0, .aes256), (.v4_1, .chaCha20)])
+    func everyByteFlip(version: KDBXVersion, cipher: PayloadCipher) throws {
+        let (file, key, derived) = try Self.smallFile(version: version, cipher: cipher)
+        for offset in 0..<file.count {
+            var damaged = file
+            damaged[offset] ^= 0x01
+            // A flip in the header's comment-free fields, seeds or payload must never yield a vault
+            // silently different from the original, and must never crash.
+            do {
+                let opened = try KDBXReader.open(damaged, key: key, cachedKey: derived)
+                Issue.record("flip at \(offset) of \(file.count) opened: \(opened.vault.root.name)")
+            } catch is KDBXError {
+                // Expected.
+            }
+        }
+    }
+
+    @Test("wrong password and corruption are told apart")
+    func wrongKeyVersusCorruption() throws {
+        for version in [KDBXVersion.v3_1, .v4_0] {
+            let (file, _, _) = try Self.smallFile(version: version, cipher: .aes256)
+            #expect(throws: KDBXError.wrongCredentials) { try KDBXReader.open(file, key: CompositeKey(password: "wrong")) }
+            var damaged = file
+            damaged[damaged.count - 40] ^= 0xFF
+            #expect {
+                try KDBXReader.open(damaged, key: CompositeKey(password: "pw"))
+            } throws: { error in
+                guard let error = error as? KDBXError else { return false }
+                return error != .wrongCredentials
+            }
+        }
+    }
+}
