@@ -14,3 +14,8 @@ extension UUID {
         withUnsafeBytes(of: uuid) { Data($0) }
     }
 }
+
+extension UUID {
+    /// Lowercase canonical `8-4-4-4-12` text, as the JSON outputs use.
+    public var canonicalString: String { uuidString.lowercased() }
+}

@@ -8,7 +8,7 @@ enum CommandLineTool {
     static let toolName = "mypass-sync"
 
     /// Every command, in the order the help lists them.
-    static let commands: [any Command] = [InfoCommand(), HelpCommand(), VersionCommand()]
+    static let commands: [any Command] = [InfoCommand(), ExportCommand(), ConvertCommand(), HelpCommand(), VersionCommand()]
 
     /// Runs the tool with `arguments` (without the program name) and returns the exit status.
     static func run(arguments: [String]) -> ExitCode {

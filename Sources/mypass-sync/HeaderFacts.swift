@@ -1,3 +1,4 @@
+internal import Foundation
 internal import KDBXFormat
 
 /// The format facts of a vault in the words of CLI.md (`info`, and `format` in `export --format json`).
@@ -49,6 +50,13 @@ struct HeaderFacts: Encodable {
             kdf:         \(kdfLine)
             compression: \(compression)
             """
+    }
+
+    /// One line: `KDBX 4.0, chacha20, argon2id (...), gzip`.
+    var oneLine: String {
+        humanText(file: "").split(separator: "\n").dropFirst().map { line in
+            line.split(separator: ":", maxSplits: 1).last.map { $0.trimmingCharacters(in: .whitespaces) } ?? ""
+        }.joined(separator: ", ")
     }
 
     private static func formatBytes(_ bytes: UInt64) -> String {

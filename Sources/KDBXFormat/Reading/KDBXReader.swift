@@ -36,6 +36,11 @@ public enum KDBXReader {
         return OpenedVault(vault: decoded, settings: FormatSettings(header), derivedKey: derived)
     }
 
+    /// Reads a decrypted XML document (KeePass's XML export, or `plainXML`) into a vault.
+    public static func vault(fromPlainXML xml: Data) throws(KDBXError) -> Vault {
+        try VaultDocumentReader.read(xml, innerStream: nil, binaries: []).vault
+    }
+
     private static func openKDBX4(
         _ file: Data, header: OuterHeader, headerLength: Int, key: DerivedKey, limits: ResourceLimits
     ) throws(KDBXError) -> Vault {

@@ -36,6 +36,15 @@ public enum KDBXWriter {
         return (file, derived)
     }
 
+    /// The decrypted XML document of `vault` (KeePass's XML export: secrets in plain text).
+    public static func plainXML(_ vault: Vault) throws(KDBXError) -> Data {
+        var writer = VaultDocumentWriter(
+            vault: vault, version: .v4_1, innerStream: nil, headerHash: nil,
+            binaryOrder: usedBinaries(of: vault), compressMetaBinaries: false)
+        writer.plainExport = true
+        return try writer.write()
+    }
+
     /// `requested`, raised to 4.1 when the vault holds data only KDBX 4.1 can store.
     public static func requiredVersion(for vault: Vault, requested: KDBXVersion) -> KDBXVersion {
         guard requested < .v4_1, needsKDBX41(vault) else { return requested }

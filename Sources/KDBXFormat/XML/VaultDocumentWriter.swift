@@ -14,6 +14,9 @@ struct VaultDocumentWriter {
     let binaryOrder: [BinaryID]
     /// KDBX 3.1: whether Meta binaries are gzip-compressed.
     let compressMetaBinaries: Bool
+    /// A decrypted export (KeePass's "XML 2.x" format): protected values in plain text marked
+    /// `ProtectInMemory`, attachments in `<Meta><Binaries>`, times in ISO 8601.
+    var plainExport = false
 
     private var referenceNumbers: [BinaryID: Int] {
         Dictionary(uniqueKeysWithValues: binaryOrder.enumerated().map { ($1, $0) })
@@ -46,7 +49,7 @@ struct VaultDocumentWriter {
     private var isKDBX4: Bool { version.isKDBX4 }
 
     private func time(_ value: Timestamp) -> String {
-        isKDBX4 ? UInt64(bitPattern: value.secondsSinceYearOne).littleEndianBytes.base64EncodedString() : value.iso8601
+        isKDBX4 && !plainExport ? UInt64(bitPattern: value.secondsSinceYearOne).littleEndianBytes.base64EncodedString() : value.iso8601
     }
 
     private func uuid(_ value: UUID?) -> String {
@@ -119,13 +122,13 @@ struct VaultDocumentWriter {
         xml.element("HistoryMaxSize", String(meta.historyMaxSize))
         xml.element("LastSelectedGroup", uuid(meta.lastSelectedGroup))
         xml.element("LastTopVisibleGroup", uuid(meta.lastTopVisibleGroup))
-        if !isKDBX4 && !binaryOrder.isEmpty {
+        if (!isKDBX4 || plainExport) && !binaryOrder.isEmpty {
             xml.start("Binaries")
             for (index, id) in binaryOrder.enumerated() {
                 guard let binary = vault.binaries[id] else { throw .unwritable("attachment content \(id) is missing") }
                 xml.start("Binary")
                 xml.attribute("ID", String(index))
-                if binary.isProtected {
+                if binary.isProtected && !plainExport {
                     xml.attribute("Protected", "True")
                     xml.text(try protect([UInt8](binary.data)))
                 } else if compressMetaBinaries {
@@ -213,6 +216,9 @@ struct VaultDocumentWriter {
             switch field.value {
             case .plain(let text):
                 xml.text(text)
+            case .protected(let value) where plainExport:
+                xml.attribute("ProtectInMemory", "True")
+                xml.text(value.reveal())
             case .protected(let value):
                 xml.attribute("Protected", "True")
                 var bytes = Array(value.reveal().utf8)

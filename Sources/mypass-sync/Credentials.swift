@@ -1,0 +1,70 @@
+internal import Foundation
+internal import KDBXFormat
+internal import MyPassCrypto
+internal import MyPassSync
+
+/// The credential options every command that opens a vault accepts, and how they become a key.
+enum Credentials {
+    static let options: [OptionSpec] = [
+        .flag("--password-stdin", help: "Read the password from the first line of standard input (an empty line is an empty password)."),
+        .value("--key-file", "-k", valueName: "file", help: "Key file (XML 1.0/2.0, 32-byte binary, 64-hex or any file)."),
+        .flag("--no-password", help: "The vault has no password (key file only)."),
+        .value("--max-kdf-memory", valueName: "bytes", help: "Raise the Argon2 memory cap (default 2 GiB) for vaults set higher."),
+    ]
+
+    /// The composite key for `vaultPath` from the parsed options: stdin, or a prompt on the terminal.
+    static func compositeKey(_ arguments: ParsedArguments, vaultPath: String, command: String) throws -> CompositeKey {
+        let password: SecureBytes?
+        if arguments.flag("no-password") {
+            guard !arguments.flag("password-stdin") else {
+                throw CommandLineError.usage(message: "--no-password and --password-stdin exclude each other", command: command)
+            }
+            password = nil
+        } else if arguments.flag("password-stdin") {
+            guard let line = PasswordInput.readStandardInputLine() else {
+                throw CommandLineError.usage(message: "--password-stdin: standard input is empty", command: command)
+            }
+            password = line
+        } else {
+            guard let typed = PasswordInput.prompt("Password for \((vaultPath as NSString).lastPathComponent): ") else {
+                throw CommandLineError.usage(
+                    message: "no terminal to ask for the password: use --password-stdin or --no-password", command: command)
+            }
+            password = typed
+        }
+        let keyFile = try arguments.value("key-file").map { path in try FileReading.readAll(atPath: path) }
+        if password == nil && keyFile == nil {
+            throw CommandLineError.usage(message: "--no-password needs --key-file", command: command)
+        }
+        return try CompositeKey(password: password, keyFileContents: keyFile)
+    }
+
+    /// The resource limits, raised by `--max-kdf-memory`.
+    static func limits(_ arguments: ParsedArguments, command: String) throws -> ResourceLimits {
+        var limits = ResourceLimits.standard
+        if let text = arguments.value("max-kdf-memory") {
+            guard let bytes = UInt64(text), bytes > 0 else {
+                throw CommandLineError.usage(message: "--max-kdf-memory takes a number of bytes", command: command)
+            }
+            limits.maximumArgon2MemoryBytes = bytes
+        }
+        return limits
+    }
+
+    /// A vault opened with the options' credentials, and the key and limits used.
+    struct Unlocked {
+        let opened: OpenedVault
+        let key: CompositeKey
+        let limits: ResourceLimits
+    }
+
+    /// Reads, decrypts and parses the vault at `path` with the options' credentials.
+    static func openVault(_ arguments: ParsedArguments, path: String, command: String) throws -> Unlocked {
+        let bytes = try FileReading.readAll(atPath: path)
+        let header = try KDBXReader.header(of: bytes)  // Not a vault: say so before asking for a password.
+        let limits = try limits(arguments, command: command)
+        try header.kdf.check(against: limits)
+        let key = try compositeKey(arguments, vaultPath: path, command: command)
+        return Unlocked(opened: try KDBXReader.open(bytes, key: key, limits: limits), key: key, limits: limits)
+    }
+}
