@@ -76,6 +76,11 @@ let package = Package(
             swiftSettings: strictSettings
         ),
         .testTarget(
+            name: "MyPassCoreTests",
+            dependencies: ["MyPassCore"],
+            swiftSettings: strictSettings
+        ),
+        .testTarget(
             name: "KDBXFormatTests",
             dependencies: ["KDBXFormat", "MyPassCore", "MyPassCrypto"],
             swiftSettings: strictSettings

@@ -1,0 +1,60 @@
+import Foundation
+import MyPassCore
+import Testing
+
+@Suite("Model values: timestamps, protected values, binary pool")
+struct ModelTests {
+    @Test("ISO 8601 times round trip and agree with Unix time", arguments: [
+        ("1970-01-01T00:00:00Z", Int64(0)),
+        ("2000-02-29T12:34:56Z", 951_827_696),
+        ("2026-11-29T14:20:55Z", 1_795_962_055),
+        ("0001-01-01T00:00:00Z", -62_135_596_800),
+        ("9999-12-31T23:59:59Z", 253_402_300_799),
+    ])
+    func iso8601(text: String, unix: Int64) throws {
+        let time = try #require(Timestamp(iso8601: text))
+        #expect(time.unixSeconds == unix)
+        #expect(time.iso8601 == text)
+    }
+
+    @Test("offsets and fractions are accepted; garbage is not")
+    func iso8601Variants() {
+        #expect(Timestamp(iso8601: "2026-01-01T01:00:00+01:00")?.iso8601 == "2026-01-01T00:00:00Z")
+        #expect(Timestamp(iso8601: "2026-01-01T00:00:00.123Z")?.iso8601 == "2026-01-01T00:00:00Z")
+        for bad in ["", "2026-13-01T00:00:00Z", "2026-01-01", "2026-01-01T00:00:00Zjunk", "AAAAAAAAAAA="] {
+            #expect(Timestamp(iso8601: bad) == nil, "\(bad)")
+        }
+    }
+
+    @Test("a protected value never shows its text and is not stored in plain")
+    func protectedValue() {
+        let secret = "correct horse battery staple"
+        let value = ProtectedValue(secret)
+        #expect(value.reveal() == secret)
+        #expect(!value.description.contains("horse"))
+        #expect(!String(reflecting: value).contains("horse"))
+        let mirror = Mirror(reflecting: value)
+        for child in mirror.children {
+            if let bytes = child.value as? [UInt8] {
+                #expect(bytes != Array(secret.utf8))
+                #expect(!String(decoding: bytes, as: UTF8.self).contains("horse"))
+            }
+        }
+        #expect(value == ProtectedValue(secret))
+        #expect(value != ProtectedValue(secret + "!"))
+        #expect(FieldValue.protected(value).description == "ProtectedValue(hidden)")
+    }
+
+    @Test("the binary pool stores equal content once and keeps the protect flag")
+    func binaryPool() {
+        var pool = BinaryPool()
+        let first = pool.add(Data("same".utf8), isProtected: false)
+        let second = pool.add(Data("same".utf8), isProtected: true)
+        #expect(first == second)
+        #expect(pool.binaries.count == 1)
+        #expect(pool[first]?.isProtected == true)
+        #expect(first.sha256 == "0967115f2813a3541eaef77de9d9d5773f1c0c04314b0bbfe4ff3b3b1c55b5d5")
+        pool.retainOnly([])
+        #expect(pool.binaries.isEmpty)
+    }
+}
