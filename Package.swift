@@ -66,7 +66,7 @@ let package = Package(
         // Prints timings of the primitives (figures, not pass/fail): `swift run -c release mypass-bench`.
         .executableTarget(
             name: "mypass-bench",
-            dependencies: ["MyPassCrypto"],
+            dependencies: ["MyPassCrypto", "MyPassCore", "KDBXFormat"],
             swiftSettings: strictSettings
         ),
 
