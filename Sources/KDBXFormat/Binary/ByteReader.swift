@@ -53,6 +53,13 @@ struct ByteReader {
         return bytes.subdata(in: offset..<(offset + count))
     }
 
+    /// Moves past `count` bytes.
+    mutating func skip(_ count: Int) throws(KDBXError) {
+        guard count >= 0 else { throw .corrupt("\(context): negative length") }
+        try require(count)
+        offset += count
+    }
+
     /// Everything not yet read.
     mutating func readRemaining() -> Data {
         defer { offset = bytes.endIndex }

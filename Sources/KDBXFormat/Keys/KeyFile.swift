@@ -81,11 +81,15 @@ private final class KeyFileXMLReader: XMLEventHandler {
     private(set) var data: String?
     private(set) var dataHash: String?
 
-    func startElement(name: String, attributes: [(name: String, value: String)]) throws(KDBXError) {
-        path.append(name)
+    func startElement(_ name: UnsafePointer<UInt8>, attributes: XMLAttributes) throws(KDBXError) {
+        path.append(String(cString: name))
         text = ""
         if path == ["KeyFile"] { isKeyFile = true }
-        if path == ["KeyFile", "Key", "Data"] { dataHash = attributes.first { $0.name == "Hash" }?.value }
+        if path == ["KeyFile", "Key", "Data"] {
+            try attributes.forEach { attributeName, value throws(KDBXError) in
+                if String(cString: attributeName) == "Hash" { dataHash = String(decoding: value, as: UTF8.self) }
+            }
+        }
     }
 
     func endElement() throws(KDBXError) {

@@ -12,6 +12,21 @@ struct InnerHeader {
         case end = 0, streamID = 1, streamKey = 2, binary = 3
     }
 
+    /// The length of the complete inner header at the start of `payload`, or nil if more bytes are
+    /// needed. Walks the field sizes without copying anything.
+    static func length(of payload: Data) throws(KDBXError) -> Int? {
+        var reader = ByteReader(payload, context: "inner header")
+        while true {
+            guard reader.remainingCount >= 5 else { return nil }
+            let identifier = try reader.readUInt8()
+            let size = Int(try reader.readInt32())
+            guard size >= 0 else { throw .corrupt("inner header field with a negative size") }
+            guard reader.remainingCount >= size else { return nil }
+            try reader.skip(size)
+            if identifier == FieldID.end.rawValue { return reader.consumedCount }
+        }
+    }
+
     /// Parses the inner header at the start of `payload`; returns it and the offset of the XML.
     static func parse(_ payload: Data) throws(KDBXError) -> (InnerHeader, xmlStart: Int) {
         var reader = ByteReader(payload, context: "inner header")

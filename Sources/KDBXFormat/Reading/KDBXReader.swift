@@ -41,6 +41,26 @@ public enum KDBXReader {
         try VaultDocumentReader.read(xml, innerStream: nil, binaries: []).vault
     }
 
+    /// Hands the (decompressed) payload to `reader` in pieces.
+    private static func feed(
+        _ payload: Data, compression: PayloadCompression, to reader: PayloadDocumentReader, limits: ResourceLimits
+    ) throws(KDBXError) {
+        if compression == .gzip {
+            try Gzip.decompress(payload, limit: limits.maximumPayloadBytes) { chunk throws(KDBXError) in try reader.feed(chunk) }
+            return
+        }
+        let chunkSize = 1 << 20
+        var offset = payload.startIndex
+        while offset < payload.endIndex {
+            let end = min(offset + chunkSize, payload.endIndex)
+            let result: Result<Void, KDBXError> = payload[offset..<end].withUnsafeBytes { chunk in
+                Result { () throws(KDBXError) in try reader.feed(chunk) }
+            }
+            try result.get()
+            offset = end
+        }
+    }
+
     private static func openKDBX4(
         _ file: Data, header: OuterHeader, headerLength: Int, key: DerivedKey, limits: ResourceLimits
     ) throws(KDBXError) -> Vault {
@@ -56,14 +76,9 @@ public enum KDBXReader {
         var payload = try PayloadCrypto.decryptKeepingPadding(
             ciphertext, cipher: header.cipher, key: key.cipherKey(masterSeed: header.masterSeed), iv: header.encryptionIV)
         try PayloadCrypto.removePadding(&payload, cipher: header.cipher)
-        if header.compression == .gzip {
-            payload = try Gzip.decompress(payload, limit: limits.maximumPayloadBytes)
-        }
-        let (inner, xmlStart) = try InnerHeader.parse(payload)
-        let stream = try PayloadCrypto.innerStream(inner.streamAlgorithm, key: inner.streamKey)
-        let document = try VaultDocumentReader.read(
-            payload.subdata(in: xmlStart..<payload.endIndex), innerStream: stream, binaries: inner.binaries)
-        return document.vault
+        let reader = PayloadDocumentReader.kdbx4()
+        try feed(payload, compression: header.compression, to: reader, limits: limits)
+        return try reader.finish().vault
     }
 
     private static func openKDBX3(
@@ -82,13 +97,11 @@ public enum KDBXReader {
             throw .wrongCredentials
         }
         try PayloadCrypto.removePadding(&plaintext, cipher: header.cipher)
-        var payload = try HashedBlockStream.read(plaintext.subdata(in: (plaintext.startIndex + 32)..<plaintext.endIndex),
+        let payload = try HashedBlockStream.read(plaintext.subdata(in: (plaintext.startIndex + 32)..<plaintext.endIndex),
                                                  limit: limits.maximumPayloadBytes)
-        if header.compression == .gzip {
-            payload = try Gzip.decompress(payload, limit: limits.maximumPayloadBytes)
-        }
-        let stream = try PayloadCrypto.innerStream(streamAlgorithm, key: streamKey)
-        let document = try VaultDocumentReader.read(payload, innerStream: stream, binaries: [])
+        let reader = try PayloadDocumentReader.kdbx3(innerStream: PayloadCrypto.innerStream(streamAlgorithm, key: streamKey))
+        try feed(payload, compression: header.compression, to: reader, limits: limits)
+        let document = try reader.finish()
         if let storedHash = document.headerHash, !storedHash.isEmpty {
             guard storedHash == SHA256.hash(file.prefix(headerLength)) else {
                 throw .corrupt("header hash in Meta does not match the header")

@@ -1,18 +1,38 @@
 public import Foundation
 internal import CLibXML2
 
+/// The attributes of a start tag, as libxml2 hands them over (valid during the callback only).
+struct XMLAttributes {
+    fileprivate let count: Int
+    fileprivate let pointers: UnsafeMutablePointer<UnsafePointer<xmlChar>?>?
+
+    var isEmpty: Bool { count == 0 }
+
+    /// Calls `body` with each attribute's name and raw value bytes.
+    func forEach(_ body: (UnsafePointer<UInt8>, UnsafeBufferPointer<UInt8>) throws(KDBXError) -> Void) throws(KDBXError) {
+        guard let pointers else { return }
+        for index in 0..<count {
+            // Five pointers per attribute: local name, prefix, URI, value start, value end.
+            guard let name = pointers[index * 5], let start = pointers[index * 5 + 3],
+                  let end = pointers[index * 5 + 4] else { continue }
+            try body(name, UnsafeBufferPointer(start: start, count: end - start))
+        }
+    }
+}
+
 /// Receives the events of `StrictXMLParser` in document order.
 protocol XMLEventHandler: AnyObject {
     /// An element starts. Throwing stops the parse with that error.
-    func startElement(name: String, attributes: [(name: String, value: String)]) throws(KDBXError)
+    func startElement(_ name: UnsafePointer<UInt8>, attributes: XMLAttributes) throws(KDBXError)
     /// The innermost open element ends.
     func endElement() throws(KDBXError)
     /// Character data inside the innermost open element (may arrive in several pieces).
     func characters(_ bytes: UnsafeBufferPointer<UInt8>)
 }
 
-/// libxml2's SAX2 parser, made strict: any well-formedness error is fatal (no recovery), a DOCTYPE or
-/// entity declaration is rejected, no network access, and nesting is capped.
+/// libxml2's SAX2 push parser, made strict: any well-formedness error is fatal (no recovery), a
+/// DOCTYPE, entity declaration or entity reference is rejected, no network access, and nesting is
+/// capped. The document can be fed in pieces as it is decompressed.
 final class StrictXMLParser {
     /// Deepest element nesting accepted (KeePass documents nest groups; 1000 levels is far beyond use).
     static let maximumDepth = 1000
@@ -22,17 +42,9 @@ final class StrictXMLParser {
     private var depth = 0
     private var context: xmlParserCtxtPtr?
 
-    private init(handler: any XMLEventHandler) {
+    /// A parser delivering events to `handler`.
+    init(handler: any XMLEventHandler) throws(KDBXError) {
         self.handler = handler
-    }
-
-    /// Parses `document` completely, delivering events to `handler`; throws on the first error.
-    static func parse(_ document: Data, handler: any XMLEventHandler) throws(KDBXError) {
-        let parser = StrictXMLParser(handler: handler)
-        try parser.run(document)
-    }
-
-    private func run(_ document: Data) throws(KDBXError) {
         var sax = xmlSAXHandler()
         sax.initialized = UInt32(XML_SAX2_MAGIC)
         sax.startElementNs = { context, localName, _, _, _, _, attributeCount, _, attributes in
@@ -64,33 +76,55 @@ final class StrictXMLParser {
             Unmanaged<StrictXMLParser>.fromOpaque(context).takeUnretainedValue()
                 .fail(.corrupt("XML line \(line): \(text)"))
         }
-
         let selfPointer = Unmanaged.passUnretained(self).toOpaque()
         guard let context = xmlCreatePushParserCtxt(&sax, selfPointer, nil, 0, nil) else {
             throw .corrupt("XML: parser could not be created")
         }
         self.context = context
-        defer {
-            xmlFreeParserCtxt(context)
-            self.context = nil
-        }
         let options = Int32(XML_PARSE_NONET.rawValue | XML_PARSE_HUGE.rawValue | XML_PARSE_NOCDATA.rawValue)
         xmlCtxtUseOptions(context, options)
+    }
 
-        // Feed the document in 4 MiB pieces (the parser's int length), then terminate.
+    deinit {
+        if let context { xmlFreeParserCtxt(context) }
+    }
+
+    /// Parses all of `document` (fed in 4 MiB pieces).
+    static func parse(_ document: Data, handler: any XMLEventHandler) throws(KDBXError) {
+        let parser = try StrictXMLParser(handler: handler)
         let chunkSize = 4 << 20
-        var status: Int32 = 0
-        document.withUnsafeBytes { (buffer: UnsafeRawBufferPointer) in
-            let base = buffer.bindMemory(to: CChar.self).baseAddress
-            var offset = 0
-            repeat {
-                let length = min(chunkSize, buffer.count - offset)
-                let isLast = offset + length >= buffer.count
-                status = xmlParseChunk(context, base.map { $0 + offset }, Int32(length), isLast ? 1 : 0)
-                offset += length
-                if status != 0 || failure != nil { return }
-            } while offset < buffer.count
+        var offset = document.startIndex
+        while offset < document.endIndex {
+            let end = min(offset + chunkSize, document.endIndex)
+            try parser.feed(document[offset..<end])
+            offset = end
         }
+        try parser.finish()
+    }
+
+    /// Parses the next piece of the document.
+    func feed(_ bytes: some ContiguousBytes) throws(KDBXError) {
+        guard let context else { throw .corrupt("XML: parser already finished") }
+        let status: Int32 = bytes.withUnsafeBytes { buffer in
+            guard let base = buffer.bindMemory(to: CChar.self).baseAddress, buffer.count > 0 else { return 0 }
+            var offset = 0
+            var result: Int32 = 0
+            // xmlParseChunk takes an int length.
+            while offset < buffer.count && result == 0 && failure == nil {
+                let length = min(buffer.count - offset, Int(Int32.max))
+                result = xmlParseChunk(context, base + offset, Int32(length), 0)
+                offset += length
+            }
+            return result
+        }
+        if let failure { throw failure }
+        guard status == 0 else { throw .corrupt("XML document is not well-formed") }
+    }
+
+    /// Ends the document; throws if it is incomplete or not well-formed.
+    func finish() throws(KDBXError) {
+        guard let context else { throw .corrupt("XML: parser already finished") }
+        let status = xmlParseChunk(context, nil, 0, 1)
         if let failure { throw failure }
         guard status == 0, context.pointee.wellFormed != 0 else { throw .corrupt("XML document is not well-formed") }
         guard depth == 0 else { throw .corrupt("XML document ends inside an element") }
@@ -115,19 +149,8 @@ final class StrictXMLParser {
             fail(.corrupt("XML nesting deeper than \(Self.maximumDepth) levels"))
             return
         }
-        var parsedAttributes: [(name: String, value: String)] = []
-        if let attributes, attributeCount > 0 {
-            parsedAttributes.reserveCapacity(Int(attributeCount))
-            for index in 0..<Int(attributeCount) {
-                // Five pointers per attribute: local name, prefix, URI, value start, value end.
-                guard let name = attributes[index * 5], let start = attributes[index * 5 + 3],
-                      let end = attributes[index * 5 + 4] else { continue }
-                let value = String(decoding: UnsafeBufferPointer(start: start, count: end - start), as: UTF8.self)
-                parsedAttributes.append((String(cString: name), value))
-            }
-        }
         do {
-            try handler.startElement(name: String(cString: localName), attributes: parsedAttributes)
+            try handler.startElement(localName, attributes: XMLAttributes(count: Int(attributeCount), pointers: attributes))
         } catch {
             fail(error)
         }

@@ -11,17 +11,27 @@ struct DecodedDocument {
 
 /// Builds a `Vault` from the SAX events of the vault document, unmasking protected values with the
 /// inner random stream in document order and resolving attachment references into the binary pool.
+/// Feed the document in pieces (`feed`), then `finish`.
 final class VaultDocumentReader: XMLEventHandler {
-    private var stack: [XMLNode] = []
+    private var table = ElementTable()
+    private var names = ElementNameTable()
+    /// Indices of the open elements, innermost last.
+    private var stack: [Int] = []
+    /// Converted children of the open groups (and of Root), innermost last.
+    private var groupFrames: [(entries: [Entry], groups: [Group])] = []
+    /// Converted history items of the entry being read.
+    private var historyItems: [Entry] = []
     private let innerStream: StreamCipher?
     /// Attachment contents by the reference number used in the document.
     private var binaryReferences: [Int: BinaryID]
     private var pool: BinaryPool
-    private var document: XMLNode?
     private var meta: Meta?
     private var headerHash: Data?
+    private var documentEnded = false
+    private var parser: StrictXMLParser?
 
-    private init(innerStream: StreamCipher?, binaries: [PooledBinary]) {
+    /// A reader for a document whose KDBX 4 inner-header attachments are `binaries`, in order.
+    init(innerStream: StreamCipher?, binaries: [PooledBinary]) throws(KDBXError) {
         self.innerStream = innerStream
         var pool = BinaryPool()
         var references: [Int: BinaryID] = [:]
@@ -30,299 +40,350 @@ final class VaultDocumentReader: XMLEventHandler {
         }
         self.pool = pool
         self.binaryReferences = references
+        self.parser = try StrictXMLParser(handler: self)
     }
 
-    /// Reads `xml` into a vault. `binaries` are the KDBX 4 inner-header attachments in order.
+    /// Reads all of `xml` into a vault.
     static func read(_ xml: Data, innerStream: StreamCipher?, binaries: [PooledBinary]) throws(KDBXError) -> DecodedDocument {
-        let reader = VaultDocumentReader(innerStream: innerStream, binaries: binaries)
-        try StrictXMLParser.parse(xml, handler: reader)
+        let reader = try VaultDocumentReader(innerStream: innerStream, binaries: binaries)
+        try reader.feed(xml)
         return try reader.finish()
     }
 
-    func startElement(name: String, attributes: [(name: String, value: String)]) throws(KDBXError) {
-        if stack.isEmpty {
-            guard document == nil, name == "KeePassFile" else {
-                throw .corrupt("XML: the document element must be KeePassFile")
+    /// Parses the next piece of the document.
+    func feed(_ bytes: some ContiguousBytes) throws(KDBXError) {
+        guard let parser else { throw .corrupt("XML: reader already finished") }
+        try parser.feed(bytes)
+    }
+
+    /// Ends the document and returns the vault.
+    func finish() throws(KDBXError) -> DecodedDocument {
+        guard let parser else { throw .corrupt("XML: reader already finished") }
+        try parser.finish()
+        self.parser = nil
+        return try assemble()
+    }
+
+    // MARK: Events
+
+    func startElement(_ namePointer: UnsafePointer<UInt8>, attributes: XMLAttributes) throws(KDBXError) {
+        let name = names.intern(namePointer)
+        var parsedAttributes: [(ElementName, String)] = []
+        if !attributes.isEmpty {
+            try attributes.forEach { attributeName, value throws(KDBXError) in
+                parsedAttributes.append((names.intern(attributeName), String(decoding: value, as: UTF8.self)))
             }
         }
-        stack.append(XMLNode(name: name, attributes: attributes))
+        let parent = stack.last ?? -1
+        if parent < 0 {
+            guard !documentEnded, name == .keePassFile else { throw .corrupt("XML: the document element must be KeePassFile") }
+        }
+        let isConvertedSeparately = name == .entry || name == .group
+        let index = table.append(name, parent: parent, linked: !isConvertedSeparately, attributes: parsedAttributes)
+        stack.append(index)
+        if name == .group || name == .root { groupFrames.append(([], [])) }
     }
 
     func characters(_ bytes: UnsafeBufferPointer<UInt8>) {
-        stack.last?.text.append(contentsOf: bytes)
+        if let index = stack.last { table.appendText(bytes, to: index) }
     }
 
     func endElement() throws(KDBXError) {
-        guard let node = stack.popLast() else { throw .corrupt("XML: unbalanced end tag") }
-        if node.isTrue("Protected") && (node.name == "Value" || node.name == "Binary") {
-            try unmask(node)
+        guard let index = stack.popLast() else { throw .corrupt("XML: unbalanced end tag") }
+        let name = table.name(index)
+        if (name == .value || name == .binary) && table.isTrue(index, .protectedAttribute) {
+            try unmask(index)
         }
-        guard let parent = stack.last else {
-            document = node
-            return
-        }
-        switch (node.name, parent.name) {
-        case ("Entry", "Group"):
-            parent.entries.append(try decodeEntry(node, isHistoryItem: false))
-        case ("Entry", "History"):
-            guard stack.count >= 2, stack[stack.count - 2].name == "Entry",
-                  stack.count < 3 || stack[stack.count - 3].name != "History" else {
+        let parentName = stack.last.map { table.name($0) }
+        switch (name, parentName) {
+        case (.entry, .group?):
+            let entry = try decodeEntry(index, history: historyItems)
+            historyItems.removeAll(keepingCapacity: true)
+            groupFrames[groupFrames.count - 1].entries.append(entry)
+            table.truncate(to: index)
+        case (.entry, .history?):
+            guard stack.count >= 2, table.name(stack[stack.count - 2]) == .entry,
+                  !stack.dropLast(2).contains(where: { table.name($0) == .history }) else {
                 throw .corrupt("XML: History inside a history item")
             }
-            parent.entries.append(try decodeEntry(node, isHistoryItem: true))
-        case ("Group", "Group"), ("Group", "Root"):
-            parent.groups.append(try decodeGroup(node))
-        case ("Meta", "KeePassFile"):
-            (meta, headerHash) = try decodeMeta(node)
+            historyItems.append(try decodeEntry(index, history: nil))
+            table.truncate(to: index)
+        case (.entry, _):
+            throw .corrupt("XML: Entry outside a group")
+        case (.group, .group?), (.group, .root?):
+            let frame = groupFrames.removeLast()
+            let group = try decodeGroup(index, frame: frame)
+            groupFrames[groupFrames.count - 1].groups.append(group)
+            table.truncate(to: index)
+        case (.group, _):
+            throw .corrupt("XML: Group outside Root")
+        case (.meta, .keePassFile?):
+            (meta, headerHash) = try decodeMeta(index)
+            table.truncate(to: index)
+        case (_, nil):
+            documentEnded = true
         default:
-            parent.children.append(node)
+            break
         }
     }
 
     /// Base64-decodes a protected value and XORs it with the next bytes of the inner stream.
-    private func unmask(_ node: XMLNode) throws(KDBXError) {
-        var bytes = [UInt8](try XMLValue.base64(node))
+    private func unmask(_ index: Int) throws(KDBXError) {
+        var bytes = [UInt8](try table.base64(index, names: names))
         if let innerStream {
             let result: Result<Void, CryptoError> = bytes.withUnsafeMutableBytes { buffer in
                 Result { () throws(CryptoError) in try innerStream.apply(to: buffer) }
             }
             if case .failure(let error) = result { throw .crypto(error) }
         }
-        node.unprotectedBytes = bytes
-        node.text = []
+        table.setUnprotected(bytes, for: index)
     }
 
-    private func finish() throws(KDBXError) -> DecodedDocument {
-        guard let document else { throw .corrupt("XML: empty document") }
+    private func assemble() throws(KDBXError) -> DecodedDocument {
+        guard documentEnded, table.count > 0 else { throw .corrupt("XML: empty document") }
         guard let meta else { throw .corrupt("XML: Meta is missing") }
-        guard let rootNode = document.child("Root") else { throw .corrupt("XML: Root is missing") }
-        guard rootNode.groups.count == 1, let root = rootNode.groups.first else {
+        guard let rootIndex = table.child(0, .root), let rootFrame = groupFrames.first else {
+            throw .corrupt("XML: Root is missing")
+        }
+        guard rootFrame.groups.count == 1, let root = rootFrame.groups.first, rootFrame.entries.isEmpty else {
             throw .corrupt("XML: Root must hold exactly one group")
         }
         var deleted: [DeletedObject] = []
-        if let deletedNode = rootNode.child("DeletedObjects") {
-            for item in deletedNode.children where item.name == "DeletedObject" {
-                guard let uuidNode = item.child("UUID"), let timeNode = item.child("DeletionTime") else {
+        if let deletedIndex = table.child(rootIndex, .deletedObjects) {
+            for item in table.children(deletedIndex) where table.name(item) == .deletedObject {
+                guard let uuidIndex = table.child(item, .uuid), let timeIndex = table.child(item, .deletionTime) else {
                     throw .corrupt("XML: DeletedObject without UUID or DeletionTime")
                 }
-                deleted.append(DeletedObject(uuid: try XMLValue.uuid(uuidNode), deletedAt: try XMLValue.time(timeNode)))
+                deleted.append(DeletedObject(uuid: try table.uuid(uuidIndex, names: names),
+                                             deletedAt: try table.time(timeIndex, names: names)))
             }
         }
         var used = Set<BinaryID>()
         root.forEachGroup { group, _ in
             for entry in group.entries {
-                for item in [entry] + entry.history { used.formUnion(item.attachments.map(\.binary)) }
+                for attachment in entry.attachments { used.insert(attachment.binary) }
+                for item in entry.history { used.formUnion(item.attachments.map(\.binary)) }
             }
         }
         pool.retainOnly(used)
         let vault = Vault(
             meta: meta, root: root, deletedObjects: deleted, binaries: pool,
-            preservedFileElements: document.children.filter { $0.name != "Root" }.map(\.preserved),
-            preservedRootElements: rootNode.children.filter { $0.name != "DeletedObjects" }.map(\.preserved))
+            preservedFileElements: table.children(0).filter { ![.root, .meta].contains(table.name($0)) }
+                .map { table.preserved($0, names: names) },
+            preservedRootElements: table.children(rootIndex).filter { table.name($0) != .deletedObjects }
+                .map { table.preserved($0, names: names) })
         return DecodedDocument(vault: vault, headerHash: headerHash)
     }
 
     // MARK: Elements
 
-    private func decodeTimes(_ node: XMLNode?) throws(KDBXError) -> Times {
-        let zero = Timestamp(secondsSinceYearOne: 0)
-        var times = Times(allAt: zero)
-        guard let node else { return times }
-        for child in node.children {
-            switch child.name {
-            case "CreationTime": times.created = try XMLValue.time(child)
-            case "LastModificationTime": times.lastModified = try XMLValue.time(child)
-            case "LastAccessTime": times.lastAccessed = try XMLValue.time(child)
-            case "ExpiryTime": times.expiryTime = try XMLValue.time(child)
-            case "Expires": times.expires = try XMLValue.bool(child)
-            case "UsageCount": times.usageCount = try XMLValue.int(child)
-            case "LocationChanged": times.locationChanged = try XMLValue.time(child)
+    private func optionalTime(_ index: Int?) throws(KDBXError) -> Timestamp? {
+        guard let index else { return nil }
+        return try table.time(index, names: names)
+    }
+
+    private func decodeTimes(_ index: Int?) throws(KDBXError) -> Times {
+        var times = Times(allAt: Timestamp(secondsSinceYearOne: 0))
+        guard let index else { return times }
+        for child in table.children(index) {
+            switch table.name(child) {
+            case .creationTime: times.created = try table.time(child, names: names)
+            case .lastModificationTime: times.lastModified = try table.time(child, names: names)
+            case .lastAccessTime: times.lastAccessed = try table.time(child, names: names)
+            case .expiryTime: times.expiryTime = try table.time(child, names: names)
+            case .expires: times.expires = try table.bool(child, names: names)
+            case .usageCount: times.usageCount = try table.int(child, names: names)
+            case .locationChanged: times.locationChanged = try table.time(child, names: names)
             default: break
             }
         }
         return times
     }
 
-    private func decodeCustomData(_ node: XMLNode) throws(KDBXError) -> [CustomDataItem] {
+    private func decodeCustomData(_ index: Int) throws(KDBXError) -> [CustomDataItem] {
         var items: [CustomDataItem] = []
-        for item in node.children where item.name == "Item" {
+        for item in table.children(index) where table.name(item) == .item {
             items.append(CustomDataItem(
-                key: item.child("Key")?.string ?? "", value: item.child("Value")?.string ?? "",
-                lastModified: try item.child("LastModificationTime").map { node throws(KDBXError) in try XMLValue.time(node) }))
+                key: table.child(item, .key).map { table.string($0) } ?? "",
+                value: table.child(item, .value).map { table.string($0) } ?? "",
+                lastModified: try optionalTime(table.child(item, .lastModificationTime))))
         }
         return items
     }
 
-    private func decodeEntry(_ node: XMLNode, isHistoryItem: Bool) throws(KDBXError) -> Entry {
-        guard let uuidNode = node.child("UUID") else { throw .corrupt("XML: Entry without UUID") }
-        var entry = Entry(uuid: try XMLValue.uuid(uuidNode), times: try decodeTimes(node.child("Times")))
-        for child in node.children {
-            switch child.name {
-            case "UUID", "Times": break
-            case "IconID": entry.iconID = Int(try XMLValue.int(child))
-            case "CustomIconUUID": entry.customIconUUID = try XMLValue.optionalUUID(child)
-            case "ForegroundColor": entry.foregroundColor = child.string
-            case "BackgroundColor": entry.backgroundColor = child.string
-            case "OverrideURL": entry.overrideURL = child.string
-            case "QualityCheck": entry.qualityCheck = try XMLValue.optionalBool(child)
-            case "Tags": entry.tags = XMLValue.tags(child)
-            case "PreviousParentGroup": entry.previousParentGroup = try XMLValue.optionalUUID(child)
-            case "String": entry.fields.append(try decodeField(child))
-            case "Binary": entry.attachments.append(try decodeAttachment(child))
-            case "AutoType": entry.autoType = try decodeAutoType(child)
-            case "CustomData": entry.customData = try decodeCustomData(child)
-            case "History":
-                if isHistoryItem { throw .corrupt("XML: History inside a history item") }
-                entry.history = child.entries
-            default: entry.preserved.append(child.preserved)
+    private func decodeEntry(_ index: Int, history: [Entry]?) throws(KDBXError) -> Entry {
+        guard let uuidIndex = table.child(index, .uuid) else { throw .corrupt("XML: Entry without UUID") }
+        var entry = Entry(uuid: try table.uuid(uuidIndex, names: names), times: try decodeTimes(table.child(index, .times)))
+        for child in table.children(index) {
+            switch table.name(child) {
+            case .uuid, .times: break
+            case .iconID: entry.iconID = Int(try table.int(child, names: names))
+            case .customIconUUID: entry.customIconUUID = try table.optionalUUID(child, names: names)
+            case .foregroundColor: entry.foregroundColor = table.string(child)
+            case .backgroundColor: entry.backgroundColor = table.string(child)
+            case .overrideURL: entry.overrideURL = table.string(child)
+            case .qualityCheck: entry.qualityCheck = try table.optionalBool(child, names: names)
+            case .tags: entry.tags = table.tags(child)
+            case .previousParentGroup: entry.previousParentGroup = try table.optionalUUID(child, names: names)
+            case .string: entry.fields.append(try decodeField(child))
+            case .binary: entry.attachments.append(try decodeAttachment(child))
+            case .autoType: entry.autoType = try decodeAutoType(child)
+            case .customData: entry.customData = try decodeCustomData(child)
+            case .history:
+                guard let history else { throw .corrupt("XML: History inside a history item") }
+                entry.history = history
+            default: entry.preserved.append(table.preserved(child, names: names))
             }
         }
         return entry
     }
 
-    private func decodeField(_ node: XMLNode) throws(KDBXError) -> EntryField {
-        guard let key = node.child("Key")?.string else { throw .corrupt("XML: String without Key") }
-        guard let valueNode = node.child("Value") else { return EntryField(key: key, value: .plain("")) }
-        if let bytes = valueNode.unprotectedBytes {
+    private func decodeField(_ index: Int) throws(KDBXError) -> EntryField {
+        guard let keyIndex = table.child(index, .key) else { throw .corrupt("XML: String without Key") }
+        let key = table.string(keyIndex)
+        guard let valueIndex = table.child(index, .value) else { return EntryField(key: key, value: .plain("")) }
+        if let bytes = table.unprotectedBytes(valueIndex) {
             return EntryField(key: key, value: .protected(ProtectedValue(String(decoding: bytes, as: UTF8.self))))
         }
-        // ProtectInMemory: protected by flag without inner-stream masking (KDBX XML exports).
-        let isProtected = valueNode.isTrue("ProtectInMemory")
-        return EntryField(key: key, value: FieldValue(valueNode.string, isProtected: isProtected))
+        // ProtectInMemory: protected by flag without inner-stream masking (XML exports).
+        return EntryField(key: key, value: FieldValue(table.string(valueIndex), isProtected: table.isTrue(valueIndex, .protectInMemoryAttribute)))
     }
 
-    private func decodeAttachment(_ node: XMLNode) throws(KDBXError) -> Attachment {
-        guard let name = node.child("Key")?.string, let valueNode = node.child("Value") else {
+    private func decodeAttachment(_ index: Int) throws(KDBXError) -> Attachment {
+        guard let keyIndex = table.child(index, .key), let valueIndex = table.child(index, .value) else {
             throw .corrupt("XML: Binary without Key or Value")
         }
-        if let reference = valueNode.attribute("Ref") {
-            guard let index = Int(reference), let id = binaryReferences[index] else {
+        let name = table.string(keyIndex)
+        if let reference = table.attribute(valueIndex, .refAttribute) {
+            guard let number = Int(reference), let id = binaryReferences[number] else {
                 throw .corrupt("XML: attachment reference \(reference) does not exist")
             }
             return Attachment(name: name, binary: id)
         }
         // An inline attachment (no Ref): the value itself is the content.
-        let data: Data
-        if let bytes = valueNode.unprotectedBytes { data = Data(bytes) } else { data = try XMLValue.base64(valueNode) }
-        return Attachment(name: name, binary: pool.add(data, isProtected: valueNode.unprotectedBytes != nil))
+        if let bytes = table.unprotectedBytes(valueIndex) {
+            return Attachment(name: name, binary: pool.add(Data(bytes), isProtected: true))
+        }
+        return Attachment(name: name, binary: pool.add(try table.base64(valueIndex, names: names), isProtected: false))
     }
 
-    private func decodeAutoType(_ node: XMLNode) throws(KDBXError) -> AutoType {
+    private func decodeAutoType(_ index: Int) throws(KDBXError) -> AutoType {
         var autoType = AutoType()
-        for child in node.children {
-            switch child.name {
-            case "Enabled": autoType.isEnabled = try XMLValue.bool(child)
-            case "DataTransferObfuscation": autoType.dataTransferObfuscation = Int(try XMLValue.int(child))
-            case "DefaultSequence": autoType.defaultSequence = child.string
-            case "Association":
+        for child in table.children(index) {
+            switch table.name(child) {
+            case .enabled: autoType.isEnabled = try table.bool(child, names: names)
+            case .dataTransferObfuscation: autoType.dataTransferObfuscation = Int(try table.int(child, names: names))
+            case .defaultSequence: autoType.defaultSequence = table.string(child)
+            case .association:
                 autoType.associations.append(AutoType.Association(
-                    window: child.child("Window")?.string ?? "",
-                    keystrokeSequence: child.child("KeystrokeSequence")?.string ?? ""))
-            default: autoType.preserved.append(child.preserved)
+                    window: table.child(child, .window).map { table.string($0) } ?? "",
+                    keystrokeSequence: table.child(child, .keystrokeSequence).map { table.string($0) } ?? ""))
+            default: autoType.preserved.append(table.preserved(child, names: names))
             }
         }
         return autoType
     }
 
-    private func decodeGroup(_ node: XMLNode) throws(KDBXError) -> Group {
-        guard let uuidNode = node.child("UUID") else { throw .corrupt("XML: Group without UUID") }
+    private func decodeGroup(_ index: Int, frame: (entries: [Entry], groups: [Group])) throws(KDBXError) -> Group {
+        guard let uuidIndex = table.child(index, .uuid) else { throw .corrupt("XML: Group without UUID") }
         var group = Group(
-            uuid: try XMLValue.uuid(uuidNode), name: "", times: try decodeTimes(node.child("Times")),
-            groups: node.groups, entries: node.entries)
-        for child in node.children {
-            switch child.name {
-            case "UUID", "Times": break
-            case "Name": group.name = child.string
-            case "Notes": group.notes = child.string
-            case "IconID": group.iconID = Int(try XMLValue.int(child))
-            case "CustomIconUUID": group.customIconUUID = try XMLValue.optionalUUID(child)
-            case "IsExpanded": group.isExpanded = try XMLValue.bool(child)
-            case "DefaultAutoTypeSequence": group.defaultAutoTypeSequence = child.string
-            case "EnableAutoType": group.enableAutoType = try XMLValue.optionalBool(child)
-            case "EnableSearching": group.enableSearching = try XMLValue.optionalBool(child)
-            case "LastTopVisibleEntry": group.lastTopVisibleEntry = try XMLValue.optionalUUID(child)
-            case "PreviousParentGroup": group.previousParentGroup = try XMLValue.optionalUUID(child)
-            case "Tags": group.tags = XMLValue.tags(child)
-            case "CustomData": group.customData = try decodeCustomData(child)
-            default: group.preserved.append(child.preserved)
+            uuid: try table.uuid(uuidIndex, names: names), name: "", times: try decodeTimes(table.child(index, .times)),
+            groups: frame.groups, entries: frame.entries)
+        for child in table.children(index) {
+            switch table.name(child) {
+            case .uuid, .times: break
+            case .name: group.name = table.string(child)
+            case .notes: group.notes = table.string(child)
+            case .iconID: group.iconID = Int(try table.int(child, names: names))
+            case .customIconUUID: group.customIconUUID = try table.optionalUUID(child, names: names)
+            case .isExpanded: group.isExpanded = try table.bool(child, names: names)
+            case .defaultAutoTypeSequence: group.defaultAutoTypeSequence = table.string(child)
+            case .enableAutoType: group.enableAutoType = try table.optionalBool(child, names: names)
+            case .enableSearching: group.enableSearching = try table.optionalBool(child, names: names)
+            case .lastTopVisibleEntry: group.lastTopVisibleEntry = try table.optionalUUID(child, names: names)
+            case .previousParentGroup: group.previousParentGroup = try table.optionalUUID(child, names: names)
+            case .tags: group.tags = table.tags(child)
+            case .customData: group.customData = try decodeCustomData(child)
+            default: group.preserved.append(table.preserved(child, names: names))
             }
         }
         return group
     }
 
-    private func decodeMeta(_ node: XMLNode) throws(KDBXError) -> (Meta, Data?) {
+    private func decodeMeta(_ index: Int) throws(KDBXError) -> (Meta, Data?) {
         var meta = Meta(generator: "")
         var headerHash: Data?
-        func time(_ child: XMLNode) throws(KDBXError) -> Timestamp { try XMLValue.time(child) }
-        for child in node.children {
-            switch child.name {
-            case "Generator": meta.generator = child.string
-            case "HeaderHash": headerHash = try XMLValue.base64(child)
-            case "SettingsChanged": meta.settingsChanged = try time(child)
-            case "DatabaseName": meta.databaseName = child.string
-            case "DatabaseNameChanged": meta.databaseNameChanged = try time(child)
-            case "DatabaseDescription": meta.databaseDescription = child.string
-            case "DatabaseDescriptionChanged": meta.databaseDescriptionChanged = try time(child)
-            case "DefaultUserName": meta.defaultUserName = child.string
-            case "DefaultUserNameChanged": meta.defaultUserNameChanged = try time(child)
-            case "MaintenanceHistoryDays": meta.maintenanceHistoryDays = Int(try XMLValue.int(child))
-            case "Color": meta.color = child.string
-            case "MasterKeyChanged": meta.masterKeyChanged = try time(child)
-            case "MasterKeyChangeRec": meta.masterKeyChangeRecommended = try XMLValue.int(child)
-            case "MasterKeyChangeForce": meta.masterKeyChangeForced = try XMLValue.int(child)
-            case "MasterKeyChangeForceOnce": meta.masterKeyChangeForceOnce = try XMLValue.bool(child)
-            case "MemoryProtection":
-                for flag in child.children {
-                    let value = try XMLValue.bool(flag)
-                    switch flag.name {
-                    case "ProtectTitle": meta.memoryProtection.protectTitle = value
-                    case "ProtectUserName": meta.memoryProtection.protectUserName = value
-                    case "ProtectPassword": meta.memoryProtection.protectPassword = value
-                    case "ProtectURL": meta.memoryProtection.protectURL = value
-                    case "ProtectNotes": meta.memoryProtection.protectNotes = value
+        for child in table.children(index) {
+            let name = table.name(child)
+            switch name {
+            case .generator: meta.generator = table.string(child)
+            case .headerHash: headerHash = try table.base64(child, names: names)
+            case .settingsChanged: meta.settingsChanged = try table.time(child, names: names)
+            case .databaseName: meta.databaseName = table.string(child)
+            case .databaseNameChanged: meta.databaseNameChanged = try table.time(child, names: names)
+            case .databaseDescription: meta.databaseDescription = table.string(child)
+            case .databaseDescriptionChanged: meta.databaseDescriptionChanged = try table.time(child, names: names)
+            case .defaultUserName: meta.defaultUserName = table.string(child)
+            case .defaultUserNameChanged: meta.defaultUserNameChanged = try table.time(child, names: names)
+            case .maintenanceHistoryDays: meta.maintenanceHistoryDays = Int(try table.int(child, names: names))
+            case .color: meta.color = table.string(child)
+            case .masterKeyChanged: meta.masterKeyChanged = try table.time(child, names: names)
+            case .masterKeyChangeRec: meta.masterKeyChangeRecommended = try table.int(child, names: names)
+            case .masterKeyChangeForce: meta.masterKeyChangeForced = try table.int(child, names: names)
+            case .masterKeyChangeForceOnce: meta.masterKeyChangeForceOnce = try table.bool(child, names: names)
+            case .memoryProtection:
+                for flag in table.children(child) {
+                    let value = try table.bool(flag, names: names)
+                    switch table.name(flag) {
+                    case .protectTitle: meta.memoryProtection.protectTitle = value
+                    case .protectUserName: meta.memoryProtection.protectUserName = value
+                    case .protectPassword: meta.memoryProtection.protectPassword = value
+                    case .protectURL: meta.memoryProtection.protectURL = value
+                    case .protectNotes: meta.memoryProtection.protectNotes = value
                     default: break
                     }
                 }
-            case "CustomIcons":
-                for icon in child.children where icon.name == "Icon" {
-                    guard let uuidNode = icon.child("UUID"), let dataNode = icon.child("Data") else {
+            case .customIcons:
+                for icon in table.children(child) where table.name(icon) == .icon {
+                    guard let uuidIndex = table.child(icon, .uuid), let dataIndex = table.child(icon, .data) else {
                         throw .corrupt("XML: custom icon without UUID or Data")
                     }
                     meta.customIcons.append(CustomIcon(
-                        uuid: try XMLValue.uuid(uuidNode), data: try XMLValue.base64(dataNode),
-                        name: icon.child("Name")?.string,
-                        lastModified: try icon.child("LastModificationTime").map { node throws(KDBXError) in try time(node) }))
+                        uuid: try table.uuid(uuidIndex, names: names), data: try table.base64(dataIndex, names: names),
+                        name: table.child(icon, .name).map { table.string($0) },
+                        lastModified: try optionalTime(table.child(icon, .lastModificationTime))))
                 }
-            case "RecycleBinEnabled": meta.recycleBinEnabled = try XMLValue.bool(child)
-            case "RecycleBinUUID": meta.recycleBinUUID = try XMLValue.optionalUUID(child)
-            case "RecycleBinChanged": meta.recycleBinChanged = try time(child)
-            case "EntryTemplatesGroup": meta.entryTemplatesGroup = try XMLValue.optionalUUID(child)
-            case "EntryTemplatesGroupChanged": meta.entryTemplatesGroupChanged = try time(child)
-            case "HistoryMaxItems": meta.historyMaxItems = Int(try XMLValue.int(child))
-            case "HistoryMaxSize": meta.historyMaxSize = try XMLValue.int(child)
-            case "LastSelectedGroup": meta.lastSelectedGroup = try XMLValue.optionalUUID(child)
-            case "LastTopVisibleGroup": meta.lastTopVisibleGroup = try XMLValue.optionalUUID(child)
-            case "CustomData": meta.customData = try decodeCustomData(child)
-            case "Binaries": try decodeMetaBinaries(child)
-            default: meta.preserved.append(child.preserved)
+            case .recycleBinEnabled: meta.recycleBinEnabled = try table.bool(child, names: names)
+            case .recycleBinUUID: meta.recycleBinUUID = try table.optionalUUID(child, names: names)
+            case .recycleBinChanged: meta.recycleBinChanged = try table.time(child, names: names)
+            case .entryTemplatesGroup: meta.entryTemplatesGroup = try table.optionalUUID(child, names: names)
+            case .entryTemplatesGroupChanged: meta.entryTemplatesGroupChanged = try table.time(child, names: names)
+            case .historyMaxItems: meta.historyMaxItems = Int(try table.int(child, names: names))
+            case .historyMaxSize: meta.historyMaxSize = try table.int(child, names: names)
+            case .lastSelectedGroup: meta.lastSelectedGroup = try table.optionalUUID(child, names: names)
+            case .lastTopVisibleGroup: meta.lastTopVisibleGroup = try table.optionalUUID(child, names: names)
+            case .customData: meta.customData = try decodeCustomData(child)
+            case .binaries: try decodeMetaBinaries(child)
+            default: meta.preserved.append(table.preserved(child, names: names))
             }
         }
         return (meta, headerHash)
     }
 
     /// KDBX 3.1 keeps attachment contents in `<Meta><Binaries>`, optionally gzip-compressed.
-    private func decodeMetaBinaries(_ node: XMLNode) throws(KDBXError) {
-        for binary in node.children where binary.name == "Binary" {
-            guard let idText = binary.attribute("ID"), let id = Int(idText) else {
+    private func decodeMetaBinaries(_ index: Int) throws(KDBXError) {
+        for binary in table.children(index) where table.name(binary) == .binary {
+            guard let idText = table.attribute(binary, .idAttribute), let id = Int(idText) else {
                 throw .corrupt("XML: Meta binary without a numeric ID")
             }
+            let isProtected = table.unprotectedBytes(binary) != nil
             var data: Data
-            if let bytes = binary.unprotectedBytes { data = Data(bytes) } else { data = try XMLValue.base64(binary) }
-            if binary.isTrue("Compressed") {
+            if let bytes = table.unprotectedBytes(binary) { data = Data(bytes) } else { data = try table.base64(binary, names: names) }
+            if table.isTrue(binary, .compressedAttribute) {
                 data = try Gzip.decompress(data, limit: ResourceLimits.standard.maximumPayloadBytes)
             }
             guard binaryReferences[id] == nil else { throw .corrupt("XML: Meta binary ID \(id) repeated") }
-            binaryReferences[id] = pool.add(data, isProtected: binary.unprotectedBytes != nil)
+            binaryReferences[id] = pool.add(data, isProtected: isProtected)
         }
     }
 }

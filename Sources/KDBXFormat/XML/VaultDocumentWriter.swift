@@ -53,7 +53,7 @@ struct VaultDocumentWriter {
     }
 
     private func uuid(_ value: UUID?) -> String {
-        (value ?? XMLValue.zeroUUID).data.base64EncodedString()
+        (value ?? ElementTable.zeroUUID).data.base64EncodedString()
     }
 
     private func bool(_ value: Bool) -> String { value ? "True" : "False" }

@@ -1,0 +1,163 @@
+internal import Foundation
+internal import MyPassCore
+
+/// The elements of the part of the document being read, stored flat: one array of small records,
+/// one shared text buffer, no object per element. Entries and groups are converted to model values
+/// as soon as they end and their elements are dropped (`truncate`), so the table holds one entry at
+/// a time, and its storage is reused for the next.
+///
+/// Text is recorded only before an element's first child (KeePass elements hold either text or
+/// children; whitespace between children is indentation).
+struct ElementTable {
+    struct Element {
+        var name: ElementName
+        var parent: Int32
+        var firstChild: Int32 = -1
+        var lastChild: Int32 = -1
+        var nextSibling: Int32 = -1
+        var previousSibling: Int32 = -1
+        var textStart: Int
+        var textEnd: Int
+        var attributeStart: Int32
+        var attributeEnd: Int32
+        /// Index into `unprotected` for `Protected="True"` values, -1 otherwise.
+        var unprotected: Int32 = -1
+    }
+
+    private(set) var elements: [Element] = []
+    private(set) var text: [UInt8] = []
+    private(set) var attributes: [(name: ElementName, value: String)] = []
+    private(set) var unprotected: [[UInt8]] = []
+
+    var count: Int { elements.count }
+
+    /// Appends a started element under `parent` (-1 for none); `linked` false keeps it out of the
+    /// parent's child list (entries and groups, which are converted and dropped separately).
+    mutating func append(_ name: ElementName, parent: Int, linked: Bool, attributes newAttributes: [(ElementName, String)]) -> Int {
+        let index = elements.count
+        let attributeStart = Int32(attributes.count)
+        attributes.append(contentsOf: newAttributes.map { (name: $0.0, value: $0.1) })
+        elements.append(Element(
+            name: name, parent: Int32(parent), textStart: text.count, textEnd: text.count,
+            attributeStart: attributeStart, attributeEnd: Int32(attributes.count)))
+        if parent >= 0 && linked {
+            let last = elements[parent].lastChild
+            if last >= 0 {
+                elements[Int(last)].nextSibling = Int32(index)
+                elements[index].previousSibling = last
+            } else {
+                elements[parent].firstChild = Int32(index)
+            }
+            elements[parent].lastChild = Int32(index)
+        }
+        return index
+    }
+
+    /// Adds character data to element `index` if it has no children yet.
+    mutating func appendText(_ bytes: UnsafeBufferPointer<UInt8>, to index: Int) {
+        guard elements[index].firstChild < 0, elements[index].textEnd == text.count else { return }
+        text.append(contentsOf: bytes)
+        elements[index].textEnd = text.count
+    }
+
+    /// Replaces the text of `index` by its unmasked bytes.
+    mutating func setUnprotected(_ bytes: [UInt8], for index: Int) {
+        elements[index].unprotected = Int32(unprotected.count)
+        unprotected.append(bytes)
+    }
+
+    /// Drops element `index` and everything after it (its descendants), keeping the storage.
+    mutating func truncate(to index: Int) {
+        guard index < elements.count else { return }
+        let element = elements[index]
+        // Unlink it from its parent, whose last child it is (everything after it is its subtree).
+        let parent = Int(element.parent)
+        if parent >= 0 && parent < index && elements[parent].lastChild == Int32(index) {
+            elements[parent].lastChild = element.previousSibling
+            if element.previousSibling >= 0 {
+                elements[Int(element.previousSibling)].nextSibling = -1
+            } else {
+                elements[parent].firstChild = -1
+            }
+        }
+        text.removeSubrange(element.textStart...)
+        attributes.removeSubrange(Int(element.attributeStart)...)
+        if let firstUnprotected = elements[index...].first(where: { $0.unprotected >= 0 })?.unprotected {
+            unprotected.removeSubrange(Int(firstUnprotected)...)
+        }
+        elements.removeSubrange(index...)
+    }
+
+    // MARK: Reading
+
+    func name(_ index: Int) -> ElementName { elements[index].name }
+
+    /// The children of `index` in document order.
+    func children(_ index: Int) -> ChildSequence { ChildSequence(table: self, cursor: Int(elements[index].firstChild)) }
+
+    /// The first child of `index` called `name`.
+    func child(_ index: Int, _ name: ElementName) -> Int? {
+        var child = Int(elements[index].firstChild)
+        while child >= 0 {
+            if elements[child].name == name { return child }
+            child = Int(elements[child].nextSibling)
+        }
+        return nil
+    }
+
+    /// The raw text of `index`.
+    func bytes(_ index: Int) -> ArraySlice<UInt8> {
+        text[elements[index].textStart..<elements[index].textEnd]
+    }
+
+    /// The text of `index` as a string.
+    func string(_ index: Int) -> String {
+        String(decoding: bytes(index), as: UTF8.self)
+    }
+
+    /// Whether `index` has no text.
+    func isEmpty(_ index: Int) -> Bool { elements[index].textStart == elements[index].textEnd }
+
+    /// The unmasked bytes of a protected value.
+    func unprotectedBytes(_ index: Int) -> [UInt8]? {
+        let slot = elements[index].unprotected
+        return slot >= 0 ? unprotected[Int(slot)] : nil
+    }
+
+    /// The value of attribute `name` on `index`.
+    func attribute(_ index: Int, _ name: ElementName) -> String? {
+        let element = elements[index]
+        guard element.attributeStart < element.attributeEnd else { return nil }
+        return attributes[Int(element.attributeStart)..<Int(element.attributeEnd)].first { $0.name == name }?.value
+    }
+
+    /// Whether attribute `name` holds KeePass's true.
+    func isTrue(_ index: Int, _ name: ElementName) -> Bool {
+        attribute(index, name)?.lowercased() == "true"
+    }
+
+    /// Element `index` and everything below it, as preserved XML.
+    func preserved(_ index: Int, names: ElementNameTable) -> PreservedXML {
+        let element = elements[index]
+        let childIndices = Array(children(index))
+        return PreservedXML(
+            name: names.string(element.name),
+            attributes: attributes[Int(element.attributeStart)..<Int(element.attributeEnd)].map {
+                PreservedXML.Attribute(name: names.string($0.name), value: $0.value)
+            },
+            text: childIndices.isEmpty ? string(index) : "",
+            children: childIndices.map { preserved($0, names: names) })
+    }
+
+    /// Iterates the children of an element.
+    struct ChildSequence: Sequence, IteratorProtocol {
+        let table: ElementTable
+        var cursor: Int
+
+        mutating func next() -> Int? {
+            guard cursor >= 0 else { return nil }
+            defer { cursor = Int(table.elements[cursor].nextSibling) }
+            return cursor
+        }
+    }
+}
