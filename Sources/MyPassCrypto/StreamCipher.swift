@@ -99,16 +99,16 @@ public final class StreamCipher {
             try xorKeystream(into: base + position, count: wholeBytes)
             position += wholeBytes
         }
-        // 3. A partial tail: generate one block, use its head, keep the rest for the next call.
+        // 3. A partial tail: generate one block in place (its buffer is reused, locked once), use its
+        //    head, keep the rest for the next call.
         if position < total {
-            var freshBlock = SecureBytes(count: Self.blockSize)
-            let result: Result<Void, CryptoError> = freshBlock.withUnsafeMutableBytes { block in
-                Result { () throws(CryptoError) in
+            let result: Result<Void, CryptoError> = pendingBlock.withUnsafeMutableBytes { block in
+                block.initializeMemory(as: UInt8.self, repeating: 0)
+                return Result { () throws(CryptoError) in
                     try xorKeystream(into: block.baseAddress!.assumingMemoryBound(to: UInt8.self), count: Self.blockSize)
                 }
             }
             try result.get()
-            pendingBlock = freshBlock
             let take = total - position
             pendingBlock.withUnsafeBytes { pending in
                 for index in 0..<take { base[position + index] ^= pending[index] }

@@ -10,6 +10,39 @@ enum Base64 {
         return table
     }()
 
+    /// Decodes exactly `count` bytes (at most 18) from `text` into `output` without allocating; false
+    /// when `text` is not the strict base64 of exactly that many bytes.
+    static func decode(_ text: ArraySlice<UInt8>, count: Int, into output: UnsafeMutableRawBufferPointer) -> Bool {
+        let expectedLength = (count + 2) / 3 * 4
+        guard text.count == expectedLength, output.count >= count else { return false }
+        return decodeTable.withUnsafeBufferPointer { table -> Bool in
+            var written = 0
+            var index = text.startIndex
+            while index < text.endIndex {
+                var group: UInt32 = 0
+                var valid = 0
+                for offset in 0..<4 {
+                    let character = text[index + offset]
+                    if character == UInt8(ascii: "=") {
+                        group <<= 6
+                    } else {
+                        let value = table[Int(character)]
+                        guard value < 64, valid == offset else { return false }
+                        group = group << 6 | UInt32(value)
+                        valid += 1
+                    }
+                }
+                for shift in [16, 8, 0] where written < count {
+                    guard valid > 1 || shift == 16 else { break }
+                    output[written] = UInt8(truncatingIfNeeded: group >> UInt32(shift))
+                    written += 1
+                }
+                index += 4
+            }
+            return written == count
+        }
+    }
+
     /// The bytes `text` encodes, or nil when it is not strict base64.
     static func decode(_ text: ArraySlice<UInt8>) -> [UInt8]? {
         let count = text.count

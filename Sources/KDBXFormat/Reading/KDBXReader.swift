@@ -46,7 +46,12 @@ public enum KDBXReader {
         _ payload: Data, compression: PayloadCompression, to reader: PayloadDocumentReader, limits: ResourceLimits
     ) throws(KDBXError) {
         if compression == .gzip {
-            try Gzip.decompress(payload, limit: limits.maximumPayloadBytes) { chunk throws(KDBXError) in try reader.feed(chunk) }
+            try PipelinedInflater.decompress(payload, limit: limits.maximumPayloadBytes) { chunk throws(KDBXError) in
+                let result: Result<Void, KDBXError> = chunk.withUnsafeBytes { bytes in
+                    Result { () throws(KDBXError) in try reader.feed(bytes) }
+                }
+                try result.get()
+            }
             return
         }
         let chunkSize = 1 << 20

@@ -65,6 +65,9 @@ struct ElementName: Hashable, Sendable {
 /// Interns element names: libxml2 hands out one pointer per distinct name (its dictionary), so a
 /// name is turned into a Swift string only the first time its pointer is seen.
 struct ElementNameTable {
+    /// A direct-mapped cache in front of the dictionary: most lookups hit it.
+    private var recentPointers = [UnsafeRawPointer?](repeating: nil, count: 256)
+    private var recentNames = [ElementName](repeating: ElementName(id: -1), count: 256)
     private var byPointer: [UnsafeRawPointer: ElementName] = [:]
     private var byString: [String: ElementName]
     private(set) var strings: [String]
@@ -77,9 +80,17 @@ struct ElementNameTable {
     /// The identifier of the name at `pointer` (a NUL-terminated UTF-8 string).
     mutating func intern(_ pointer: UnsafePointer<UInt8>) -> ElementName {
         let raw = UnsafeRawPointer(pointer)
-        if let known = byPointer[raw] { return known }
-        let name = intern(String(cString: pointer))
-        byPointer[raw] = name
+        let slot = Int(UInt(bitPattern: raw) >> 4 & 0xFF)
+        if recentPointers[slot] == raw { return recentNames[slot] }
+        let name: ElementName
+        if let known = byPointer[raw] {
+            name = known
+        } else {
+            name = intern(String(cString: pointer))
+            byPointer[raw] = name
+        }
+        recentPointers[slot] = raw
+        recentNames[slot] = name
         return name
     }
 

@@ -93,7 +93,30 @@ struct ElementTable {
     func name(_ index: Int) -> ElementName { elements[index].name }
 
     /// The children of `index` in document order.
-    func children(_ index: Int) -> ChildSequence { ChildSequence(table: self, cursor: Int(elements[index].firstChild)) }
+    func children(_ index: Int) -> [Int] {
+        var result: [Int] = []
+        var child = Int(elements[index].firstChild)
+        while child >= 0 {
+            result.append(child)
+            child = Int(elements[child].nextSibling)
+        }
+        return result
+    }
+
+    /// Calls `body` with each child of `index` in document order (no allocation).
+    func forEachChild(_ index: Int, _ body: (Int) throws(KDBXError) -> Void) throws(KDBXError) {
+        var child = Int(elements[index].firstChild)
+        while child >= 0 {
+            try body(child)
+            child = Int(elements[child].nextSibling)
+        }
+    }
+
+    /// The first child of `index`, or -1.
+    func firstChild(_ index: Int) -> Int { Int(elements[index].firstChild) }
+
+    /// The next sibling of `index`, or -1.
+    func nextSibling(_ index: Int) -> Int { Int(elements[index].nextSibling) }
 
     /// The first child of `index` called `name`.
     func child(_ index: Int, _ name: ElementName) -> Int? {
@@ -139,7 +162,7 @@ struct ElementTable {
     /// Element `index` and everything below it, as preserved XML.
     func preserved(_ index: Int, names: ElementNameTable) -> PreservedXML {
         let element = elements[index]
-        let childIndices = Array(children(index))
+        let childIndices = children(index)
         return PreservedXML(
             name: names.string(element.name),
             attributes: attributes[Int(element.attributeStart)..<Int(element.attributeEnd)].map {
@@ -147,17 +170,5 @@ struct ElementTable {
             },
             text: childIndices.isEmpty ? string(index) : "",
             children: childIndices.map { preserved($0, names: names) })
-    }
-
-    /// Iterates the children of an element.
-    struct ChildSequence: Sequence, IteratorProtocol {
-        let table: ElementTable
-        var cursor: Int
-
-        mutating func next() -> Int? {
-            guard cursor >= 0 else { return nil }
-            defer { cursor = Int(table.elements[cursor].nextSibling) }
-            return cursor
-        }
     }
 }

@@ -37,8 +37,13 @@ final class StrictXMLParser {
     /// Deepest element nesting accepted (KeePass documents nest groups; 1000 levels is far beyond use).
     static let maximumDepth = 1000
 
-    private unowned let handler: any XMLEventHandler
-    private var failure: KDBXError?
+    /// The handler owns this parser (it is the parser's only client and outlives it).
+    private unowned(unsafe) let handler: any XMLEventHandler
+    private var failure: KDBXError? {
+        didSet { hasFailed = failure != nil }
+    }
+    /// `failure != nil`, kept apart because the hot callbacks test it millions of times.
+    private var hasFailed = false
     private var depth = 0
     private var context: xmlParserCtxtPtr?
 
@@ -48,16 +53,16 @@ final class StrictXMLParser {
         var sax = xmlSAXHandler()
         sax.initialized = UInt32(XML_SAX2_MAGIC)
         sax.startElementNs = { context, localName, _, _, _, _, attributeCount, _, attributes in
-            StrictXMLParser.from(context).didStart(localName, attributeCount, attributes)
+            StrictXMLParser.with(context) { $0.didStart(localName, attributeCount, attributes) }
         }
         sax.endElementNs = { context, _, _, _ in
-            StrictXMLParser.from(context).didEnd()
+            StrictXMLParser.with(context) { $0.didEnd() }
         }
         sax.characters = { context, bytes, length in
-            StrictXMLParser.from(context).didRead(bytes, length)
+            StrictXMLParser.with(context) { $0.didRead(bytes, length) }
         }
         sax.cdataBlock = { context, bytes, length in
-            StrictXMLParser.from(context).didRead(bytes, length)
+            StrictXMLParser.with(context) { $0.didRead(bytes, length) }
         }
         sax.internalSubset = { context, _, _, _ in
             StrictXMLParser.from(context).fail(.corrupt("XML: a DOCTYPE is not allowed"))
@@ -134,6 +139,12 @@ final class StrictXMLParser {
         Unmanaged<StrictXMLParser>.fromOpaque(context!).takeUnretainedValue()
     }
 
+    /// Calls `body` with the parser behind a callback's context without retaining it (the parser
+    /// outlives every callback of its own parse).
+    private static func with(_ context: UnsafeMutableRawPointer?, _ body: (StrictXMLParser) -> Void) {
+        Unmanaged<StrictXMLParser>.fromOpaque(context!)._withUnsafeGuaranteedRef(body)
+    }
+
     private func fail(_ error: KDBXError) {
         if failure == nil { failure = error }
         if let context { xmlStopParser(context) }
@@ -143,7 +154,7 @@ final class StrictXMLParser {
         _ localName: UnsafePointer<xmlChar>?, _ attributeCount: Int32,
         _ attributes: UnsafeMutablePointer<UnsafePointer<xmlChar>?>?
     ) {
-        guard failure == nil, let localName else { return }
+        guard !hasFailed, let localName else { return }
         depth += 1
         guard depth <= Self.maximumDepth else {
             fail(.corrupt("XML nesting deeper than \(Self.maximumDepth) levels"))
@@ -157,13 +168,13 @@ final class StrictXMLParser {
     }
 
     private func didEnd() {
-        guard failure == nil else { return }
+        guard !hasFailed else { return }
         depth -= 1
         do { try handler.endElement() } catch { fail(error) }
     }
 
     private func didRead(_ bytes: UnsafePointer<xmlChar>?, _ length: Int32) {
-        guard failure == nil, let bytes, length > 0 else { return }
+        guard !hasFailed, let bytes, length > 0 else { return }
         handler.characters(UnsafeBufferPointer(start: bytes, count: Int(length)))
     }
 }

@@ -185,7 +185,7 @@ final class VaultDocumentReader: XMLEventHandler {
     private func decodeTimes(_ index: Int?) throws(KDBXError) -> Times {
         var times = Times(allAt: Timestamp(secondsSinceYearOne: 0))
         guard let index else { return times }
-        for child in table.children(index) {
+        try table.forEachChild(index) { child throws(KDBXError) in
             switch table.name(child) {
             case .creationTime: times.created = try table.time(child, names: names)
             case .lastModificationTime: times.lastModified = try table.time(child, names: names)
@@ -214,7 +214,7 @@ final class VaultDocumentReader: XMLEventHandler {
     private func decodeEntry(_ index: Int, history: [Entry]?) throws(KDBXError) -> Entry {
         guard let uuidIndex = table.child(index, .uuid) else { throw .corrupt("XML: Entry without UUID") }
         var entry = Entry(uuid: try table.uuid(uuidIndex, names: names), times: try decodeTimes(table.child(index, .times)))
-        for child in table.children(index) {
+        try table.forEachChild(index) { child throws(KDBXError) in
             switch table.name(child) {
             case .uuid, .times: break
             case .iconID: entry.iconID = Int(try table.int(child, names: names))
@@ -269,7 +269,7 @@ final class VaultDocumentReader: XMLEventHandler {
 
     private func decodeAutoType(_ index: Int) throws(KDBXError) -> AutoType {
         var autoType = AutoType()
-        for child in table.children(index) {
+        try table.forEachChild(index) { child throws(KDBXError) in
             switch table.name(child) {
             case .enabled: autoType.isEnabled = try table.bool(child, names: names)
             case .dataTransferObfuscation: autoType.dataTransferObfuscation = Int(try table.int(child, names: names))

@@ -4,32 +4,51 @@ internal import MyPassCore
 /// KeePass's conventions for values in the document; every malformed value is `.corrupt`.
 extension ElementTable {
     func bool(_ index: Int, names: ElementNameTable) throws(KDBXError) -> Bool {
-        switch string(index).lowercased() {
-        case "true": return true
-        case "false", "": return false
-        default: throw .corrupt("\(names.string(name(index))): not a boolean")
+        switch try optionalBool(index, names: names, allowingNull: false) {
+        case true?: return true
+        default: return false
         }
     }
 
-    /// KeePass's nullable boolean: "null" (or empty) is nil.
-    func optionalBool(_ index: Int, names: ElementNameTable) throws(KDBXError) -> Bool? {
-        let text = string(index).lowercased()
-        if text == "null" || text.isEmpty { return nil }
-        return try bool(index, names: names)
+    /// KeePass's nullable boolean: "null" (or empty) is nil. Case-insensitive.
+    func optionalBool(_ index: Int, names: ElementNameTable, allowingNull: Bool = true) throws(KDBXError) -> Bool? {
+        let raw = bytes(index)
+        if raw.isEmpty { return allowingNull ? nil : false }
+        let lowered = raw.map { $0 | 0x20 }
+        if lowered.elementsEqual("true".utf8) { return true }
+        if lowered.elementsEqual("false".utf8) { return false }
+        if allowingNull && lowered.elementsEqual("null".utf8) { return nil }
+        throw .corrupt("\(names.string(name(index))): not a boolean")
     }
 
+    /// A decimal integer (optional sign, surrounding spaces allowed).
     func int(_ index: Int, names: ElementNameTable) throws(KDBXError) -> Int64 {
-        let text = string(index).trimmingCharacters(in: .whitespaces)
-        guard let value = Int64(text) else { throw .corrupt("\(names.string(name(index))): not a number") }
-        return value
+        var digits = bytes(index)
+        while digits.first == 0x20 || digits.first == 0x09 { digits.removeFirst() }
+        while digits.last == 0x20 || digits.last == 0x09 { digits.removeLast() }
+        var negative = false
+        if let sign = digits.first, sign == UInt8(ascii: "-") || sign == UInt8(ascii: "+") {
+            negative = sign == UInt8(ascii: "-")
+            digits.removeFirst()
+        }
+        guard !digits.isEmpty, digits.count <= 19 else { throw .corrupt("\(names.string(name(index))): not a number") }
+        var value: Int64 = 0
+        for digit in digits {
+            guard digit >= 48 && digit <= 57 else { throw .corrupt("\(names.string(name(index))): not a number") }
+            let (multiplied, overflow1) = value.multipliedReportingOverflow(by: 10)
+            let (added, overflow2) = multiplied.addingReportingOverflow(Int64(digit - 48))
+            guard !overflow1 && !overflow2 else { throw .corrupt("\(names.string(name(index))): number out of range") }
+            value = added
+        }
+        return negative ? -value : value
     }
 
     /// A required UUID in base64.
     func uuid(_ index: Int, names: ElementNameTable) throws(KDBXError) -> UUID {
-        guard let bytes = Base64.decode(self.bytes(index)), let uuid = UUID(bytes: Data(bytes)) else {
-            throw .corrupt("\(names.string(name(index))): not a base64 UUID")
-        }
-        return uuid
+        var raw: uuid_t = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
+        let valid = withUnsafeMutableBytes(of: &raw) { Base64.decode(bytes(index), count: 16, into: $0) }
+        guard valid else { throw .corrupt("\(names.string(name(index))): not a base64 UUID") }
+        return UUID(uuid: raw)
     }
 
     /// An optional UUID reference: the all-zero UUID and an empty element are nil.
@@ -44,10 +63,9 @@ extension ElementTable {
     /// A time: base64 of little-endian seconds since year one (KDBX 4) or ISO 8601 (KDBX 3.1).
     func time(_ index: Int, names: ElementNameTable) throws(KDBXError) -> Timestamp {
         let raw = bytes(index)
-        if raw.count == 12, let decoded = Base64.decode(raw), decoded.count == 8 {
-            var seconds: Int64 = 0
-            for (offset, byte) in decoded.enumerated() { seconds |= Int64(byte) << (8 * offset) }
-            return Timestamp(secondsSinceYearOne: seconds)
+        var seconds: UInt64 = 0
+        if raw.count == 12, withUnsafeMutableBytes(of: &seconds, { Base64.decode(raw, count: 8, into: $0) }) {
+            return Timestamp(secondsSinceYearOne: Int64(bitPattern: UInt64(littleEndian: seconds)))
         }
         guard let parsed = Timestamp(iso8601: String(decoding: raw, as: UTF8.self)) else {
             throw .corrupt("\(names.string(name(index))): not a KeePass time")
@@ -63,9 +81,17 @@ extension ElementTable {
         return Data(bytes)
     }
 
-    /// KeePass tag lists are separated by ';' or ','.
+    /// KeePass tag lists are separated by ';' or ',' (spaces around tags ignored).
     func tags(_ index: Int) -> [String] {
-        string(index).split(whereSeparator: { $0 == ";" || $0 == "," })
-            .map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+        let raw = bytes(index)
+        guard !raw.isEmpty else { return [] }
+        var tags: [String] = []
+        for piece in raw.split(whereSeparator: { $0 == UInt8(ascii: ";") || $0 == UInt8(ascii: ",") }) {
+            var trimmed = piece
+            while trimmed.first == 0x20 { trimmed.removeFirst() }
+            while trimmed.last == 0x20 { trimmed.removeLast() }
+            if !trimmed.isEmpty { tags.append(String(decoding: trimmed, as: UTF8.self)) }
+        }
+        return tags
     }
 }
