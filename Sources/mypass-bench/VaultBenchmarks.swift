@@ -57,6 +57,8 @@ func runVaultBenchmark(entries: Int, directory: URL) throws {
         _ = try KDBXWriter.serialize(vault, settings: settings, key: key, cachedKey: derived)
     }
     report("save (serialize, cheap KDF)", save)
+    let xml = try medianSeconds(repetitions: 3) { _ = try KDBXWriter.plainXML(vault) }
+    report("  of which: XML document alone", xml)
     print("written to \(path.path); run `mypass-bench open \(path.path)` for open time and peak memory")
 }
 

@@ -10,6 +10,33 @@ enum Base64 {
         return table
     }()
 
+    private static let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/".utf8)
+
+    /// The base64 text of `bytes` (for the short values written per entry: times, UUIDs).
+    static func encode(_ bytes: UnsafeRawBufferPointer) -> String {
+        let length = (bytes.count + 2) / 3 * 4
+        return String(unsafeUninitializedCapacity: length) { output in
+            alphabet.withUnsafeBufferPointer { table in
+                var written = 0
+                var index = 0
+                while index < bytes.count {
+                    let remaining = bytes.count - index
+                    let b0 = UInt32(bytes[index])
+                    let b1 = remaining > 1 ? UInt32(bytes[index + 1]) : 0
+                    let b2 = remaining > 2 ? UInt32(bytes[index + 2]) : 0
+                    let group = b0 << 16 | b1 << 8 | b2
+                    output[written] = table[Int(group >> 18 & 63)]
+                    output[written + 1] = table[Int(group >> 12 & 63)]
+                    output[written + 2] = remaining > 1 ? table[Int(group >> 6 & 63)] : UInt8(ascii: "=")
+                    output[written + 3] = remaining > 2 ? table[Int(group & 63)] : UInt8(ascii: "=")
+                    written += 4
+                    index += 3
+                }
+                return written
+            }
+        }
+    }
+
     /// Decodes exactly `count` bytes (at most 18) from `text` into `output` without allocating; false
     /// when `text` is not the strict base64 of exactly that many bytes.
     static func decode(_ text: ArraySlice<UInt8>, count: Int, into output: UnsafeMutableRawBufferPointer) -> Bool {

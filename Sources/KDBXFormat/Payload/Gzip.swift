@@ -124,3 +124,62 @@ enum Gzip {
         return output
     }
 }
+
+/// Compresses a payload that arrives in pieces (the XML document as it is written) into one gzip
+/// stream, or collects it unchanged when compression is off.
+final class PayloadCompressor {
+    private var stream = z_stream()
+    private let compressing: Bool
+    private var output = Data()
+    private var scratch = [UInt8](repeating: 0, count: 256 * 1024)
+
+    /// A compressor for `compression` at zlib `level` (KeePass uses the default, 6).
+    init(_ compression: PayloadCompression, level: Int32 = 6) throws(KDBXError) {
+        compressing = compression == .gzip
+        if compressing {
+            guard deflateInit2_(&stream, level, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY,
+                                ZLIB_VERSION, Int32(MemoryLayout<z_stream>.size)) == Z_OK else {
+                throw .unwritable("gzip: zlib could not start")
+            }
+        }
+    }
+
+    deinit {
+        if compressing { deflateEnd(&stream) }
+    }
+
+    /// Adds the next piece of the payload.
+    func append(_ bytes: UnsafeRawBufferPointer) throws(KDBXError) {
+        guard compressing else {
+            output.append(contentsOf: bytes)
+            return
+        }
+        try run(bytes, flush: Z_NO_FLUSH)
+    }
+
+    /// Ends the stream and returns the compressed (or collected) payload.
+    func finish() throws(KDBXError) -> Data {
+        if compressing { try run(UnsafeRawBufferPointer(start: nil, count: 0), flush: Z_FINISH) }
+        defer { output = Data() }
+        return output
+    }
+
+    private func run(_ bytes: UnsafeRawBufferPointer, flush: Int32) throws(KDBXError) {
+        stream.next_in = UnsafeMutablePointer(mutating: bytes.bindMemory(to: Bytef.self).baseAddress)
+        stream.avail_in = uInt(bytes.count)
+        var status: Int32 = Z_OK
+        repeat {
+            let capacity = scratch.count
+            status = scratch.withUnsafeMutableBytes { buffer -> Int32 in
+                stream.next_out = buffer.bindMemory(to: Bytef.self).baseAddress
+                stream.avail_out = uInt(capacity)
+                let result = deflate(&stream, flush)
+                output.append(contentsOf: UnsafeRawBufferPointer(rebasing: buffer[0..<(capacity - Int(stream.avail_out))]))
+                return result
+            }
+            guard status == Z_OK || status == Z_STREAM_END || status == Z_BUF_ERROR else {
+                throw .unwritable("gzip: deflate failed (\(status))")
+            }
+        } while stream.avail_out == 0 || (flush == Z_FINISH && status != Z_STREAM_END)
+    }
+}

@@ -96,12 +96,16 @@ public enum KDBXWriter {
             binaries.append(binary)
         }
         let inner = InnerHeader(streamAlgorithm: .chaCha20, streamKey: streamKey, binaries: binaries)
-        let xml = try VaultDocumentWriter(
+        let compressor = try PayloadCompressor(header.compression)
+        let innerBytes = inner.serialized()
+        let innerResult: Result<Void, KDBXError> = innerBytes.withUnsafeBytes { bytes in
+            Result { () throws(KDBXError) in try compressor.append(bytes) }
+        }
+        try innerResult.get()
+        try VaultDocumentWriter(
             vault: vault, version: header.version, innerStream: stream, headerHash: nil,
-            binaryOrder: binaryOrder, compressMetaBinaries: false).write()
-        var payload = inner.serialized()
-        payload.append(xml)
-        if header.compression == .gzip { payload = try Gzip.compress(payload) }
+            binaryOrder: binaryOrder, compressMetaBinaries: false).write { bytes throws(KDBXError) in try compressor.append(bytes) }
+        let payload = try compressor.finish()
         let ciphertext = try PayloadCrypto.encrypt(
             payload, cipher: header.cipher, key: key.cipherKey(masterSeed: header.masterSeed), iv: header.encryptionIV)
         let hmacBase = key.hmacBaseKey(masterSeed: header.masterSeed)
@@ -123,10 +127,12 @@ public enum KDBXWriter {
         header.innerStream = .salsa20
         let headerBytes = try header.serialized()
         let stream = try PayloadCrypto.innerStream(.salsa20, key: streamKey)
-        let xml = try VaultDocumentWriter(
+        let compressor = try PayloadCompressor(header.compression)
+        try VaultDocumentWriter(
             vault: vault, version: header.version, innerStream: stream, headerHash: SHA256.hash(headerBytes),
-            binaryOrder: binaryOrder, compressMetaBinaries: header.compression == .gzip).write()
-        let compressed = header.compression == .gzip ? try Gzip.compress(xml) : xml
+            binaryOrder: binaryOrder, compressMetaBinaries: header.compression == .gzip
+        ).write { bytes throws(KDBXError) in try compressor.append(bytes) }
+        let compressed = try compressor.finish()
         var plaintext = startBytes
         plaintext.append(HashedBlockStream.write(compressed))
         var file = headerBytes

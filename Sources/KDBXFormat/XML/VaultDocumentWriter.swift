@@ -22,8 +22,16 @@ struct VaultDocumentWriter {
         Dictionary(uniqueKeysWithValues: binaryOrder.enumerated().map { ($1, $0) })
     }
 
+    /// The whole document in memory.
     func write() throws(KDBXError) -> Data {
-        let xml = try XMLTextWriter()
+        var document = Data()
+        try write { bytes throws(KDBXError) in document.append(contentsOf: bytes) }
+        return document
+    }
+
+    /// Streams the document to `sink` in pieces.
+    func write(to sink: @escaping XMLTextWriter.Sink) throws(KDBXError) {
+        let xml = try XMLTextWriter(indent: plainExport, sink: sink)
         let references = referenceNumbers
         xml.start("KeePassFile")
         try writeMeta(xml)
@@ -41,7 +49,7 @@ struct VaultDocumentWriter {
         xml.end()
         vault.preservedFileElements.filter { $0.name != "Meta" }.forEach { writePreserved($0, xml) }
         xml.end()
-        return try xml.finish()
+        try xml.finish()
     }
 
     // MARK: Values
@@ -49,11 +57,14 @@ struct VaultDocumentWriter {
     private var isKDBX4: Bool { version.isKDBX4 }
 
     private func time(_ value: Timestamp) -> String {
-        isKDBX4 && !plainExport ? UInt64(bitPattern: value.secondsSinceYearOne).littleEndianBytes.base64EncodedString() : value.iso8601
+        guard isKDBX4 && !plainExport else { return value.iso8601 }
+        var seconds = UInt64(bitPattern: value.secondsSinceYearOne).littleEndian
+        return withUnsafeBytes(of: &seconds) { Base64.encode($0) }
     }
 
     private func uuid(_ value: UUID?) -> String {
-        (value ?? ElementTable.zeroUUID).data.base64EncodedString()
+        var raw = (value ?? ElementTable.zeroUUID).uuid
+        return withUnsafeBytes(of: &raw) { Base64.encode($0) }
     }
 
     private func bool(_ value: Bool) -> String { value ? "True" : "False" }
@@ -266,8 +277,8 @@ struct VaultDocumentWriter {
     }
 
     private func writePreserved(_ element: PreservedXML, _ xml: XMLTextWriter) {
-        xml.start(element.name)
-        for attribute in element.attributes { xml.attribute(attribute.name, attribute.value) }
+        xml.start(named: element.name)
+        for attribute in element.attributes { xml.attribute(named: attribute.name, attribute.value) }
         xml.text(element.text)
         element.children.forEach { writePreserved($0, xml) }
         xml.end()

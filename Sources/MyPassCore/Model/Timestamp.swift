@@ -37,7 +37,28 @@ public struct Timestamp: Sendable, Hashable, Comparable, CustomStringConvertible
     /// ISO 8601 in UTC with a `Z`, as KDBX 3.1 stores times (`2026-01-01T00:00:00Z`).
     public var iso8601: String {
         let (year, month, day, hour, minute, second) = civil
-        return String(format: "%04d-%02d-%02dT%02d:%02d:%02dZ", year, month, day, hour, minute, second)
+        return String(unsafeUninitializedCapacity: 20) { output in
+            func put(_ value: Int, digits: Int, at offset: Int) {
+                var remaining = value
+                for position in stride(from: offset + digits - 1, through: offset, by: -1) {
+                    output[position] = UInt8(48 + remaining % 10)
+                    remaining /= 10
+                }
+            }
+            put(year, digits: 4, at: 0)
+            output[4] = UInt8(ascii: "-")
+            put(month, digits: 2, at: 5)
+            output[7] = UInt8(ascii: "-")
+            put(day, digits: 2, at: 8)
+            output[10] = UInt8(ascii: "T")
+            put(hour, digits: 2, at: 11)
+            output[13] = UInt8(ascii: ":")
+            put(minute, digits: 2, at: 14)
+            output[16] = UInt8(ascii: ":")
+            put(second, digits: 2, at: 17)
+            output[19] = UInt8(ascii: "Z")
+            return 20
+        }
     }
 
     public var description: String { iso8601 }
