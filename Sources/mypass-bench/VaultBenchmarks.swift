@@ -58,7 +58,7 @@ func runVaultBenchmark(entries: Int, directory: URL) throws {
     }
     report("save (serialize, cheap KDF)", save)
     let xml = try medianSeconds(repetitions: 3) { _ = try KDBXWriter.plainXML(vault) }
-    report("  of which: XML document alone", xml)
+    report("export as plain XML (indented, ISO times)", xml)
     print("written to \(path.path); run `mypass-bench open \(path.path)` for open time and peak memory")
 }
 

@@ -1,5 +1,6 @@
 internal import Foundation
 internal import MyPassCore
+internal import MyPassCrypto
 
 /// The elements of the part of the document being read, stored flat: one array of small records,
 /// one shared text buffer, no object per element. Entries and groups are converted to model values
@@ -83,6 +84,8 @@ struct ElementTable {
         text.removeSubrange(element.textStart...)
         attributes.removeSubrange(Int(element.attributeStart)...)
         if let firstUnprotected = elements[index...].first(where: { $0.unprotected >= 0 })?.unprotected {
+            // Plain secrets: wiped, not just freed.
+            for slot in Int(firstUnprotected)..<unprotected.count { MemoryMask.wipe(&unprotected[slot]) }
             unprotected.removeSubrange(Int(firstUnprotected)...)
         }
         elements.removeSubrange(index...)

@@ -129,7 +129,9 @@ final class VaultDocumentReader: XMLEventHandler {
 
     /// Base64-decodes a protected value and XORs it with the next bytes of the inner stream.
     private func unmask(_ index: Int) throws(KDBXError) {
-        var bytes = [UInt8](try table.base64(index, names: names))
+        guard var bytes = Base64.decode(table.bytes(index)) else {
+            throw .corrupt("\(names.string(table.name(index))): invalid base64")
+        }
         if let innerStream {
             let result: Result<Void, CryptoError> = bytes.withUnsafeMutableBytes { buffer in
                 Result { () throws(CryptoError) in try innerStream.apply(to: buffer) }
@@ -243,7 +245,10 @@ final class VaultDocumentReader: XMLEventHandler {
         let key = table.string(keyIndex)
         guard let valueIndex = table.child(index, .value) else { return EntryField(key: key, value: .plain("")) }
         if let bytes = table.unprotectedBytes(valueIndex) {
-            return EntryField(key: key, value: .protected(ProtectedValue(String(decoding: bytes, as: UTF8.self))))
+            // Invalid UTF-8 is repaired exactly as String(decoding:) would, then masked.
+            let valid = String(validating: bytes, as: UTF8.self) != nil
+            let utf8 = valid ? bytes : Array(String(decoding: bytes, as: UTF8.self).utf8)
+            return EntryField(key: key, value: .protected(ProtectedValue(maskingUTF8: utf8)))
         }
         // ProtectInMemory: protected by flag without inner-stream masking (XML exports).
         return EntryField(key: key, value: FieldValue(table.string(valueIndex), isProtected: table.isTrue(valueIndex, .protectInMemoryAttribute)))

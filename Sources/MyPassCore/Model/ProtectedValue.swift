@@ -8,7 +8,12 @@ public struct ProtectedValue: Sendable, CustomStringConvertible, CustomDebugStri
 
     /// Masks `plainText`.
     public init(_ plainText: String) {
-        var bytes = Array(plainText.utf8)
+        self.init(maskingUTF8: Array(plainText.utf8))
+    }
+
+    /// Masks the UTF-8 bytes `plainBytes` in place (the caller's array is consumed, no copy is left).
+    public init(maskingUTF8 plainBytes: consuming [UInt8]) {
+        var bytes = plainBytes
         let nonce = MemoryMask.nextNonce()
         MemoryMask.apply(to: &bytes, nonce: nonce)
         self.masked = bytes
