@@ -1,0 +1,43 @@
+import Foundation
+import Testing
+
+@Suite("Password prompt on a real terminal")
+struct PasswordPromptTests {
+    struct Screen: Decodable {
+        let status: Int32
+        let screen: String
+    }
+
+    /// Runs `mypass-sync arguments` on a pseudo-terminal and types `line` at the password prompt.
+    static func typeAtPrompt(_ line: String, _ arguments: [String]) throws -> Screen {
+        let helper = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Helpers/type_at_prompt.py")
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = ["python3", helper.path, line, try ToolRunner.binary().path] + arguments
+        let output = Pipe()
+        process.standardOutput = output
+        try process.run()
+        let data = output.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return try JSONDecoder().decode(Screen.self, from: data)
+    }
+
+    @Test("the prompt reads the password with echo off and the vault opens")
+    func promptWithoutEcho() throws {
+        let result = try Self.typeAtPrompt(CLIFixtures.kdbx4Password, ["export", CLIFixtures.kdbx4])
+        #expect(result.status == 0)
+        #expect(result.screen.contains("Password for py-4.0-aes256-argon2d-gzip.kdbx: "))
+        #expect(!result.screen.contains(CLIFixtures.kdbx4Password + "\r\n{"), "the typed password was echoed")
+        #expect(result.screen.components(separatedBy: CLIFixtures.kdbx4Password).count == 1, "password echoed")
+        #expect(result.screen.contains("\"gh-Pässwörd-2\""))
+        #expect(result.screen.contains("warning: the export below contains every secret"))
+    }
+
+    @Test("a wrong password typed at the prompt exits 3")
+    func wrongPasswordAtPrompt() throws {
+        let result = try Self.typeAtPrompt("not-it", ["export", CLIFixtures.kdbx4])
+        #expect(result.status == 3)
+        #expect(!result.screen.contains("not-it"))
+        #expect(result.screen.contains("error: wrong password or key file"))
+    }
+}
