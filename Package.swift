@@ -94,6 +94,7 @@ let package = Package(
         .testTarget(
             name: "MyPassSyncCLITests",
             dependencies: ["mypass-sync", "MyPassCore"],
+            exclude: ["Helpers"],
             swiftSettings: strictSettings
         ),
     ],
