@@ -71,6 +71,15 @@ let package = Package(
             swiftSettings: strictSettings
         ),
 
+        // Helpers shared by the test targets: fixture manifests, our view of a vault in their terms,
+        // the reference tools, running processes.
+        .target(
+            name: "TestSupport",
+            dependencies: ["MyPassCore"],
+            path: "Tests/TestSupport",
+            swiftSettings: strictSettings
+        ),
+
         .testTarget(
             name: "MyPassCryptoTests",
             dependencies: ["MyPassCrypto"],
@@ -83,17 +92,17 @@ let package = Package(
         ),
         .testTarget(
             name: "KDBXFormatTests",
-            dependencies: ["KDBXFormat", "MyPassCore", "MyPassCrypto"],
+            dependencies: ["KDBXFormat", "MyPassCore", "MyPassCrypto", "TestSupport"],
             swiftSettings: strictSettings
         ),
         .testTarget(
             name: "InteropTests",
-            dependencies: ["KDBXFormat", "MyPassCore", "MyPassCrypto"],
+            dependencies: ["KDBXFormat", "MyPassCore", "MyPassCrypto", "TestSupport"],
             swiftSettings: strictSettings
         ),
         .testTarget(
             name: "MyPassSyncCLITests",
-            dependencies: ["mypass-sync", "MyPassCore"],
+            dependencies: ["mypass-sync", "MyPassCore", "TestSupport"],
             exclude: ["Helpers"],
             swiftSettings: strictSettings
         ),

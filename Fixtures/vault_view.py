@@ -89,6 +89,8 @@ def keepassxc_view(path, password, keyfile):
     root = ElementTree.fromstring(result.stdout)
     meta = root.find("Meta")
     recycle_uuid = meta.findtext("RecycleBinUUID") if meta.findtext("RecycleBinEnabled") == "True" else None
+    if recycle_uuid == "AAAAAAAAAAAAAAAAAAAAAA==":  # the zero UUID: no recycle bin yet
+        recycle_uuid = None
     groups, entries = [], []
 
     def uuid_text(text):

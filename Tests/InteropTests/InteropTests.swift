@@ -3,43 +3,17 @@ import KDBXFormat
 import MyPassCore
 import MyPassCrypto
 import Testing
-
-/// Our own reading of a vault, in the reference tools' view.
-private func ourView(of vault: Vault) -> (groups: [String], entries: [String: ReferenceTools.EntryView]) {
-    let recycleBin = vault.meta.recycleBinEnabled ? vault.meta.recycleBinUUID : nil
-    var groups: [String] = []
-    var entries: [String: ReferenceTools.EntryView] = [:]
-    func walk(_ group: Group, _ path: [String], _ inBin: Bool) {
-        for entry in group.entries {
-            let attachments = entry.attachments.map { ReferenceTools.EntryView.Attachment(name: $0.name, sha256: $0.binary.sha256) }
-                .sorted { $0.name < $1.name }
-            let uuid = entry.uuid.uuidString.lowercased()
-            entries[uuid] = ReferenceTools.EntryView(
-                uuid: uuid, group: "/" + path.joined(separator: "/"), title: entry.title, username: entry.userName,
-                password: entry.text("Password"), url: entry.url, notes: entry.notes, tags: entry.tags.sorted(),
-                fields: Dictionary(uniqueKeysWithValues: entry.customFields.map { ($0.key, $0.value.text) }),
-                protected: entry.fields.filter { $0.value.isProtected }.map(\.key).sorted(),
-                attachments: attachments, attachmentNames: attachments.map(\.name), historyCount: entry.history.count,
-                inRecycleBin: inBin)
-        }
-        for child in group.groups {
-            groups.append("/" + (path + [child.name]).joined(separator: "/"))
-            walk(child, path + [child.name], inBin || child.uuid == recycleBin)
-        }
-    }
-    walk(vault.root, [], false)
-    return (groups.sorted(), entries)
-}
+import TestSupport
 
 /// Asserts that `tool` sees `vault` in the file at `path` as we do.
 private func expectToolAgrees(
     _ tool: ReferenceTools.Tool, path: URL, password: String?, keyFile: URL?, vault: Vault
 ) throws {
     let theirs = try ReferenceTools.view(tool, path: path, password: password, keyFile: keyFile)
-    let ours = ourView(of: vault)
+    let ours = VaultView(vault)
     #expect(theirs.groups == ours.groups, "\(tool.rawValue): groups")
-    #expect(theirs.meta.name == vault.meta.databaseName, "\(tool.rawValue): name")
-    #expect(theirs.deletedObjects == vault.deletedObjects.count, "\(tool.rawValue): tombstones")
+    #expect(theirs.meta == ours.meta, "\(tool.rawValue): name and recycle bin")
+    #expect(theirs.deletedObjects == ours.deletedObjects, "\(tool.rawValue): tombstones")
     #expect(theirs.entries.count == ours.entries.count, "\(tool.rawValue): entry count")
     for their in theirs.entries {
         guard let our = ours.entries[their.uuid] else {
@@ -107,41 +81,18 @@ struct InteropTests {
         }
     }
 
-    @Test("every fixture survives our open -> save -> their open", arguments: try FixtureList.names())
-    func fixturesResaved(name: String) throws {
-        let manifest = try FixtureList.manifest(name)
-        let keyFile = manifest.keyFile.map { ReferenceTools.fixtures.appendingPathComponent($0) }
-        let key = try CompositeKey(password: manifest.password, keyFileContents: keyFile.map { try Data(contentsOf: $0) })
-        let original = try Data(contentsOf: ReferenceTools.fixtures.appendingPathComponent("vaults/\(name)"))
-        let opened = try KDBXReader.open(original, key: key)
+    @Test("every fixture survives our open -> save -> their open", arguments: try FixtureVault.all())
+    func fixturesResaved(fixture: FixtureVault) throws {
+        let key = try CompositeKey(password: fixture.credentials.password, keyFileContents: fixture.keyFileBytes())
+        let opened = try KDBXReader.open(fixture.bytes(), key: key)
         let (file, _) = try KDBXWriter.serialize(opened.vault, settings: opened.settings, key: key, cachedKey: opened.derivedKey)
         try withScratchDirectory { directory in
-            let path = directory.appendingPathComponent(name)
+            let path = directory.appendingPathComponent(fixture.file)
             try file.write(to: path)
             for tool in ReferenceTools.Tool.allCases {
-                try expectToolAgrees(tool, path: path, password: manifest.password, keyFile: keyFile, vault: opened.vault)
+                try expectToolAgrees(tool, path: path, password: fixture.credentials.password, keyFile: fixture.keyFilePath,
+                                     vault: opened.vault)
             }
         }
-    }
-}
-
-/// The fixture vaults and their credentials.
-enum FixtureList {
-    struct Credentials: Decodable {
-        let password: String?
-        let keyFile: String?
-    }
-    private struct Manifest: Decodable {
-        let credentials: Credentials
-    }
-
-    static func names() throws -> [String] {
-        try FileManager.default.contentsOfDirectory(atPath: ReferenceTools.fixtures.appendingPathComponent("vaults").path)
-            .filter { $0.hasSuffix(".kdbx") }.sorted()
-    }
-
-    static func manifest(_ name: String) throws -> Credentials {
-        let url = ReferenceTools.fixtures.appendingPathComponent("vaults/\(name.replacingOccurrences(of: ".kdbx", with: ".json"))")
-        return try JSONDecoder().decode(Manifest.self, from: Data(contentsOf: url)).credentials
     }
 }

@@ -2,6 +2,7 @@ import Foundation
 import KDBXFormat
 import MyPassCrypto
 import Testing
+import TestSupport
 
 @Suite("Outer header, VariantDictionary, KDF parameters")
 struct OuterHeaderTests {

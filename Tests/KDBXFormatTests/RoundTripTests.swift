@@ -3,6 +3,7 @@ import KDBXFormat
 import MyPassCore
 import MyPassCrypto
 import Testing
+import TestSupport
 
 /// One cell of the format matrix.
 struct FormatCase: Sendable, CustomTestStringConvertible {

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 
 /// Runs the built `mypass-sync` binary the way a user or a script does, and captures what it prints.
 struct ToolRunner {
@@ -34,28 +35,7 @@ struct ToolRunner {
 
     /// Runs `mypass-sync arguments...` with `input` on standard input and waits for it.
     static func run(_ arguments: [String], input: String = "") throws -> Outcome {
-        let process = Process()
-        process.executableURL = try binary()
-        process.arguments = arguments
-        let stdinPipe = Pipe(), stdoutPipe = Pipe(), stderrPipe = Pipe()
-        process.standardInput = stdinPipe
-        process.standardOutput = stdoutPipe
-        process.standardError = stderrPipe
-        try process.run()
-        stdinPipe.fileHandleForWriting.write(Data(input.utf8))
-        try stdinPipe.fileHandleForWriting.close()
-        // Read both pipes to the end before waiting, so a large output cannot block the child.
-        let group = DispatchGroup()
-        nonisolated(unsafe) var errorData = Data()
-        DispatchQueue.global().async(group: group) {
-            errorData = stderrPipe.fileHandleForReading.readDataToEndOfFile()
-        }
-        let outputData = stdoutPipe.fileHandleForReading.readDataToEndOfFile()
-        group.wait()
-        process.waitUntilExit()
-        return Outcome(
-            status: process.terminationStatus,
-            standardOutput: String(decoding: outputData, as: UTF8.self),
-            standardError: String(decoding: errorData, as: UTF8.self))
+        let outcome = try ProcessRunner.run(try binary(), arguments, input: Data(input.utf8))
+        return Outcome(status: outcome.status, standardOutput: outcome.output, standardError: outcome.standardError)
     }
 }

@@ -42,6 +42,14 @@ public struct DerivedKey: Sendable {
         transformedKey = try kdf.deriveKey(from: compositeKey.rawKey, limits: limits)
     }
 
+    /// `cached` when it was derived with exactly `kdf` (same salt), otherwise a new derivation.
+    static func reusing(
+        _ cached: DerivedKey?, compositeKey: CompositeKey, kdf: KDFParameters, limits: ResourceLimits
+    ) throws(KDBXError) -> DerivedKey {
+        if let cached, cached.kdf == kdf { return cached }
+        return try DerivedKey(compositeKey: compositeKey, kdf: kdf, limits: limits)
+    }
+
     /// The payload cipher key: SHA-256(masterSeed || transformedKey).
     func cipherKey(masterSeed: Data) -> SecureBytes {
         var hasher = SHA2Hasher(.sha256)

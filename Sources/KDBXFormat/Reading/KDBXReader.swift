@@ -24,12 +24,7 @@ public enum KDBXReader {
                 throw .corrupt("header hash mismatch")
             }
         }
-        let derived: DerivedKey
-        if let cachedKey, cachedKey.kdf == header.kdf {
-            derived = cachedKey
-        } else {
-            derived = try DerivedKey(compositeKey: key, kdf: header.kdf, limits: limits)
-        }
+        let derived = try DerivedKey.reusing(cachedKey, compositeKey: key, kdf: header.kdf, limits: limits)
         let decoded = header.version.isKDBX4
             ? try openKDBX4(file, header: header, headerLength: headerLength, key: derived, limits: limits)
             : try openKDBX3(file, header: header, headerLength: headerLength, key: derived, limits: limits)

@@ -18,12 +18,7 @@ public enum KDBXWriter {
         guard version.isKDBX4 || settings.kdf.name == "aes-kdf" else {
             throw .unwritable("KDBX 3.1 supports only AES-KDF (this vault uses \(settings.kdf.name))")
         }
-        let derived: DerivedKey
-        if let cachedKey, cachedKey.kdf == settings.kdf {
-            derived = cachedKey
-        } else {
-            derived = try DerivedKey(compositeKey: key, kdf: settings.kdf, limits: limits)
-        }
+        let derived = try DerivedKey.reusing(cachedKey, compositeKey: key, kdf: settings.kdf, limits: limits)
         let masterSeed = try random(32)
         var header = OuterHeader(
             version: version, cipher: settings.cipher, compression: settings.compression, masterSeed: masterSeed,

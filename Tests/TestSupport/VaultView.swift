@@ -1,0 +1,42 @@
+public import Foundation
+public import MyPassCore
+
+/// Our reading of a vault in the fixtures' terms (the manifest and reference-tool view), so that it
+/// can be compared with what pykeepass and KeePassXC see.
+public struct VaultView {
+    public let meta: FixtureVault.Meta
+    public let groups: [String]
+    /// Entries by lowercase UUID.
+    public let entries: [String: FixtureVault.Entry]
+    public let deletedObjects: Int
+
+    public init(_ vault: Vault) {
+        let recycleBin = vault.meta.recycleBinEnabled ? vault.meta.recycleBinUUID : nil
+        var groups: [String] = []
+        var entries: [String: FixtureVault.Entry] = [:]
+        func walk(_ group: Group, _ path: [String], _ inBin: Bool) {
+            for entry in group.entries {
+                let attachments = entry.attachments
+                    .map { FixtureVault.Attachment(name: $0.name, sha256: $0.binary.sha256) }
+                    .sorted { $0.name < $1.name }
+                let uuid = entry.uuid.uuidString.lowercased()
+                entries[uuid] = FixtureVault.Entry(
+                    uuid: uuid, group: "/" + path.joined(separator: "/"), title: entry.title, username: entry.userName,
+                    password: entry.text("Password"), url: entry.url, notes: entry.notes, tags: entry.tags.sorted(),
+                    fields: Dictionary(uniqueKeysWithValues: entry.customFields.map { ($0.key, $0.value.text) }),
+                    protected: entry.fields.filter { $0.value.isProtected }.map(\.key).sorted(),
+                    attachments: attachments, attachmentNames: attachments.map(\.name),
+                    historyCount: entry.history.count, inRecycleBin: inBin)
+            }
+            for child in group.groups {
+                groups.append("/" + (path + [child.name]).joined(separator: "/"))
+                walk(child, path + [child.name], inBin || child.uuid == recycleBin)
+            }
+        }
+        walk(vault.root, [], false)
+        self.meta = FixtureVault.Meta(name: vault.meta.databaseName, recycleBin: recycleBin != nil)
+        self.groups = groups.sorted()
+        self.entries = entries
+        self.deletedObjects = vault.deletedObjects.count
+    }
+}
