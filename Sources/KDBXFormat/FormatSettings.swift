@@ -1,4 +1,4 @@
-public import Foundation
+internal import Foundation
 public import MyPassCore
 
 /// How a vault is stored: container version, payload cipher, KDF and compression. Opening a vault

@@ -1,4 +1,4 @@
-public import Foundation
+internal import Foundation
 public import MyPassCore
 
 /// Our reading of a vault in the fixtures' terms (the manifest and reference-tool view), so that it

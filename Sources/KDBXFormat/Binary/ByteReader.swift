@@ -1,4 +1,4 @@
-public import Foundation
+internal import Foundation
 
 /// Reads little-endian values from untrusted bytes. Every read is bounds-checked and throws
 /// `KDBXError.truncated` instead of trapping; nothing is allocated from a length before the bytes

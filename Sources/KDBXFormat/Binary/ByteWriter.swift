@@ -1,4 +1,4 @@
-public import Foundation
+internal import Foundation
 
 /// Appends little-endian values to a growing buffer (the mirror of `ByteReader`).
 struct ByteWriter {

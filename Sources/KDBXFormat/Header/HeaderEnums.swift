@@ -1,4 +1,4 @@
-public import Foundation
+internal import Foundation
 internal import MyPassCore
 
 /// The cipher that encrypts the payload.

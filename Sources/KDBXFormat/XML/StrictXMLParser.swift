@@ -1,4 +1,4 @@
-public import Foundation
+internal import Foundation
 internal import CLibXML2
 
 /// The attributes of a start tag, as libxml2 hands them over (valid during the callback only).

@@ -50,7 +50,7 @@ extension Vault {
     public func movingEntry(_ uuid: UUID, to destination: UUID, at time: Timestamp = .now()) throws(VaultEditError) -> Vault {
         guard root.group(destination) != nil else { throw .groupNotFound(destination) }
         var result = self
-        guard var (entry, parent) = result.root.removeEntry(uuid) else { throw .entryNotFound(uuid) }
+        guard case (var entry, let parent)? = result.root.removeEntry(uuid) else { throw .entryNotFound(uuid) }
         guard parent != destination else { return self }
         entry.times.locationChanged = time
         entry.previousParentGroup = parent

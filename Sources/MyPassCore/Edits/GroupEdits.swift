@@ -47,7 +47,7 @@ extension Vault {
         guard root.group(destination) != nil else { throw .groupNotFound(destination) }
         guard moving.group(destination) == nil else { throw .groupIntoItself(uuid) }
         var result = self
-        guard var (group, parent) = result.root.removeGroup(uuid) else { throw .groupNotFound(uuid) }
+        guard case (var group, let parent)? = result.root.removeGroup(uuid) else { throw .groupNotFound(uuid) }
         guard parent != destination else { return self }
         group.times.locationChanged = time
         group.previousParentGroup = parent

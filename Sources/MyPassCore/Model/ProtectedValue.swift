@@ -1,4 +1,4 @@
-public import MyPassCrypto
+internal import MyPassCrypto
 
 /// A secret string (a password, a protected custom field) kept masked in memory
 /// (`MemoryMask`) and revealed only by `reveal()`. Never shown by `description`.

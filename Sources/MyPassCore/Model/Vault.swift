@@ -1,4 +1,4 @@
-public import Foundation
+internal import Foundation
 
 /// One immutable snapshot of a KeePass vault: settings, the group tree, tombstones and the pooled
 /// attachment contents. Edits return new snapshots; a snapshot never changes under its holder.
