@@ -91,6 +91,11 @@ let package = Package(
             swiftSettings: strictSettings
         ),
         .testTarget(
+            name: "MyPassMergeTests",
+            dependencies: ["MyPassMerge", "MyPassCore", "MyPassCrypto"],
+            swiftSettings: strictSettings
+        ),
+        .testTarget(
             name: "KDBXFormatTests",
             dependencies: ["KDBXFormat", "MyPassCore", "MyPassCrypto", "TestSupport"],
             swiftSettings: strictSettings

@@ -1,0 +1,56 @@
+public import Foundation
+internal import MyPassCrypto
+
+/// A stable SHA-256 of an entry's content (everything but its times, usage counters and history), used to
+/// recognise the same version on two devices and to break ties deterministically. The digest is never
+/// shown: it covers protected values.
+extension Entry {
+    public var contentDigest: Data {
+        var writer = DigestWriter()
+        writer.add(uuid.uuidString)
+        for field in fields {
+            writer.add(field.key)
+            writer.add(field.value.isProtected ? "1" : "0")
+            writer.add(field.value.text)
+        }
+        writer.add("tags")
+        tags.forEach { writer.add($0) }
+        writer.add("attachments")
+        for attachment in attachments {
+            writer.add(attachment.name)
+            writer.add(attachment.binary.sha256)
+        }
+        writer.add("\(iconID)|\(customIconUUID?.uuidString ?? "")|\(foregroundColor)|\(backgroundColor)|\(overrideURL)")
+        writer.add("\(qualityCheck.map { $0 ? "1" : "0" } ?? "-")|\(times.expires)|\(times.expiryTime.secondsSinceYearOne)")
+        writer.add("\(autoType.isEnabled)|\(autoType.dataTransferObfuscation)|\(autoType.defaultSequence)")
+        for association in autoType.associations {
+            writer.add(association.window)
+            writer.add(association.keystrokeSequence)
+        }
+        writer.add("customData")
+        for item in customData {
+            writer.add(item.key)
+            writer.add(item.value)
+        }
+        writer.add("preserved:\(preserved.count)")
+        preserved.forEach { writer.add(String(describing: $0)) }
+        return writer.finish()
+    }
+}
+
+/// Length-prefixed strings into SHA-256, so that ("ab","c") and ("a","bc") differ.
+private struct DigestWriter: ~Copyable {
+    private var hasher = SHA2Hasher(.sha256)
+
+    mutating func add(_ text: String) {
+        var bytes = Array(text.utf8)
+        var length = UInt64(bytes.count).littleEndian
+        withUnsafeBytes(of: &length) { hasher.update(Data($0)) }
+        hasher.update(bytes)
+        MemoryMask.wipe(&bytes)
+    }
+
+    consuming func finish() -> Data {
+        hasher.finalize()
+    }
+}

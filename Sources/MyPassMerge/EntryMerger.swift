@@ -1,0 +1,220 @@
+public import Foundation
+public import MyPassCore
+
+/// The field-level three-way merge of one entry present on both sides (MERGE.md rules 2-5, 10).
+struct EntryMerger {
+    /// The most recent version both sides share (decides which side edited which property).
+    let ancestor: Entry?
+    /// The base's version, whose history tells which history items a side removed.
+    let historyAncestor: Entry?
+    let local: Entry
+    let remote: Entry
+
+    /// What the merge of one entry produced.
+    struct Outcome {
+        var entry: Entry
+        /// Properties taken from the remote side.
+        var fromRemote: [String] = []
+        /// Properties both sides changed differently.
+        var conflicts: [String] = []
+        /// Which side won the conflicts.
+        var conflictWinner: String = ""
+        var historyAdded = 0
+        var historyRemoved = 0
+    }
+
+    /// A side counts as having edited a property only when its version is not older than the
+    /// ancestor (a stale copy changes nothing).
+    private var localActive: Bool { ancestor.map { local.times.lastModified >= $0.times.lastModified } ?? true }
+    private var remoteActive: Bool { ancestor.map { remote.times.lastModified >= $0.times.lastModified } ?? true }
+
+    /// Whether the remote version wins ties and conflicts: newer LastModificationTime, then the larger
+    /// content digest (deterministic and the same from both devices).
+    var remoteIsNewer: Bool {
+        if remote.times.lastModified != local.times.lastModified {
+            return remote.times.lastModified > local.times.lastModified
+        }
+        return remote.contentDigest.lexicographicallyPrecedes(local.contentDigest) == false
+            && remote.contentDigest != local.contentDigest
+    }
+
+    private typealias Pick = ThreeWay<Entry>.Pick
+
+    private var threeWay: ThreeWay<Entry> {
+        ThreeWay(ancestor: ancestor, local: local, remote: remote, localActive: localActive, remoteActive: remoteActive)
+    }
+
+    private func pick<T: Equatable>(_ value: (Entry) -> T) -> Pick {
+        threeWay.pick(value)
+    }
+
+    func merge(historyMaxItems: Int, historyMaxSize: Int64, binarySize: (BinaryID) -> Int) -> Outcome {
+        if local.withoutHistory == remote.withoutHistory && local.history == remote.history && local.times == remote.times {
+            return Outcome(entry: local)
+        }
+        let remoteWins = remoteIsNewer
+        var merged = local
+        var fromRemote: [String] = []
+        var conflicts: [String] = []
+
+        /// Resolves one property: `apply` copies the remote value into `merged`.
+        func resolve(_ name: String, _ choice: Pick, _ apply: () -> Void) {
+            switch choice {
+            case .local: return
+            case .remote:
+                apply()
+                fromRemote.append(name)
+            case .conflict:
+                conflicts.append(name)
+                if remoteWins {
+                    apply()
+                    fromRemote.append(name)
+                }
+            }
+        }
+
+        // The winning side's order of fields, tags, attachments and custom data, the other's additions after.
+        let (first, second) = remoteWins ? (remote, local) : (local, remote)
+        let keys = orderedUnion(first.fields.map(\.key), second.fields.map(\.key), ancestor?.fields.map(\.key) ?? [])
+        for key in keys {
+            resolve(key, pick { $0.field(key) }) { merged.setField(key, remote.field(key)) }
+        }
+        merged.fields = keys.compactMap { key in merged.fields.first { $0.key == key } }
+        // Tags as a set: additions and removals from both sides.
+        let tagChoice = mergeSet(first.tags, second.tags, ancestor?.tags)
+        if Set(tagChoice) != Set(local.tags) { fromRemote.append("Tags") }
+        merged.tags = tagChoice
+        // Attachments by name.
+        let names = orderedUnion(first.attachments.map(\.name), second.attachments.map(\.name), ancestor?.attachments.map(\.name) ?? [])
+        for name in names {
+            let value: (Entry) -> BinaryID? = { entry in entry.attachments.first { $0.name == name }?.binary }
+            resolve("Attachment '\(name)'", pick(value)) {
+                merged.attachments.removeAll { $0.name == name }
+                if let id = value(remote) { merged.attachments.append(Attachment(name: name, binary: id)) }
+            }
+        }
+        merged.attachments = names.compactMap { name in merged.attachments.first { $0.name == name } }
+        resolve("Icon", pick { $0.iconID }) { merged.iconID = remote.iconID }
+        resolve("CustomIcon", pick { $0.customIconUUID }) { merged.customIconUUID = remote.customIconUUID }
+        resolve("ForegroundColor", pick { $0.foregroundColor }) { merged.foregroundColor = remote.foregroundColor }
+        resolve("BackgroundColor", pick { $0.backgroundColor }) { merged.backgroundColor = remote.backgroundColor }
+        resolve("OverrideURL", pick { $0.overrideURL }) { merged.overrideURL = remote.overrideURL }
+        resolve("QualityCheck", pick { $0.qualityCheck }) { merged.qualityCheck = remote.qualityCheck }
+        resolve("AutoType", pick { $0.autoType }) { merged.autoType = remote.autoType }
+        resolve("Expiry", pick { Expiry(expires: $0.times.expires, at: $0.times.expiryTime) }) {
+            merged.times.expires = remote.times.expires
+            merged.times.expiryTime = remote.times.expiryTime
+        }
+        let dataKeys = orderedUnion(first.customData.map(\.key), second.customData.map(\.key), ancestor?.customData.map(\.key) ?? [])
+        for key in dataKeys {
+            let value: (Entry) -> CustomDataItem? = { entry in entry.customData.first { $0.key == key } }
+            resolve("CustomData '\(key)'", pick(value)) {
+                merged.customData.removeAll { $0.key == key }
+                if let item = value(remote) { merged.customData.append(item) }
+            }
+        }
+        merged.customData = dataKeys.compactMap { key in merged.customData.first { $0.key == key } }
+        resolve("Unknown data", pick { $0.preserved }) { merged.preserved = remote.preserved }
+
+        // Times: the newest of both sides; a version that is neither side's is a new version, one second
+        // newer than both, so that a later merge sees both inputs as its ancestors and not as edits.
+        merged.times.lastModified = max(local.times.lastModified, remote.times.lastModified)
+        if merged.contentDigest != local.contentDigest && merged.contentDigest != remote.contentDigest {
+            merged.times.lastModified.secondsSinceYearOne += 1
+        } else if merged.contentDigest == remote.contentDigest && merged.contentDigest != local.contentDigest {
+            merged.times.lastModified = remote.times.lastModified
+        }
+        merged.times.lastAccessed = max(local.times.lastAccessed, remote.times.lastAccessed)
+        merged.times.usageCount = max(local.times.usageCount, remote.times.usageCount)
+        merged.times.created = min(local.times.created, remote.times.created)
+
+        // History: union, items removed on a side since the ancestor dropped, both current versions kept
+        // unless the result is exactly them.
+        var outcome = Outcome(entry: merged, fromRemote: fromRemote, conflicts: conflicts,
+                              conflictWinner: remoteWins ? "remote" : "local")
+        mergeHistory(into: &outcome, maxItems: historyMaxItems, maxSize: historyMaxSize, binarySize: binarySize)
+        return outcome
+    }
+
+    private func mergeHistory(into outcome: inout Outcome, maxItems: Int, maxSize: Int64, binarySize: (BinaryID) -> Int) {
+        struct Key: Hashable {
+            let time: Timestamp
+            let digest: Data
+        }
+        func key(_ entry: Entry) -> Key { Key(time: entry.times.lastModified, digest: entry.contentDigest) }
+        let localKeys = Set(local.history.map(key))
+        let remoteKeys = Set(remote.history.map(key))
+        let ancestorKeys = Set(historyAncestor?.history.map(key) ?? [])
+        let historyBaseTime = historyAncestor?.times.lastModified
+        let localCleans = historyBaseTime.map { local.times.lastModified >= $0 } ?? false
+        let remoteCleans = historyBaseTime.map { remote.times.lastModified >= $0 } ?? false
+        var items: [Key: Entry] = [:]
+        /// Two copies of one version (same time and content) may differ in location or access
+        /// bookkeeping: keep the smaller by a fixed order, so both devices keep the same copy.
+        func keep(_ item: Entry, as itemKey: Key) {
+            if let existing = items[itemKey], !precedes(item, existing) { return }
+            items[itemKey] = item
+        }
+        for item in local.history + remote.history {
+            let itemKey = key(item)
+            // Present in the ancestor but removed by a side that edited since: the user cleaned history there.
+            let removedLocally = localCleans && !localKeys.contains(itemKey)
+            let removedRemotely = remoteCleans && !remoteKeys.contains(itemKey)
+            if ancestorKeys.contains(itemKey) && (removedLocally || removedRemotely) { continue }
+            keep(item, as: itemKey)
+        }
+        let mergedKey = key(outcome.entry.withoutHistory)
+        for version in [local, remote] {
+            let versionKey = key(version)
+            if versionKey != mergedKey { keep(version.withoutHistory, as: versionKey) }
+        }
+        items[mergedKey] = nil
+        var history = items.sorted { lhs, rhs in
+            lhs.key.time != rhs.key.time ? lhs.key.time < rhs.key.time : lhs.key.digest.lexicographicallyPrecedes(rhs.key.digest)
+        }.map(\.value)
+        var trimmed = outcome.entry
+        trimmed.history = history
+        trimmed.trimHistory(maxItems: maxItems, maxSize: maxSize, binarySize: binarySize)
+        history = trimmed.history
+        let localSet = Set(local.history.map(key))
+        let finalKeys = Set(history.map(key))
+        outcome.historyAdded = finalKeys.subtracting(localSet).count
+        outcome.historyRemoved = localSet.subtracting(finalKeys).count
+        outcome.entry.history = history
+    }
+
+    /// Three-way merge of a set (tags): what either side added, minus what either side removed.
+    private func mergeSet(_ first: [String], _ second: [String], _ ancestor: [String]?) -> [String] {
+        guard let ancestor else { return orderedUnion(first, second, []) }
+        let base = Set(ancestor)
+        let localTags = localActive ? Set(local.tags) : base
+        let remoteTags = remoteActive ? Set(remote.tags) : base
+        let removed = base.subtracting(localTags).union(base.subtracting(remoteTags))
+        let added = localTags.subtracting(base).union(remoteTags.subtracting(base))
+        let result = base.subtracting(removed).union(added)
+        return orderedUnion(first, second, ancestor).filter { result.contains($0) }
+    }
+}
+
+/// A fixed order on copies of the same version: earlier location change, then fewer accesses.
+private func precedes(_ a: Entry, _ b: Entry) -> Bool {
+    let left = (a.times.locationChanged, a.times.lastAccessed, a.times.usageCount, a.previousParentGroup?.uuidString ?? "")
+    let right = (b.times.locationChanged, b.times.lastAccessed, b.times.usageCount, b.previousParentGroup?.uuidString ?? "")
+    return left < right
+}
+
+/// An entry's expiry as one property.
+private struct Expiry: Equatable {
+    let expires: Bool
+    let at: Timestamp
+}
+
+/// `first` in order, then what `second` and `third` add, each once.
+func orderedUnion(_ first: [String], _ second: [String], _ third: [String]) -> [String] {
+    var seen = Set<String>()
+    var result: [String] = []
+    for item in first + second + third where seen.insert(item).inserted {
+        result.append(item)
+    }
+    return result
+}

@@ -1,0 +1,76 @@
+public import MyPassCore
+
+/// The field-level three-way merge of one group's own properties (name, notes, icon, settings,
+/// tags, custom data); children and parent are merged by `VaultMerger`.
+struct GroupMerger {
+    let ancestor: Group?
+    let local: Group
+    let remote: Group
+
+    /// The merged group (without children) and the names of the properties taken from the remote.
+    func merge() -> (group: Group, fromRemote: [String], conflicts: [String]) {
+        let threeWay = ThreeWay(
+            ancestor: ancestor, local: local, remote: remote,
+            localActive: ancestor.map { local.times.lastModified >= $0.times.lastModified } ?? true,
+            remoteActive: ancestor.map { remote.times.lastModified >= $0.times.lastModified } ?? true)
+        let remoteWins = remote.times.lastModified > local.times.lastModified
+            || (remote.times.lastModified == local.times.lastModified && remote.name > local.name)
+        var merged = local
+        var fromRemote: [String] = []
+        var conflicts: [String] = []
+        func resolve<T: Equatable>(_ name: String, _ value: (Group) -> T, _ apply: (inout Group) -> Void) {
+            switch threeWay.pick(value) {
+            case .local: break
+            case .remote:
+                apply(&merged)
+                fromRemote.append(name)
+            case .conflict:
+                conflicts.append(name)
+                if remoteWins {
+                    apply(&merged)
+                    fromRemote.append(name)
+                }
+            }
+        }
+        resolve("Name", { $0.name }) { $0.name = remote.name }
+        resolve("Notes", { $0.notes }) { $0.notes = remote.notes }
+        resolve("Icon", { $0.iconID }) { $0.iconID = remote.iconID }
+        resolve("CustomIcon", { $0.customIconUUID }) { $0.customIconUUID = remote.customIconUUID }
+        resolve("DefaultAutoTypeSequence", { $0.defaultAutoTypeSequence }) { $0.defaultAutoTypeSequence = remote.defaultAutoTypeSequence }
+        resolve("EnableAutoType", { $0.enableAutoType }) { $0.enableAutoType = remote.enableAutoType }
+        resolve("EnableSearching", { $0.enableSearching }) { $0.enableSearching = remote.enableSearching }
+        resolve("Tags", { Set($0.tags) }) { $0.tags = remote.tags }
+        resolve("CustomData", { $0.customData }) { $0.customData = remote.customData }
+        resolve("Expiry", { [$0.times.expires ? 1 : 0, $0.times.expiryTime.secondsSinceYearOne] }) {
+            $0.times.expires = remote.times.expires
+            $0.times.expiryTime = remote.times.expiryTime
+        }
+        resolve("Unknown data", { $0.preserved }) { $0.preserved = remote.preserved }
+        merged.times.lastModified = max(local.times.lastModified, remote.times.lastModified)
+        if !fromRemote.isEmpty && fromRemote.count < changedProperties(local, remote) {
+            // Some properties from each side: a new version, newer than both.
+            merged.times.lastModified.secondsSinceYearOne += 1
+        }
+        merged.times.lastAccessed = max(local.times.lastAccessed, remote.times.lastAccessed)
+        merged.times.usageCount = max(local.times.usageCount, remote.times.usageCount)
+        merged.times.created = min(local.times.created, remote.times.created)
+        return (merged, fromRemote, conflicts)
+    }
+
+    /// How many of the merged properties differ between the two sides.
+    private func changedProperties(_ a: Group, _ b: Group) -> Int {
+        var count = 0
+        if a.name != b.name { count += 1 }
+        if a.notes != b.notes { count += 1 }
+        if a.iconID != b.iconID { count += 1 }
+        if a.customIconUUID != b.customIconUUID { count += 1 }
+        if a.defaultAutoTypeSequence != b.defaultAutoTypeSequence { count += 1 }
+        if a.enableAutoType != b.enableAutoType { count += 1 }
+        if a.enableSearching != b.enableSearching { count += 1 }
+        if Set(a.tags) != Set(b.tags) { count += 1 }
+        if a.customData != b.customData { count += 1 }
+        if a.times.expires != b.times.expires || a.times.expiryTime != b.times.expiryTime { count += 1 }
+        if a.preserved != b.preserved { count += 1 }
+        return count
+    }
+}

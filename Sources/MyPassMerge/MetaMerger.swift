@@ -1,0 +1,118 @@
+public import Foundation
+public import MyPassCore
+
+/// Merges the vault settings (MERGE.md rule 11): each field three-way, conflicts decided by its own
+/// `*Changed` time (SettingsChanged for the settings without one); custom data per key; custom
+/// icons by UUID, none lost.
+struct MetaMerger {
+    let ancestor: Meta?
+    let local: Meta
+    let remote: Meta
+
+    func merge() -> (meta: Meta, changed: [String]) {
+        var merged = local
+        var changed: [String] = []
+
+        /// Field `name` whose edits are timed by `time` (nil when the file lacks that time).
+        func resolve<T: Equatable>(_ name: String, _ value: (Meta) -> T, time: (Meta) -> Timestamp?, _ apply: (inout Meta) -> Void) {
+            let l = value(local), r = value(remote)
+            guard l != r else { return }
+            let lTime = time(local), rTime = time(remote)
+            let takeRemote: Bool
+            if let ancestor {
+                let b = value(ancestor)
+                let localChanged = l != b, remoteChanged = r != b
+                if localChanged && remoteChanged {
+                    takeRemote = (rTime ?? .init(secondsSinceYearOne: 0)) > (lTime ?? .init(secondsSinceYearOne: 0))
+                } else {
+                    takeRemote = remoteChanged
+                }
+            } else {
+                takeRemote = (rTime ?? .init(secondsSinceYearOne: 0)) > (lTime ?? .init(secondsSinceYearOne: 0))
+            }
+            if takeRemote {
+                apply(&merged)
+                changed.append(name)
+            }
+        }
+
+        resolve("DatabaseName", { $0.databaseName }, time: { $0.databaseNameChanged }) {
+            $0.databaseName = remote.databaseName
+            $0.databaseNameChanged = remote.databaseNameChanged
+        }
+        resolve("DatabaseDescription", { $0.databaseDescription }, time: { $0.databaseDescriptionChanged }) {
+            $0.databaseDescription = remote.databaseDescription
+            $0.databaseDescriptionChanged = remote.databaseDescriptionChanged
+        }
+        resolve("DefaultUserName", { $0.defaultUserName }, time: { $0.defaultUserNameChanged }) {
+            $0.defaultUserName = remote.defaultUserName
+            $0.defaultUserNameChanged = remote.defaultUserNameChanged
+        }
+        resolve("RecycleBin", { [$0.recycleBinEnabled ? "1" : "0", $0.recycleBinUUID?.uuidString ?? ""] }, time: { $0.recycleBinChanged }) {
+            $0.recycleBinEnabled = remote.recycleBinEnabled
+            $0.recycleBinUUID = remote.recycleBinUUID
+            $0.recycleBinChanged = remote.recycleBinChanged
+        }
+        resolve("EntryTemplatesGroup", { $0.entryTemplatesGroup }, time: { $0.entryTemplatesGroupChanged }) {
+            $0.entryTemplatesGroup = remote.entryTemplatesGroup
+            $0.entryTemplatesGroupChanged = remote.entryTemplatesGroupChanged
+        }
+        let settings: (Meta) -> Timestamp? = { $0.settingsChanged }
+        resolve("MaintenanceHistoryDays", { $0.maintenanceHistoryDays }, time: settings) { $0.maintenanceHistoryDays = remote.maintenanceHistoryDays }
+        resolve("Color", { $0.color }, time: settings) { $0.color = remote.color }
+        resolve("MemoryProtection", { $0.memoryProtection }, time: settings) { $0.memoryProtection = remote.memoryProtection }
+        resolve("HistoryMaxItems", { $0.historyMaxItems }, time: settings) { $0.historyMaxItems = remote.historyMaxItems }
+        resolve("HistoryMaxSize", { $0.historyMaxSize }, time: settings) { $0.historyMaxSize = remote.historyMaxSize }
+        resolve("MasterKeyChangeRec", { $0.masterKeyChangeRecommended }, time: settings) { $0.masterKeyChangeRecommended = remote.masterKeyChangeRecommended }
+        resolve("MasterKeyChangeForce", { $0.masterKeyChangeForced }, time: settings) { $0.masterKeyChangeForced = remote.masterKeyChangeForced }
+        merged.settingsChanged = [local.settingsChanged, remote.settingsChanged].compactMap { $0 }.max()
+
+        // Custom data per key; a 4.1 item time decides conflicts.
+        var items = local.customData
+        for item in remote.customData {
+            if let index = items.firstIndex(where: { $0.key == item.key }) {
+                let mine = items[index]
+                guard mine != item else { continue }
+                let base = ancestor?.customData.first { $0.key == item.key }
+                let remoteEdited = base != item, localEdited = base != mine
+                let remoteNewer = (item.lastModified ?? .init(secondsSinceYearOne: 0)) > (mine.lastModified ?? .init(secondsSinceYearOne: 0))
+                if (remoteEdited && !localEdited) || (remoteEdited && localEdited && remoteNewer) {
+                    items[index] = item
+                    changed.append("CustomData '\(item.key)'")
+                }
+            } else if ancestor?.customData.contains(item) != true {
+                // New on the remote (not an item the local side deleted): added.
+                items.append(item)
+                changed.append("CustomData '\(item.key)'")
+            }
+        }
+        // Items the remote deleted and the local did not touch since the ancestor: removed.
+        items.removeAll { item in
+            let deletedRemotely = !remote.customData.contains { $0.key == item.key } && ancestor?.customData.contains(item) == true
+            if deletedRemotely { changed.append("CustomData '\(item.key)'") }
+            return deletedRemotely
+        }
+        merged.customData = items
+
+        // Custom icons by UUID: union; the same UUID with other data takes the newer one.
+        var icons = local.customIcons
+        for icon in remote.customIcons {
+            if let index = icons.firstIndex(where: { $0.uuid == icon.uuid }) {
+                if icons[index] != icon,
+                   (icon.lastModified ?? .init(secondsSinceYearOne: 0)) > (icons[index].lastModified ?? .init(secondsSinceYearOne: 0)) {
+                    icons[index] = icon
+                    changed.append("CustomIcon \(icon.uuid.canonicalString)")
+                }
+            } else {
+                icons.append(icon)
+                changed.append("CustomIcon \(icon.uuid.canonicalString)")
+            }
+        }
+        merged.customIcons = icons
+        for element in remote.preserved where !merged.preserved.contains(where: { $0.name == element.name }) {
+            merged.preserved.append(element)
+            changed.append("Unknown data")
+        }
+        return (merged, changed)
+    }
+}

@@ -1,0 +1,326 @@
+public import Foundation
+public import MyPassCore
+
+/// The three-way merge of two vault snapshots against their common ancestor (MERGE.md). Pure and
+/// deterministic: the same inputs always give the same vault and the same change log.
+public enum VaultMerger {
+    /// Merges `remote` into `local` with `base` as the version both last shared (nil when unknown:
+    /// each entry's ancestor is then inferred from the history both sides share).
+    public static func merge(base: Vault?, local: Vault, remote: Vault) throws(MergeError) -> MergeResult {
+        guard local.root.uuid == remote.root.uuid else { throw .differentDatabases }
+        var run = MergeRun(base: base.map(VaultIndex.init), local: VaultIndex(local), remote: VaultIndex(remote))
+        return run.execute()
+    }
+}
+
+/// The state of one merge.
+private struct MergeRun {
+    let base: VaultIndex?
+    let local: VaultIndex
+    let remote: VaultIndex
+
+    /// Surviving groups (without children) and their parents.
+    private var groups: [UUID: (group: Group, parent: UUID?)] = [:]
+    /// Surviving entries and their parents.
+    private var entries: [UUID: (entry: Entry, parent: UUID)] = [:]
+    private var tombstones: [UUID: Timestamp] = [:]
+    private var changes: [Change] = []
+    private var warnings: [String] = []
+    private var meta: Meta
+
+    init(base: VaultIndex?, local: VaultIndex, remote: VaultIndex) {
+        self.base = base
+        self.local = local
+        self.remote = remote
+        self.meta = local.vault.meta
+    }
+
+    mutating func execute() -> MergeResult {
+        let mergedMeta = MetaMerger(ancestor: base?.vault.meta, local: local.vault.meta, remote: remote.vault.meta).merge()
+        meta = mergedMeta.meta
+        if !mergedMeta.changed.isEmpty {
+            changes.append(Change(.metaChanged, .meta, uuid: nil, path: "/", title: meta.databaseName, fields: mergedMeta.changed))
+        }
+        tombstones = local.tombstones.merging(remote.tombstones) { max($0, $1) }
+        mergeGroups()
+        mergeEntries()
+        foldRecycleBins()
+        restoreParentsOfSurvivors()
+        removeCycles()
+        let root = buildGroup(local.rootUUID)
+        for id in tombstones.keys where groups[id] != nil || entries[id] != nil { tombstones[id] = nil }
+        var pool = BinaryPool()
+        var used = Set<BinaryID>()
+        for (entry, _) in entries.values {
+            for item in [entry] + entry.history { used.formUnion(item.attachments.map(\.binary)) }
+        }
+        for id in used.sorted() {
+            if let binary = local.vault.binaries[id] ?? remote.vault.binaries[id] {
+                pool.add(binary.data, isProtected: binary.isProtected)
+            }
+        }
+        let deleted = tombstones.map { DeletedObject(uuid: $0.key, deletedAt: $0.value) }
+            .sorted { ($0.deletedAt, $0.uuid.uuidString) < ($1.deletedAt, $1.uuid.uuidString) }
+        let vault = Vault(
+            meta: meta, root: root, deletedObjects: deleted, binaries: pool,
+            preservedFileElements: unionByName(local.vault.preservedFileElements, remote.vault.preservedFileElements),
+            preservedRootElements: unionByName(local.vault.preservedRootElements, remote.vault.preservedRootElements))
+        return MergeResult(vault: vault, changes: changes, warnings: warnings)
+    }
+
+    // MARK: Groups
+
+    private mutating func mergeGroups() {
+        for id in Set(local.groups.keys).union(remote.groups.keys).sorted(by: { $0.uuidString < $1.uuidString }) {
+            let mine = local.groups[id], theirs = remote.groups[id]
+            switch (mine, theirs) {
+            case let (mine?, theirs?):
+                let fields = GroupMerger(ancestor: base?.groups[id]?.group, local: mine.group, remote: theirs.group).merge()
+                var group = fields.group
+                let parent = mergeParent(base: base?.groups[id]?.parent, local: mine.parent, remote: theirs.parent,
+                                         localTime: mine.group.times.locationChanged, remoteTime: theirs.group.times.locationChanged)
+                if parent.fromRemote {
+                    group.times.locationChanged = theirs.group.times.locationChanged
+                    group.previousParentGroup = theirs.group.previousParentGroup
+                }
+                groups[id] = (group, parent.uuid)
+                let path = remote.path(ofGroup: id)
+                if !fields.conflicts.isEmpty {
+                    changes.append(Change(.conflict, .group, uuid: id, path: path, title: group.name, fields: fields.conflicts))
+                }
+                let updated = fields.fromRemote.filter { !fields.conflicts.contains($0) }
+                if !updated.isEmpty {
+                    changes.append(Change(.updated, .group, uuid: id, path: path, title: group.name, fields: updated))
+                }
+                if parent.fromRemote && parent.uuid != mine.parent {
+                    changes.append(Change(.moved, .group, uuid: id, path: path, title: group.name))
+                }
+            case let (mine?, nil):
+                if let deletedAt = remote.tombstones[id], deletedAt > lastChange(of: mine.group.times) {
+                    continue  // Decided with its contents in restoreParentsOfSurvivors: deleted unless something lives in it.
+                }
+                groups[id] = (mine.group, mine.parent)
+            case let (nil, theirs?):
+                if let deletedAt = local.tombstones[id], deletedAt > lastChange(of: theirs.group.times) { continue }
+                groups[id] = (theirs.group, theirs.parent)
+                changes.append(Change(local.tombstones[id] == nil ? .added : .restored, .group, uuid: id,
+                                      path: remote.path(ofGroup: id), title: theirs.group.name))
+            case (nil, nil):
+                break
+            }
+        }
+    }
+
+    // MARK: Entries
+
+    private mutating func mergeEntries() {
+        let maxItems = meta.historyMaxItems, maxSize = meta.historyMaxSize
+        let localPool = local.vault.binaries, remotePool = remote.vault.binaries
+        let binarySize: (BinaryID) -> Int = { (localPool[$0] ?? remotePool[$0])?.data.count ?? 0 }
+        for id in Set(local.entries.keys).union(remote.entries.keys).sorted(by: { $0.uuidString < $1.uuidString }) {
+            switch (local.entries[id], remote.entries[id]) {
+            case let (mine?, theirs?):
+                // The most recent version both sides share: the base's, or a newer one both hold
+                // (a side that already contains the other's current version supersedes it).
+                let ancestor = [base?.entries[id]?.entry, inferredAncestor(mine.entry, theirs.entry)]
+                    .compactMap { $0 }.max { $0.times.lastModified < $1.times.lastModified }
+                let merger = EntryMerger(ancestor: ancestor, historyAncestor: base?.entries[id]?.entry,
+                                         local: mine.entry, remote: theirs.entry)
+                let outcome = merger.merge(historyMaxItems: maxItems, historyMaxSize: maxSize, binarySize: binarySize)
+                var entry = outcome.entry
+                let parent = mergeParent(base: base?.entries[id]?.parent, local: mine.parent, remote: theirs.parent,
+                                         localTime: mine.entry.times.locationChanged, remoteTime: theirs.entry.times.locationChanged)
+                entry.times.locationChanged = parent.fromRemote ? theirs.entry.times.locationChanged : mine.entry.times.locationChanged
+                entry.previousParentGroup = parent.fromRemote ? theirs.entry.previousParentGroup : mine.entry.previousParentGroup
+                entries[id] = (entry, parent.uuid ?? mine.parent)
+                logEntry(outcome, entry: entry, movedFrom: parent.fromRemote && parent.uuid != mine.parent ? mine.parent : nil)
+                if mine.entry.times.lastModified == theirs.entry.times.lastModified && !outcome.conflicts.isEmpty {
+                    warnings.append("entry \(id.canonicalString) was changed on both sides at the same second; the version with the larger content digest was kept current, the other is in its history")
+                }
+            case let (mine?, nil):
+                if let deletedAt = remote.tombstones[id], deletedAt > lastChange(of: mine.entry.times) {
+                    changes.append(Change(.deleted, .entry, uuid: id, path: entryPath(mine.parent, mine.entry, in: local),
+                                          title: mine.entry.title))
+                    continue
+                }
+                entries[id] = (mine.entry, mine.parent)
+            case let (nil, theirs?):
+                if let deletedAt = local.tombstones[id], deletedAt > lastChange(of: theirs.entry.times) { continue }
+                entries[id] = (theirs.entry, theirs.parent)
+                changes.append(Change(local.tombstones[id] == nil ? .added : .restored, .entry, uuid: id,
+                                      path: entryPath(theirs.parent, theirs.entry, in: remote), title: theirs.entry.title))
+            case (nil, nil):
+                break
+            }
+        }
+    }
+
+    /// The newest version both sides hold (current or in history) with the same time and content: the
+    /// entry's ancestor when the base does not know it (MERGE.md rule 2).
+    private func inferredAncestor(_ mine: Entry, _ theirs: Entry) -> Entry? {
+        struct Key: Hashable {
+            let time: Timestamp
+            let digest: Data
+        }
+        let theirVersions = Dictionary(([theirs.withoutHistory] + theirs.history).map { (Key(time: $0.times.lastModified, digest: $0.contentDigest), $0) },
+                                       uniquingKeysWith: { first, _ in first })
+        return ([mine.withoutHistory] + mine.history)
+            .filter { theirVersions[Key(time: $0.times.lastModified, digest: $0.contentDigest)] != nil }
+            .max { $0.times.lastModified < $1.times.lastModified }
+    }
+
+    private mutating func logEntry(_ outcome: EntryMerger.Outcome, entry: Entry, movedFrom: UUID?) {
+        let path = "/" + entry.title
+        var located = path
+        if let parent = entries[entry.uuid]?.parent {
+            located = (parent == local.rootUUID ? "" : (local.groups[parent] != nil ? local.path(ofGroup: parent) : remote.path(ofGroup: parent))) + path
+        }
+        if !outcome.conflicts.isEmpty {
+            changes.append(Change(.conflict, .entry, uuid: entry.uuid, path: located, title: entry.title, fields: outcome.conflicts,
+                                  detail: "\(outcome.conflictWinner) version is newer and current; the other is in history"))
+        }
+        let updated = outcome.fromRemote.filter { !outcome.conflicts.contains($0) }
+        if !updated.isEmpty {
+            changes.append(Change(.updated, .entry, uuid: entry.uuid, path: located, title: entry.title, fields: updated))
+        }
+        if movedFrom != nil {
+            changes.append(Change(.moved, .entry, uuid: entry.uuid, path: located, title: entry.title))
+        }
+        if outcome.historyAdded > 0 {
+            changes.append(Change(.historyMerged, .entry, uuid: entry.uuid, path: located, title: entry.title,
+                                  detail: "\(outcome.historyAdded) history item(s) added"))
+        }
+        if outcome.historyRemoved > 0 {
+            changes.append(Change(.historyTrimmed, .entry, uuid: entry.uuid, path: located, title: entry.title,
+                                  detail: "\(outcome.historyRemoved) history item(s) removed"))
+        }
+    }
+
+    private func entryPath(_ parent: UUID, _ entry: Entry, in index: VaultIndex) -> String {
+        (parent == index.rootUUID ? "" : index.path(ofGroup: parent)) + "/" + entry.title
+    }
+
+    // MARK: Parents, bins, tree
+
+    /// The merged parent: a move on one side wins; moves on both sides: the newer LocationChanged.
+    private func mergeParent(base: UUID?, local: UUID?, remote: UUID?, localTime: Timestamp, remoteTime: Timestamp)
+        -> (uuid: UUID?, fromRemote: Bool) {
+        guard local != remote else { return (local, false) }
+        if let base {
+            let localMoved = local != base, remoteMoved = remote != base
+            if localMoved != remoteMoved { return remoteMoved ? (remote, true) : (local, false) }
+        }
+        if remoteTime != localTime { return remoteTime > localTime ? (remote, true) : (local, false) }
+        let remoteFirst = (remote?.uuidString ?? "") > (local?.uuidString ?? "")
+        return remoteFirst ? (remote, true) : (local, false)
+    }
+
+    /// The last time an object was edited or moved.
+    private func lastChange(of times: Times) -> Timestamp {
+        max(times.lastModified, times.locationChanged)
+    }
+
+    /// Both devices created a recycle bin: keep the older one, move the other's contents into it,
+    /// and drop the other with a tombstone (MERGE.md rule 9).
+    private mutating func foldRecycleBins() {
+        guard let localBin = local.vault.meta.recycleBinUUID, let remoteBin = remote.vault.meta.recycleBinUUID,
+              localBin != remoteBin, let kept = groups[localBin], let other = groups[remoteBin] else { return }
+        let keepLocal = (kept.group.times.created, localBin.uuidString) <= (other.group.times.created, remoteBin.uuidString)
+        let (keep, drop) = keepLocal ? (localBin, remoteBin) : (remoteBin, localBin)
+        // The fold is a change of its own, one second after everything it touches, so that later
+        // merges with either input see it as the newer state.
+        var latest = max(kept.group.times.lastModified, other.group.times.lastModified,
+                         kept.group.times.locationChanged, other.group.times.locationChanged,
+                         local.vault.meta.recycleBinChanged ?? kept.group.times.created,
+                         remote.vault.meta.recycleBinChanged ?? other.group.times.created)
+        for (entry, parent) in entries.values where parent == drop { latest = max(latest, entry.times.locationChanged) }
+        for (group, parent) in groups.values where parent == drop { latest = max(latest, group.times.locationChanged) }
+        let foldTime = Timestamp(secondsSinceYearOne: latest.secondsSinceYearOne + 1)
+        for id in entries.keys where entries[id]?.parent == drop {
+            entries[id]?.parent = keep
+            entries[id]?.entry.times.locationChanged = foldTime
+        }
+        for id in groups.keys where groups[id]?.parent == drop {
+            groups[id]?.parent = keep
+            groups[id]?.group.times.locationChanged = foldTime
+        }
+        groups[drop] = nil
+        tombstones[drop] = foldTime
+        meta.recycleBinUUID = keep
+        meta.recycleBinChanged = foldTime
+        changes.append(Change(.recycleBinMerged, .group, uuid: keep, path: "/" + (groups[keep]?.group.name ?? "Recycle Bin"),
+                              title: groups[keep]?.group.name ?? "Recycle Bin", detail: "two recycle bins folded into one"))
+    }
+
+    /// A deleted group that still holds surviving entries or groups is kept (restored); a missing
+    /// parent that neither side knows puts the object under the root.
+    private mutating func restoreParentsOfSurvivors() {
+        var pending = entries.values.map(\.parent) + groups.values.compactMap(\.parent)
+        while let parent = pending.popLast() {
+            guard groups[parent] == nil else { continue }
+            guard var record = local.groups[parent] ?? remote.groups[parent] else { continue }
+            // Restoring is a change newer than the deletion it overrides.
+            if let deletedAt = tombstones[parent], deletedAt >= record.group.times.lastModified {
+                record.group.times.lastModified = Timestamp(secondsSinceYearOne: deletedAt.secondsSinceYearOne + 1)
+            }
+            groups[parent] = (record.group, record.parent)
+            tombstones[parent] = nil
+            changes.append(Change(.restored, .group, uuid: parent, path: (local.groups[parent] != nil ? local : remote).path(ofGroup: parent),
+                                  title: record.group.name, detail: "kept: it still holds newer entries or groups"))
+            if let grandparent = record.parent { pending.append(grandparent) }
+        }
+        for id in entries.keys where groups[entries[id]!.parent] == nil { entries[id]?.parent = local.rootUUID }
+        for id in groups.keys where id != local.rootUUID {
+            if let parent = groups[id]?.parent, groups[parent] == nil { groups[id]?.parent = local.rootUUID }
+        }
+    }
+
+    /// A group never sits under its own descendant: such a group goes back to its local parent.
+    private mutating func removeCycles() {
+        for id in groups.keys.sorted(by: { $0.uuidString < $1.uuidString }) {
+            var seen: Set<UUID> = [id]
+            var current = groups[id]?.parent
+            while let parent = current {
+                if seen.contains(parent) {
+                    let fallback = local.groups[id]?.parent ?? local.rootUUID
+                    groups[id]?.parent = fallback == id ? local.rootUUID : fallback
+                    warnings.append("group \(id.canonicalString) was moved under its own subgroup on one side; kept where it was")
+                    break
+                }
+                seen.insert(parent)
+                current = groups[parent]?.parent
+            }
+        }
+    }
+
+    /// Group `id` with its merged children, ordered as the side that changed the group last had them,
+    /// then new children by creation time.
+    private func buildGroup(_ id: UUID) -> Group {
+        var group = groups[id]?.group ?? local.vault.root
+        let childGroups = groups.filter { $0.value.parent == id && $0.key != id }.map(\.key)
+        let childEntries = entries.filter { $0.value.parent == id }.map(\.key)
+        let preferRemote = (remote.groups[id]?.group.times.lastModified ?? .init(secondsSinceYearOne: 0))
+            > (local.groups[id]?.group.times.lastModified ?? .init(secondsSinceYearOne: 0))
+        let (first, second) = preferRemote ? (remote, local) : (local, remote)
+        func order(_ ids: [UUID], _ listed: (VaultIndex.GroupRecord) -> [UUID], created: (UUID) -> Timestamp) -> [UUID] {
+            let firstOrder = first.groups[id].map(listed) ?? []
+            let secondOrder = second.groups[id].map(listed) ?? []
+            var rank: [UUID: Int] = [:]
+            for (position, child) in (firstOrder + secondOrder).enumerated() where rank[child] == nil { rank[child] = position }
+            return ids.sorted { lhs, rhs in
+                let l = rank[lhs] ?? Int.max, r = rank[rhs] ?? Int.max
+                if l != r { return l < r }
+                return (created(lhs), lhs.uuidString) < (created(rhs), rhs.uuidString)
+            }
+        }
+        let orderedGroups = order(childGroups, { $0.childGroups }, created: { groups[$0]?.group.times.created ?? .init(secondsSinceYearOne: 0) })
+        let orderedEntries = order(childEntries, { $0.childEntries }, created: { entries[$0]?.entry.times.created ?? .init(secondsSinceYearOne: 0) })
+        group.groups = orderedGroups.map(buildGroup)
+        group.entries = orderedEntries.compactMap { entries[$0]?.entry }
+        return group
+    }
+
+    private func unionByName(_ first: [PreservedXML], _ second: [PreservedXML]) -> [PreservedXML] {
+        first + second.filter { element in !first.contains { $0.name == element.name } }
+    }
+}
