@@ -118,11 +118,15 @@ struct EntryMerger {
 
         // Times: the newest of both sides; a version that is neither side's is a new version, one second
         // newer than both, so that a later merge sees both inputs as its ancestors and not as edits.
-        merged.times.lastModified = max(local.times.lastModified, remote.times.lastModified)
-        if merged.contentDigest != local.contentDigest && merged.contentDigest != remote.contentDigest {
-            merged.times.lastModified.secondsSinceYearOne += 1
-        } else if merged.contentDigest == remote.contentDigest && merged.contentDigest != local.contentDigest {
-            merged.times.lastModified = remote.times.lastModified
+        // The current version is never older than a version it supersedes: it keeps a side's time when
+        // it is that side's content and that side is the newer one; otherwise it is a new version.
+        let mergedDigest = merged.contentDigest
+        let newest = max(local.times.lastModified, remote.times.lastModified)
+        let isLocal = mergedDigest == local.contentDigest, isRemote = mergedDigest == remote.contentDigest
+        if (isLocal && local.times.lastModified == newest) || (isRemote && remote.times.lastModified == newest) {
+            merged.times.lastModified = newest
+        } else {
+            merged.times.lastModified = Timestamp(secondsSinceYearOne: newest.secondsSinceYearOne + 1)
         }
         merged.times.lastAccessed = max(local.times.lastAccessed, remote.times.lastAccessed)
         merged.times.usageCount = max(local.times.usageCount, remote.times.usageCount)

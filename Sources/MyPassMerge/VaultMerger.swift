@@ -85,8 +85,15 @@ private struct MergeRun {
                 }
                 groups[id] = (group, parent.uuid)
                 let path = remote.path(ofGroup: id)
-                if !fields.conflicts.isEmpty {
-                    changes.append(Change(.conflict, .group, uuid: id, path: path, title: group.name, fields: fields.conflicts))
+                // A group has no history to keep the losing side in: the log names the conflict when
+                // the local value lost; a remote value that lost is a warning.
+                let lostLocally = fields.conflicts.filter { fields.fromRemote.contains($0) }
+                if !lostLocally.isEmpty {
+                    changes.append(Change(.conflict, .group, uuid: id, path: path, title: group.name, fields: lostLocally,
+                                          detail: "remote version is newer and current"))
+                }
+                if fields.conflicts.count > lostLocally.count {
+                    warnings.append("group \(id.canonicalString): the remote side's change of \(fields.conflicts.filter { !lostLocally.contains($0) }.joined(separator: ", ")) was older and was not applied")
                 }
                 let updated = fields.fromRemote.filter { !fields.conflicts.contains($0) }
                 if !updated.isEmpty {
@@ -205,7 +212,8 @@ private struct MergeRun {
     /// The merged parent: a move on one side wins; moves on both sides: the newer LocationChanged.
     private func mergeParent(base: UUID?, local: UUID?, remote: UUID?, localTime: Timestamp, remoteTime: Timestamp)
         -> (uuid: UUID?, fromRemote: Bool) {
-        guard local != remote else { return (local, false) }
+        // Same place on both sides: the later move's bookkeeping (LocationChanged, PreviousParentGroup).
+        guard local != remote else { return (local, remoteTime > localTime) }
         if let base {
             let localMoved = local != base, remoteMoved = remote != base
             if localMoved != remoteMoved { return remoteMoved ? (remote, true) : (local, false) }
@@ -293,28 +301,26 @@ private struct MergeRun {
         }
     }
 
-    /// Group `id` with its merged children, ordered as the side that changed the group last had them,
-    /// then new children by creation time.
+    /// Group `id` with its merged children: those the base had in the base's order, then new ones by
+    /// creation time (a fixed rule, so that both devices and later merges agree on the order).
     private func buildGroup(_ id: UUID) -> Group {
         var group = groups[id]?.group ?? local.vault.root
         let childGroups = groups.filter { $0.value.parent == id && $0.key != id }.map(\.key)
         let childEntries = entries.filter { $0.value.parent == id }.map(\.key)
-        let preferRemote = (remote.groups[id]?.group.times.lastModified ?? .init(secondsSinceYearOne: 0))
-            > (local.groups[id]?.group.times.lastModified ?? .init(secondsSinceYearOne: 0))
-        let (first, second) = preferRemote ? (remote, local) : (local, remote)
-        func order(_ ids: [UUID], _ listed: (VaultIndex.GroupRecord) -> [UUID], created: (UUID) -> Timestamp) -> [UUID] {
-            let firstOrder = first.groups[id].map(listed) ?? []
-            let secondOrder = second.groups[id].map(listed) ?? []
+        func order(_ ids: [UUID], _ listed: [UUID], created: (UUID) -> Timestamp) -> [UUID] {
             var rank: [UUID: Int] = [:]
-            for (position, child) in (firstOrder + secondOrder).enumerated() where rank[child] == nil { rank[child] = position }
+            for (position, child) in listed.enumerated() where rank[child] == nil { rank[child] = position }
             return ids.sorted { lhs, rhs in
                 let l = rank[lhs] ?? Int.max, r = rank[rhs] ?? Int.max
                 if l != r { return l < r }
                 return (created(lhs), lhs.uuidString) < (created(rhs), rhs.uuidString)
             }
         }
-        let orderedGroups = order(childGroups, { $0.childGroups }, created: { groups[$0]?.group.times.created ?? .init(secondsSinceYearOne: 0) })
-        let orderedEntries = order(childEntries, { $0.childEntries }, created: { entries[$0]?.entry.times.created ?? .init(secondsSinceYearOne: 0) })
+        let baseRecord = base?.groups[id]
+        let orderedGroups = order(childGroups, baseRecord?.childGroups ?? [],
+                                  created: { groups[$0]?.group.times.created ?? .init(secondsSinceYearOne: 0) })
+        let orderedEntries = order(childEntries, baseRecord?.childEntries ?? [],
+                                   created: { entries[$0]?.entry.times.created ?? .init(secondsSinceYearOne: 0) })
         group.groups = orderedGroups.map(buildGroup)
         group.entries = orderedEntries.compactMap { entries[$0]?.entry }
         return group

@@ -16,14 +16,34 @@ enum Differences {
             if left.entry.withoutHistory != right.entry.withoutHistory {
                 let fields = Set(left.entry.fields.map(\.key) + right.entry.fields.map(\.key))
                     .filter { left.entry.field($0) != right.entry.field($0) }.sorted()
-                notes.append("\(left.entry.title): content differs [\(fields.joined(separator: ","))] times \(left.entry.times.lastModified) vs \(right.entry.times.lastModified)")
+                var what = fields
+                if left.entry.times != right.entry.times { what.append("times(\(left.entry.times.locationChanged) vs \(right.entry.times.locationChanged))") }
+                if left.entry.tags != right.entry.tags { what.append("tags") }
+                if left.entry.previousParentGroup != right.entry.previousParentGroup { what.append("previousParentGroup") }
+                if left.entry.attachments != right.entry.attachments { what.append("attachments") }
+                if left.entry.fields.map(\.key) != right.entry.fields.map(\.key) { what.append("field order") }
+                notes.append("\(left.entry.title): content differs [\(what.joined(separator: ","))] times \(left.entry.times.lastModified) vs \(right.entry.times.lastModified)")
             }
             if left.entry.history != right.entry.history {
                 notes.append("\(left.entry.title): history \(left.entry.history.count) vs \(right.entry.history.count)")
             }
         }
         for (uuid, right) in entriesB where entriesA[uuid] == nil { notes.append("entry \(right.entry.title) only in second") }
-        if notes.isEmpty && a.root != b.root { notes.append("group tree or order differs") }
+        if notes.isEmpty && a.root != b.root {
+            var groupsA: [UUID: (Group, [String])] = [:], groupsB: [UUID: (Group, [String])] = [:]
+            a.root.forEachGroup { groupsA[$0.uuid] = ($0, $1) }
+            b.root.forEachGroup { groupsB[$0.uuid] = ($0, $1) }
+            for (uuid, (left, path)) in groupsA {
+                guard let (right, otherPath) = groupsB[uuid] else { notes.append("group \(left.name) only in first"); continue }
+                if path != otherPath { notes.append("group \(left.name) at \(path) vs \(otherPath)") }
+                if left.times != right.times { notes.append("group \(left.name) times \(left.times.lastModified)/\(left.times.locationChanged) vs \(right.times.lastModified)/\(right.times.locationChanged)") }
+                if left.name != right.name { notes.append("group name \(left.name) vs \(right.name)") }
+                if left.entries.map(\.uuid) != right.entries.map(\.uuid) { notes.append("group \(left.name) entry order") }
+                if left.groups.map(\.uuid) != right.groups.map(\.uuid) { notes.append("group \(left.name) subgroup order") }
+                if left.previousParentGroup != right.previousParentGroup { notes.append("group \(left.name) previousParentGroup") }
+            }
+            if notes.isEmpty { notes.append("group tree differs") }
+        }
         return notes.isEmpty ? "equal" : notes.joined(separator: "; ")
     }
 }
