@@ -102,7 +102,7 @@ let package = Package(
         ),
         .testTarget(
             name: "InteropTests",
-            dependencies: ["KDBXFormat", "MyPassCore", "MyPassCrypto", "TestSupport"],
+            dependencies: ["KDBXFormat", "MyPassCore", "MyPassCrypto", "MyPassMerge", "TestSupport"],
             swiftSettings: strictSettings
         ),
         .testTarget(

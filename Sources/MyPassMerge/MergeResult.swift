@@ -53,6 +53,22 @@ public struct Change: Sendable, Hashable, Codable, CustomStringConvertible {
         self.detail = detail
     }
 
+    private enum CodingKeys: String, CodingKey {
+        case kind, subject, uuid, path, title, fields, detail
+    }
+
+    /// JSON with lowercase canonical UUIDs, like every JSON output of the tool.
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(kind, forKey: .kind)
+        try container.encode(subject, forKey: .subject)
+        try container.encode(uuid?.canonicalString, forKey: .uuid)
+        try container.encode(path, forKey: .path)
+        try container.encode(title, forKey: .title)
+        try container.encode(fields, forKey: .fields)
+        try container.encode(detail, forKey: .detail)
+    }
+
     public var description: String {
         var text = "\(kind.rawValue) \(subject.rawValue) \(path)"
         if !fields.isEmpty { text += " [\(fields.joined(separator: ", "))]" }

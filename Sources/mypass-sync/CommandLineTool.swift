@@ -1,5 +1,6 @@
 internal import KDBXFormat
 internal import MyPassCore
+internal import MyPassMerge
 internal import MyPassSync
 
 /// The entry point: picks the command, runs it, and is the one place that turns errors into
@@ -8,7 +9,9 @@ enum CommandLineTool {
     static let toolName = "mypass-sync"
 
     /// Every command, in the order the help lists them.
-    static let commands: [any Command] = [InfoCommand(), ExportCommand(), ConvertCommand(), HelpCommand(), VersionCommand()]
+    static let commands: [any Command] = [
+        MergeCommand(), DiffCommand(), InfoCommand(), ExportCommand(), ConvertCommand(), HelpCommand(), VersionCommand(),
+    ]
 
     /// Runs the tool with `arguments` (without the program name) and returns the exit status.
     static func run(arguments: [String]) -> ExitCode {
@@ -91,6 +94,12 @@ enum CommandLineTool {
         case let error as FileError:
             output.printError("error: \(error)")
             return .ioError
+        case let error as MergeError:
+            output.printError("error: \(error)")
+            return .refusedForSafety
+        case let error as MergeRefusal:
+            output.printError("error: \(error)")
+            return .refusedForSafety
         default:
             output.printError("error: \(error)")
             return .ioError

@@ -12,6 +12,28 @@ enum Credentials {
         .value("--max-kdf-memory", valueName: "bytes", help: "Raise the Argon2 memory cap (default 2 GiB) for vaults set higher."),
     ]
 
+    /// Extra options of commands that open several vaults.
+    static let remoteOptions: [OptionSpec] = [
+        .flag("--remote-password-stdin", help: "The other vaults' password is the second line of standard input."),
+        .value("--remote-key-file", valueName: "file", help: "The other vaults' key file."),
+    ]
+
+    /// The key for the other vaults: the first vault's unless `--remote-*` options say otherwise.
+    static func remoteKey(_ arguments: ParsedArguments, localKey: CompositeKey, vaultPath: String, command: String) throws -> CompositeKey {
+        guard arguments.flag("remote-password-stdin") || arguments.value("remote-key-file") != nil else { return localKey }
+        let password: SecureBytes?
+        if arguments.flag("remote-password-stdin") {
+            guard let line = PasswordInput.readStandardInputLine() else {
+                throw CommandLineError.usage(message: "--remote-password-stdin: no second line on standard input", command: command)
+            }
+            password = line
+        } else {
+            password = PasswordInput.prompt("Password for \((vaultPath as NSString).lastPathComponent): ")
+        }
+        let keyFile = try arguments.value("remote-key-file").map { path in try FileReading.readAll(atPath: path) }
+        return try CompositeKey(password: password, keyFileContents: keyFile)
+    }
+
     /// The composite key for `vaultPath` from the parsed options: stdin, or a prompt on the terminal.
     static func compositeKey(_ arguments: ParsedArguments, vaultPath: String, command: String) throws -> CompositeKey {
         let password: SecureBytes?
@@ -66,5 +88,10 @@ enum Credentials {
         try header.kdf.check(against: limits)
         let key = try compositeKey(arguments, vaultPath: path, command: command)
         return Unlocked(opened: try KDBXReader.open(bytes, key: key, limits: limits), key: key, limits: limits)
+    }
+
+    /// Opens another vault of the same command with `key`, reusing `cachedKey` when the KDF matches.
+    static func openOther(path: String, key: CompositeKey, cachedKey: DerivedKey?, limits: ResourceLimits) throws -> OpenedVault {
+        try KDBXReader.open(FileReading.readAll(atPath: path), key: key, cachedKey: cachedKey, limits: limits)
     }
 }

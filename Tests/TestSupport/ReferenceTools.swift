@@ -17,6 +17,7 @@ public enum ReferenceTools {
 
     public struct Failure: Error, CustomStringConvertible {
         public let description: String
+        public init(description: String) { self.description = description }
     }
 
     /// `tool`'s view of the vault at `path`.

@@ -1,0 +1,146 @@
+internal import Foundation
+internal import KDBXFormat
+internal import MyPassCore
+internal import MyPassMerge
+internal import MyPassSync
+
+/// `mypass-sync merge LOCAL REMOTE... [--base FILE] [-o OUT] [--dry-run] [--json] [--exit-code]`.
+struct MergeCommand: Command {
+    let name = "merge"
+    let summary = "Three-way merge other copies of a vault into it, field by field, losing nothing."
+    let usage = "mypass-sync merge <local> <remote>... [--base <file>] [-o <out>] [--dry-run] [--json] [--exit-code] [credentials]"
+    let options: [OptionSpec] = [
+        .value("--base", valueName: "file", help: "The version both copies last shared (else each entry's ancestor is inferred from history)."),
+        .value("--output", "-o", valueName: "out", help: "Write the merged vault here instead of replacing <local>."),
+        .flag("--dry-run", help: "Write nothing; print what would change."),
+        .flag("--json", help: "Print one JSON document (schema 1) instead of text."),
+        .flag("--exit-code", help: "Exit 1 when the merge changes something."),
+    ] + Credentials.options + Credentials.remoteOptions
+    var details: String {
+        """
+        ARGUMENTS:
+          <local>                 The vault to merge into (its format and credentials are kept).
+          <remote>...             Other copies: another device's file, sync-conflict copies.
+
+        \(options.helpSection)
+
+        Entries and groups are matched by UUID; each field takes the side that changed it since the
+        common version; when both changed a field, the newer edit is current and the other version is
+        kept in the entry's history. Deletions apply only with a tombstone or a recycle-bin move newer
+        than the other side's edits. The result is verified by opening it again before it replaces
+        anything; a remote that the credentials do not open (key changed elsewhere) stops the merge.
+        """
+    }
+
+    func run(arguments: [String], output: inout StandardStreams) throws -> ExitCode {
+        let parsed = try ParsedArguments.parse(arguments, options: options, command: name)
+        guard parsed.positionals.count >= 2 else {
+            throw CommandLineError.usage(message: "merge needs a local vault and at least one remote", command: name)
+        }
+        let localPath = parsed.positionals[0]
+        let remotePaths = Array(parsed.positionals.dropFirst())
+        let unlocked = try Credentials.openVault(parsed, path: localPath, command: name)
+        let remoteKey = try Credentials.remoteKey(parsed, localKey: unlocked.key, vaultPath: remotePaths[0], command: name)
+        let base = try parsed.value("base").map { path in
+            try Credentials.openOther(path: path, key: unlocked.key, cachedKey: unlocked.opened.derivedKey, limits: unlocked.limits).vault
+        }
+        var vault = unlocked.opened.vault
+        var report = MergeReport()
+        for path in remotePaths {
+            let remote: OpenedVault
+            do {
+                remote = try Credentials.openOther(path: path, key: remoteKey, cachedKey: unlocked.opened.derivedKey, limits: unlocked.limits)
+            } catch KDBXError.wrongCredentials {
+                throw MergeRefusal.keyRotated(path)
+            }
+            let result = try VaultMerger.merge(base: base, local: vault, remote: remote.vault)
+            report.sections.append(.init(remote: path, changes: result.changes, warnings: result.warnings))
+            vault = result.vault
+        }
+        let target = parsed.value("output") ?? localPath
+        let changed = report.sections.contains { !$0.changes.isEmpty } || parsed.value("output") != nil
+        if !parsed.flag("dry-run") && changed {
+            let (file, derived) = try KDBXWriter.serialize(
+                vault, settings: unlocked.opened.settings, key: unlocked.key, cachedKey: unlocked.opened.derivedKey,
+                limits: unlocked.limits)
+            let check = try KDBXReader.open(file, key: unlocked.key, cachedKey: derived, limits: unlocked.limits)
+            guard check.vault == vault else {
+                throw KDBXError.unwritable("the merged file did not read back identical; nothing was written")
+            }
+            try AtomicFileWriter.write(file, toPath: target)
+            report.written = target
+        }
+        report.dryRun = parsed.flag("dry-run")
+        output.print(parsed.flag("json") ? try JSONText.encode(report) : report.humanText(local: localPath))
+        return parsed.flag("exit-code") && report.sections.contains(where: { !$0.changes.isEmpty }) ? .differences : .success
+    }
+}
+
+/// Why `merge` stops without writing.
+enum MergeRefusal: Error, CustomStringConvertible {
+    /// A remote does not open with the known credentials: its key was changed on another device.
+    case keyRotated(String)
+
+    var description: String {
+        switch self {
+        case .keyRotated(let path):
+            "\(path) does not open with these credentials (its key was probably changed on another device); nothing was written. Use --remote-password-stdin or --remote-key-file."
+        }
+    }
+}
+
+/// What `merge` prints.
+struct MergeReport: Encodable {
+    struct Section: Encodable {
+        let remote: String
+        let changes: [Change]
+        let warnings: [String]
+    }
+
+    let schema = 1
+    var sections: [Section] = []
+    var written: String?
+    var dryRun = false
+
+    /// A review of what changes in the local vault.
+    func humanText(local: String) -> String {
+        var lines: [String] = []
+        for section in sections {
+            if section.changes.isEmpty {
+                lines.append("\(section.remote): nothing to merge")
+            } else {
+                lines.append("\(section.remote): \(section.changes.count) change(s) to \(local)")
+                for change in section.changes { lines.append("  " + ChangeText.line(change)) }
+            }
+            for warning in section.warnings { lines.append("  warning: \(warning)") }
+        }
+        if let written {
+            lines.append("wrote \(written)")
+        } else if dryRun {
+            lines.append("dry run: nothing written")
+        }
+        return lines.joined(separator: "\n")
+    }
+}
+
+/// One change as a line of text.
+enum ChangeText {
+    static func line(_ change: Change) -> String {
+        let verb: String = switch change.kind {
+        case .added: "+ added"
+        case .updated: "~ updated"
+        case .moved: "> moved"
+        case .deleted: "- deleted"
+        case .restored: "+ restored"
+        case .conflict: "! conflict"
+        case .historyMerged: "  history"
+        case .historyTrimmed: "  history trimmed"
+        case .metaChanged: "~ settings"
+        case .recycleBinMerged: "~ recycle bin"
+        }
+        var text = "\(verb) \(change.subject.rawValue) \(change.path)"
+        if !change.fields.isEmpty { text += ": " + change.fields.joined(separator: ", ") }
+        if !change.detail.isEmpty { text += " (\(change.detail))" }
+        return text
+    }
+}
