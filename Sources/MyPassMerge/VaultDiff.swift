@@ -12,7 +12,7 @@ public enum VaultDiff {
         if !metaFields.isEmpty {
             changes.append(Change(.metaChanged, .meta, uuid: nil, path: "/", title: b.meta.databaseName, fields: metaFields))
         }
-        for id in Set(left.groups.keys).union(right.groups.keys).sorted(by: { $0.uuidString < $1.uuidString }) {
+        for id in Set(left.groups.keys).union(right.groups.keys).sorted(by: UUID.precedes) {
             switch (left.groups[id], right.groups[id]) {
             case (nil, let added?):
                 changes.append(Change(.added, .group, uuid: id, path: right.path(ofGroup: id), title: added.group.name))
@@ -31,7 +31,7 @@ public enum VaultDiff {
                 break
             }
         }
-        for id in Set(left.entries.keys).union(right.entries.keys).sorted(by: { $0.uuidString < $1.uuidString }) {
+        for id in Set(left.entries.keys).union(right.entries.keys).sorted(by: UUID.precedes) {
             switch (left.entries[id], right.entries[id]) {
             case (nil, let added?):
                 changes.append(Change(.added, .entry, uuid: id, path: entryPath(added, right), title: added.entry.title))

@@ -62,3 +62,14 @@ struct VaultIndex {
         return "/" + names.reversed().joined(separator: "/")
     }
 }
+
+extension UUID {
+    /// A fixed order on UUIDs (by their bytes), cheaper than comparing their strings.
+    static func precedes(_ lhs: UUID, _ rhs: UUID) -> Bool {
+        withUnsafeBytes(of: lhs.uuid) { left in
+            withUnsafeBytes(of: rhs.uuid) { right in
+                left.lexicographicallyPrecedes(right)
+            }
+        }
+    }
+}

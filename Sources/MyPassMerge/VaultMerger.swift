@@ -8,13 +8,13 @@ public enum VaultMerger {
     /// each entry's ancestor is then inferred from the history both sides share).
     public static func merge(base: Vault?, local: Vault, remote: Vault) throws(MergeError) -> MergeResult {
         guard local.root.uuid == remote.root.uuid else { throw .differentDatabases }
-        var run = MergeRun(base: base.map(VaultIndex.init), local: VaultIndex(local), remote: VaultIndex(remote))
+        let run = MergeRun(base: base.map(VaultIndex.init), local: VaultIndex(local), remote: VaultIndex(remote))
         return run.execute()
     }
 }
 
-/// The state of one merge.
-private struct MergeRun {
+/// The state of one merge (a class: its tables are large and updated in place).
+private final class MergeRun {
     let base: VaultIndex?
     let local: VaultIndex
     let remote: VaultIndex
@@ -35,7 +35,7 @@ private struct MergeRun {
         self.meta = local.vault.meta
     }
 
-    mutating func execute() -> MergeResult {
+    func execute() -> MergeResult {
         let mergedMeta = MetaMerger(ancestor: base?.vault.meta, local: local.vault.meta, remote: remote.vault.meta).merge()
         meta = mergedMeta.meta
         if !mergedMeta.changed.isEmpty {
@@ -70,8 +70,8 @@ private struct MergeRun {
 
     // MARK: Groups
 
-    private mutating func mergeGroups() {
-        for id in Set(local.groups.keys).union(remote.groups.keys).sorted(by: { $0.uuidString < $1.uuidString }) {
+    private func mergeGroups() {
+        for id in Set(local.groups.keys).union(remote.groups.keys).sorted(by: UUID.precedes) {
             let mine = local.groups[id], theirs = remote.groups[id]
             switch (mine, theirs) {
             case let (mine?, theirs?):
@@ -120,12 +120,17 @@ private struct MergeRun {
 
     // MARK: Entries
 
-    private mutating func mergeEntries() {
+    private func mergeEntries() {
         let maxItems = meta.historyMaxItems, maxSize = meta.historyMaxSize
         let localPool = local.vault.binaries, remotePool = remote.vault.binaries
         let binarySize: (BinaryID) -> Int = { (localPool[$0] ?? remotePool[$0])?.data.count ?? 0 }
-        for id in Set(local.entries.keys).union(remote.entries.keys).sorted(by: { $0.uuidString < $1.uuidString }) {
+        for id in Set(local.entries.keys).union(remote.entries.keys).sorted(by: UUID.precedes) {
             switch (local.entries[id], remote.entries[id]) {
+            case let (mine?, theirs?) where mine.entry == theirs.entry:
+                // The same on both sides (most entries): only the place can differ.
+                let parent = mergeParent(base: base?.entries[id]?.parent, local: mine.parent, remote: theirs.parent,
+                                         localTime: mine.entry.times.locationChanged, remoteTime: theirs.entry.times.locationChanged)
+                entries[id] = (mine.entry, parent.uuid ?? mine.parent)
             case let (mine?, theirs?):
                 // The most recent version both sides share: the base's, or a newer one both hold
                 // (a side that already contains the other's current version supersedes it).
@@ -176,7 +181,7 @@ private struct MergeRun {
             .max { $0.times.lastModified < $1.times.lastModified }
     }
 
-    private mutating func logEntry(_ outcome: EntryMerger.Outcome, entry: Entry, movedFrom: UUID?) {
+    private func logEntry(_ outcome: EntryMerger.Outcome, entry: Entry, movedFrom: UUID?) {
         let path = "/" + entry.title
         var located = path
         if let parent = entries[entry.uuid]?.parent {
@@ -230,7 +235,7 @@ private struct MergeRun {
 
     /// Both devices created a recycle bin: keep the older one, move the other's contents into it,
     /// and drop the other with a tombstone (MERGE.md rule 9).
-    private mutating func foldRecycleBins() {
+    private func foldRecycleBins() {
         guard let localBin = local.vault.meta.recycleBinUUID, let remoteBin = remote.vault.meta.recycleBinUUID,
               localBin != remoteBin, let kept = groups[localBin], let other = groups[remoteBin] else { return }
         let keepLocal = (kept.group.times.created, localBin.uuidString) <= (other.group.times.created, remoteBin.uuidString)
@@ -262,7 +267,7 @@ private struct MergeRun {
 
     /// A deleted group that still holds surviving entries or groups is kept (restored); a missing
     /// parent that neither side knows puts the object under the root.
-    private mutating func restoreParentsOfSurvivors() {
+    private func restoreParentsOfSurvivors() {
         var pending = entries.values.map(\.parent) + groups.values.compactMap(\.parent)
         while let parent = pending.popLast() {
             guard groups[parent] == nil else { continue }
@@ -284,8 +289,8 @@ private struct MergeRun {
     }
 
     /// A group never sits under its own descendant: such a group goes back to its local parent.
-    private mutating func removeCycles() {
-        for id in groups.keys.sorted(by: { $0.uuidString < $1.uuidString }) {
+    private func removeCycles() {
+        for id in groups.keys.sorted(by: UUID.precedes) {
             var seen: Set<UUID> = [id]
             var current = groups[id]?.parent
             while let parent = current {
@@ -313,7 +318,8 @@ private struct MergeRun {
             return ids.sorted { lhs, rhs in
                 let l = rank[lhs] ?? Int.max, r = rank[rhs] ?? Int.max
                 if l != r { return l < r }
-                return (created(lhs), lhs.uuidString) < (created(rhs), rhs.uuidString)
+                let leftCreated = created(lhs), rightCreated = created(rhs)
+                return leftCreated != rightCreated ? leftCreated < rightCreated : UUID.precedes(lhs, rhs)
             }
         }
         let baseRecord = base?.groups[id]

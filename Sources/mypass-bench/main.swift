@@ -1,6 +1,6 @@
 import Foundation
 
-// Figures, not pass/fail. `swift run -c release mypass-bench [crypto | vault [N] | open FILE]`.
+// Figures, not pass/fail. `swift run -c release mypass-bench [crypto | vault [N] | merge [N] | open FILE]`.
 let arguments = Array(CommandLine.arguments.dropFirst())
 switch arguments.first {
 case nil, "crypto":
@@ -8,9 +8,12 @@ case nil, "crypto":
 case "vault":
     let entries = arguments.count > 1 ? Int(arguments[1]) ?? 10_000 : 10_000
     try runVaultBenchmark(entries: entries, directory: FileManager.default.temporaryDirectory)
+case "merge":
+    let entries = arguments.count > 1 ? Int(arguments[1]) ?? 10_000 : 10_000
+    try runMergeBenchmark(entries: entries, directory: FileManager.default.temporaryDirectory)
 case "open":
     guard arguments.count == 2 else { fatalError("usage: mypass-bench open FILE") }
     try runOpenBenchmark(path: arguments[1])
 default:
-    print("usage: mypass-bench [crypto | vault [ENTRIES] | open FILE]")
+    print("usage: mypass-bench [crypto | vault [ENTRIES] | merge [ENTRIES] | open FILE]")
 }

@@ -44,14 +44,17 @@ struct MergeCommand: Command {
         let base = try parsed.value("base").map { path in
             try Credentials.openOther(path: path, key: unlocked.key, cachedKey: unlocked.opened.derivedKey, limits: unlocked.limits).vault
         }
+        // The remotes are decrypted and parsed in parallel, one per core.
+        let remoteFiles = try remotePaths.map { try FileReading.readAll(atPath: $0) }
+        let remotes = KDBXReader.open(files: remoteFiles, key: remoteKey, cachedKey: unlocked.opened.derivedKey, limits: unlocked.limits)
         var vault = unlocked.opened.vault
         var report = MergeReport()
-        for path in remotePaths {
+        for (path, opened) in zip(remotePaths, remotes) {
             let remote: OpenedVault
-            do {
-                remote = try Credentials.openOther(path: path, key: remoteKey, cachedKey: unlocked.opened.derivedKey, limits: unlocked.limits)
-            } catch KDBXError.wrongCredentials {
-                throw MergeRefusal.keyRotated(path)
+            switch opened {
+            case .success(let value): remote = value
+            case .failure(.wrongCredentials): throw MergeRefusal.keyRotated(path)
+            case .failure(let error): throw error
             }
             let result = try VaultMerger.merge(base: base, local: vault, remote: remote.vault)
             report.sections.append(.init(remote: path, changes: result.changes, warnings: result.warnings))

@@ -31,6 +31,20 @@ public enum KDBXReader {
         return OpenedVault(vault: decoded, settings: FormatSettings(header), derivedKey: derived)
     }
 
+    /// Opens several files at once, one per core (decryption, decompression and parsing of each file
+    /// are independent); results in the order of `files`.
+    public static func open(
+        files: [Data], key: CompositeKey, cachedKey: DerivedKey? = nil, limits: ResourceLimits = .standard
+    ) -> [Result<OpenedVault, KDBXError>] {
+        let results = ResultSlots<OpenedVault>(count: files.count)
+        DispatchQueue.concurrentPerform(iterations: files.count) { index in
+            results.set(index, Result { () throws(KDBXError) in
+                try open(files[index], key: key, cachedKey: cachedKey, limits: limits)
+            })
+        }
+        return results.values
+    }
+
     /// Reads a decrypted XML document (KeePass's XML export, or `plainXML`) into a vault.
     public static func vault(fromPlainXML xml: Data) throws(KDBXError) -> Vault {
         try VaultDocumentReader.read(xml, innerStream: nil, binaries: []).vault
@@ -108,5 +122,27 @@ public enum KDBXReader {
             }
         }
         return document.vault
+    }
+}
+
+/// Slots filled from several threads, each slot by exactly one of them.
+private final class ResultSlots<Value>: @unchecked Sendable {
+    private var slots: [Result<Value, KDBXError>?]
+    private let lock = NSLock()
+
+    init(count: Int) {
+        slots = Array(repeating: nil, count: count)
+    }
+
+    func set(_ index: Int, _ result: Result<Value, KDBXError>) {
+        lock.lock()
+        slots[index] = result
+        lock.unlock()
+    }
+
+    var values: [Result<Value, KDBXError>] {
+        lock.lock()
+        defer { lock.unlock() }
+        return slots.map { $0 ?? .failure(.corrupt("not opened")) }
     }
 }

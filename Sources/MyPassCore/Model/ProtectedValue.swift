@@ -42,6 +42,8 @@ extension ProtectedValue: Equatable, Hashable {
     /// Compares the revealed values in constant time.
     public static func == (lhs: ProtectedValue, rhs: ProtectedValue) -> Bool {
         guard lhs.masked.count == rhs.masked.count else { return false }
+        // Copies of one value share nonce and masked bytes: equal without unmasking.
+        if lhs.nonce == rhs.nonce { return lhs.masked == rhs.masked }
         var left = lhs.masked, right = rhs.masked
         MemoryMask.apply(to: &left, nonce: lhs.nonce)
         MemoryMask.apply(to: &right, nonce: rhs.nonce)
