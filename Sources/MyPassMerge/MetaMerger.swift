@@ -92,7 +92,11 @@ struct MetaMerger {
             if deletedRemotely { changed.append("CustomData '\(item.key)'") }
             return deletedRemotely
         }
-        merged.customData = items
+        let baseKeys = Dictionary((ancestor?.customData ?? []).enumerated().map { ($1.key, $0) }, uniquingKeysWith: { first, _ in first })
+        merged.customData = items.sorted { lhs, rhs in
+            let l = baseKeys[lhs.key] ?? Int.max, r = baseKeys[rhs.key] ?? Int.max
+            return l != r ? l < r : lhs.key < rhs.key
+        }
 
         // Custom icons by UUID: union; the same UUID with other data takes the newer one.
         var icons = local.customIcons
@@ -108,7 +112,13 @@ struct MetaMerger {
                 changed.append("CustomIcon \(icon.uuid.canonicalString)")
             }
         }
-        merged.customIcons = icons
+        // A fixed order: the base's icons in its order, then the others by UUID (icons are referred to
+        // by UUID, so the order carries no meaning; a fixed one keeps both devices identical).
+        let baseOrder = Dictionary((ancestor?.customIcons ?? []).enumerated().map { ($1.uuid, $0) }, uniquingKeysWith: { first, _ in first })
+        merged.customIcons = icons.sorted { lhs, rhs in
+            let l = baseOrder[lhs.uuid] ?? Int.max, r = baseOrder[rhs.uuid] ?? Int.max
+            return l != r ? l < r : UUID.precedes(lhs.uuid, rhs.uuid)
+        }
         for element in remote.preserved where !merged.preserved.contains(where: { $0.name == element.name }) {
             merged.preserved.append(element)
             changed.append("Unknown data")

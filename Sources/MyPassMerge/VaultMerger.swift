@@ -47,6 +47,11 @@ private final class MergeRun {
         foldRecycleBins()
         restoreParentsOfSurvivors()
         removeCycles()
+        for id in groups.keys.sorted(by: UUID.precedes) where id != local.rootUUID {
+            if let mine = local.groups[id], let merged = groups[id], merged.parent != mine.parent {
+                changes.append(Change(.moved, .group, uuid: id, path: remote.path(ofGroup: id), title: merged.group.name))
+            }
+        }
         let root = buildGroup(local.rootUUID)
         for id in tombstones.keys where groups[id] != nil || entries[id] != nil { tombstones[id] = nil }
         var pool = BinaryPool()
@@ -98,9 +103,6 @@ private final class MergeRun {
                 let updated = fields.fromRemote.filter { !fields.conflicts.contains($0) }
                 if !updated.isEmpty {
                     changes.append(Change(.updated, .group, uuid: id, path: path, title: group.name, fields: updated))
-                }
-                if parent.fromRemote && parent.uuid != mine.parent {
-                    changes.append(Change(.moved, .group, uuid: id, path: path, title: group.name))
                 }
             case let (mine?, nil):
                 if let deletedAt = remote.tombstones[id], deletedAt > lastChange(of: mine.group.times) {
@@ -288,21 +290,33 @@ private final class MergeRun {
         }
     }
 
-    /// A group never sits under its own descendant: such a group goes back to its local parent.
+    /// A group never sits under its own descendant: when the two sides' moves form a cycle, the newer
+    /// of the moves in it is undone (the group goes back to its place on the other side, else the root).
     private func removeCycles() {
         for id in groups.keys.sorted(by: UUID.precedes) {
-            var seen: Set<UUID> = [id]
+            var path: [UUID] = [id]
             var current = groups[id]?.parent
-            while let parent = current {
-                if seen.contains(parent) {
-                    let fallback = local.groups[id]?.parent ?? local.rootUUID
-                    groups[id]?.parent = fallback == id ? local.rootUUID : fallback
-                    warnings.append("group \(id.canonicalString) was moved under its own subgroup on one side; kept where it was")
-                    break
-                }
-                seen.insert(parent)
+            while let parent = current, !path.contains(parent) {
+                path.append(parent)
                 current = groups[parent]?.parent
             }
+            guard let repeated = current, let start = path.firstIndex(of: repeated) else { continue }
+            let cycle = Array(path[start...])
+            let newest = cycle.max { lhs, rhs in
+                let l = groups[lhs]!.group.times.locationChanged, r = groups[rhs]!.group.times.locationChanged
+                return l != r ? l < r : UUID.precedes(lhs, rhs)
+            }!
+            let moved = groups[newest]!
+            let alternatives = [local.groups[newest], remote.groups[newest]].compactMap { $0 }
+                .filter { $0.parent != moved.parent }
+            if let previous = alternatives.min(by: { $0.group.times.locationChanged < $1.group.times.locationChanged }) {
+                groups[newest]?.parent = previous.parent
+                groups[newest]?.group.times.locationChanged = previous.group.times.locationChanged
+                groups[newest]?.group.previousParentGroup = previous.group.previousParentGroup
+            } else {
+                groups[newest]?.parent = local.rootUUID
+            }
+            warnings.append("group \(newest.canonicalString) was moved into its own subgroup by the other side's move; its newer move was undone")
         }
     }
 

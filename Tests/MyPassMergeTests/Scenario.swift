@@ -8,7 +8,7 @@ import Testing
 struct Scenario: Decodable, Sendable {
     struct Operation: Decodable, Sendable {
         /// addGroup, addEntry, edit, move, recycle, delete, renameGroup, moveGroup, recycleGroup,
-        /// deleteGroup, setName, cleanHistory, attach, detach, setTags.
+        /// deleteGroup, setName, cleanHistory, attach, detach, renameAttachment, addIcon.
         let op: String
         let time: String
         let id: String?
@@ -46,6 +46,7 @@ struct Scenario: Decodable, Sendable {
         let changes: [String]?
         let noChanges: Bool?
         let tombstones: [String]?
+        let customIcons: [String]?
     }
 
     let name: String
@@ -55,12 +56,14 @@ struct Scenario: Decodable, Sendable {
     let base: [Operation]
     let local: [Operation]
     let remote: [Operation]
+    /// A third device (a second conflict copy), merged after the remote.
+    let third: [Operation]?
     let expect: Expectation
 
     var file = ""
 
     private enum CodingKeys: String, CodingKey {
-        case name, description, keepassxcLosesData, withoutBase, base, local, remote, expect
+        case name, description, keepassxcLosesData, withoutBase, base, local, remote, third, expect
     }
 
     static let directory = URL(fileURLWithPath: #filePath)
@@ -193,6 +196,17 @@ enum ScenarioPlayer {
             case "recycleGroup", "deleteGroup":
                 vault = try vault.deletingGroup(try group(try required(operation.group, "group"), in: vault),
                                                 permanently: operation.op == "deleteGroup", at: time)
+            case "addIcon":
+                vault.meta.customIcons.append(CustomIcon(uuid: ScenarioID.uuid(try required(operation.id, "id")),
+                                                         data: Data((operation.content ?? "icon").utf8), lastModified: time))
+            case "renameAttachment":
+                let id = ScenarioID.uuid(try required(operation.id, "id"))
+                let from = try required(operation.name, "name"), to = try required(operation.to, "to")
+                vault = try vault.updatingEntry(id, at: time) { entry in
+                    for index in entry.attachments.indices where entry.attachments[index].name == from {
+                        entry.attachments[index].name = to
+                    }
+                }
             case "setName":
                 vault.meta.databaseName = try required(operation.name, "name")
                 vault.meta.databaseNameChanged = time

@@ -40,7 +40,13 @@ struct ScenarioTests {
     @Test("each scenario merges to its expected content", arguments: try Scenario.all())
     func expectedContent(scenario: Scenario) throws {
         let (base, local, remote) = try Self.replicas(scenario)
-        let result = try VaultMerger.merge(base: scenario.withoutBase == true ? nil : base, local: local, remote: remote)
+        var result = try VaultMerger.merge(base: scenario.withoutBase == true ? nil : base, local: local, remote: remote)
+        if let third = scenario.third {
+            let thirdCopy = try ScenarioPlayer.apply(third, to: base)
+            let first = result
+            result = try VaultMerger.merge(base: scenario.withoutBase == true ? nil : base, local: first.vault, remote: thirdCopy)
+            result.changes = first.changes + result.changes
+        }
         let view = MergedView(vault: result.vault)
         let expect = scenario.expect
         for expected in expect.entries ?? [] {
@@ -70,6 +76,9 @@ struct ScenarioTests {
             #expect(result.vault.root.groups.filter { $0.name == "Recycle Bin" }.count == bins)
         }
         if let name = expect.name { #expect(result.vault.meta.databaseName == name) }
+        if let icons = expect.customIcons {
+            #expect(Set(result.vault.meta.customIcons.map(\.uuid)) == Set(icons.map(ScenarioID.uuid)), "custom icons")
+        }
         let kinds = Set(result.changes.map(\.kind.rawValue))
         for kind in expect.changes ?? [] { #expect(kinds.contains(kind), "change log lacks \(kind): \(result.changes)") }
         if expect.noChanges == true { #expect(result.changes.isEmpty, "\(result.changes)") }
