@@ -32,7 +32,7 @@ enum PipelinedInflater {
 }
 
 /// A bounded first-in first-out channel of chunks between one producer and one consumer.
-private final class ChunkChannel: @unchecked Sendable {
+final class ChunkChannel: @unchecked Sendable {
     private let condition = NSCondition()
     private var chunks: [Data] = []
     private let capacity: Int
@@ -54,6 +54,14 @@ private final class ChunkChannel: @unchecked Sendable {
         chunks.append(chunk)
         condition.broadcast()
         return true
+    }
+
+    /// The producer has no more chunks (the consumer drains what is queued, then sees the end).
+    func closeInput() {
+        condition.lock()
+        closed = true
+        condition.broadcast()
+        condition.unlock()
     }
 
     /// Marks the end of the chunks (with the producer's error, if any).

@@ -91,15 +91,11 @@ public enum KDBXWriter {
             binaries.append(binary)
         }
         let inner = InnerHeader(streamAlgorithm: .chaCha20, streamKey: streamKey, binaries: binaries)
-        let compressor = try PayloadCompressor(header.compression)
-        let innerBytes = inner.serialized()
-        let innerResult: Result<Void, KDBXError> = innerBytes.withUnsafeBytes { bytes in
-            Result { () throws(KDBXError) in try compressor.append(bytes) }
-        }
-        try innerResult.get()
+        let compressor = try PipelinedCompressor(header.compression)
+        inner.serialized().withUnsafeBytes { compressor.append($0) }
         try VaultDocumentWriter(
             vault: vault, version: header.version, innerStream: stream, headerHash: nil,
-            binaryOrder: binaryOrder, compressMetaBinaries: false).write { bytes throws(KDBXError) in try compressor.append(bytes) }
+            binaryOrder: binaryOrder, compressMetaBinaries: false).write { bytes in compressor.append(bytes) }
         let payload = try compressor.finish()
         let ciphertext = try PayloadCrypto.encrypt(
             payload, cipher: header.cipher, key: key.cipherKey(masterSeed: header.masterSeed), iv: header.encryptionIV)
@@ -122,11 +118,11 @@ public enum KDBXWriter {
         header.innerStream = .salsa20
         let headerBytes = try header.serialized()
         let stream = try PayloadCrypto.innerStream(.salsa20, key: streamKey)
-        let compressor = try PayloadCompressor(header.compression)
+        let compressor = try PipelinedCompressor(header.compression)
         try VaultDocumentWriter(
             vault: vault, version: header.version, innerStream: stream, headerHash: SHA256.hash(headerBytes),
             binaryOrder: binaryOrder, compressMetaBinaries: header.compression == .gzip
-        ).write { bytes throws(KDBXError) in try compressor.append(bytes) }
+        ).write { bytes in compressor.append(bytes) }
         let compressed = try compressor.finish()
         var plaintext = startBytes
         plaintext.append(HashedBlockStream.write(compressed))

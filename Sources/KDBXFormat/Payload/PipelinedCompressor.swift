@@ -1,0 +1,79 @@
+internal import Foundation
+
+/// Compresses on a second thread while the caller writes the document: the writer's small pieces are
+/// gathered into 1 MiB chunks and handed over a bounded channel to a `PayloadCompressor`.
+final class PipelinedCompressor {
+    private static let chunkSize = 1 << 20
+    private let worker: CompressionWorker
+    private var pending = Data()
+
+    init(_ compression: PayloadCompression) throws(KDBXError) {
+        worker = CompressionWorker(compressor: try PayloadCompressor(compression))
+        pending.reserveCapacity(Self.chunkSize)
+        let thread = Thread { [worker] in worker.run() }
+        thread.stackSize = 1 << 20
+        thread.start()
+    }
+
+    /// Adds the next piece of the payload.
+    func append(_ bytes: UnsafeRawBufferPointer) {
+        pending.append(contentsOf: bytes)
+        if pending.count >= Self.chunkSize { flush() }
+    }
+
+    /// Ends the payload and returns it compressed.
+    func finish() throws(KDBXError) -> Data {
+        flush()
+        worker.channel.closeInput()
+        return try worker.waitForResult()
+    }
+
+    private func flush() {
+        guard !pending.isEmpty else { return }
+        _ = worker.channel.put(pending)
+        pending = Data()
+        pending.reserveCapacity(Self.chunkSize)
+    }
+
+    deinit {
+        worker.channel.closeInput()
+    }
+}
+
+/// The second thread's side: takes chunks until the input closes, compresses them, publishes the result.
+///
+/// `@unchecked Sendable`: the compressor is used only by the worker thread once it starts; `result`
+/// is written before `done` is signalled and read only after waiting for it.
+private final class CompressionWorker: @unchecked Sendable {
+    let channel = ChunkChannel(capacity: 4)
+    private let compressor: PayloadCompressor
+    private let done = DispatchSemaphore(value: 0)
+    private var result: Result<Data, KDBXError> = .failure(.unwritable("compression did not finish"))
+
+    init(compressor: PayloadCompressor) {
+        self.compressor = compressor
+    }
+
+    func run() {
+        var failure: KDBXError?
+        // Keep taking chunks after a failure, so that the writer never blocks on a full channel.
+        while let chunk = channel.take() {
+            guard failure == nil else { continue }
+            let appended: Result<Void, KDBXError> = chunk.withUnsafeBytes { bytes in
+                Result { () throws(KDBXError) in try compressor.append(bytes) }
+            }
+            if case .failure(let error) = appended { failure = error }
+        }
+        if let failure {
+            result = .failure(failure)
+        } else {
+            result = Result { () throws(KDBXError) in try compressor.finish() }
+        }
+        done.signal()
+    }
+
+    func waitForResult() throws(KDBXError) -> Data {
+        done.wait()
+        return try result.get()
+    }
+}
