@@ -96,6 +96,11 @@ let package = Package(
             swiftSettings: strictSettings
         ),
         .testTarget(
+            name: "MyPassSyncTests",
+            dependencies: ["MyPassSync", "KDBXFormat", "MyPassCore", "MyPassMerge"],
+            swiftSettings: strictSettings
+        ),
+        .testTarget(
             name: "KDBXFormatTests",
             dependencies: ["KDBXFormat", "MyPassCore", "MyPassCrypto", "TestSupport"],
             swiftSettings: strictSettings

@@ -1,0 +1,143 @@
+public import Foundation
+#if canImport(Glibc)
+internal import Glibc
+#endif
+
+/// Why a durable save did not replace the file.
+public enum SaveError: Error, Sendable, CustomStringConvertible {
+    /// The file on disk is no longer the version the save was based on (nil: it disappeared).
+    case changedOnDisk(current: Fingerprint?)
+    /// A system call failed; nothing was replaced.
+    case file(FileError)
+    /// The bytes written did not read back as the vault they should be.
+    case verificationFailed(String)
+
+    public var description: String {
+        switch self {
+        case .changedOnDisk(let current):
+            current == nil ? "the file was removed by another program" : "the file was changed by another program"
+        case .file(let error): error.description
+        case .verificationFailed(let detail): "the written file did not verify: \(detail); nothing was replaced"
+        }
+    }
+}
+
+/// What a save may replace.
+public enum ReplacePolicy: Sendable {
+    /// Only the version with this fingerprint (nil: only if no file exists yet) — compare-and-swap.
+    case onlyIf(Fingerprint?)
+    /// Whatever is there (an explicit overwrite, or a new output file).
+    case anything
+}
+
+/// Reading and durably replacing files: the temp file is created 0600 and exclusively in the
+/// target's own directory, written in full, fsynced, read back and verified, compared with the
+/// expected version of the target, renamed over it, and the directory is fsynced. The target's mode
+/// is kept; a symlink is written through to its target. Every system call goes through
+/// `SystemCalls`. A failed fsync is never retried on the same file: the temp file is rebuilt once.
+public enum DurableFile {
+    /// Prefix of this tool's temp files (recognised and ignored by the watcher, cleaned up later).
+    public static let temporaryPrefix = ".mypass-sync-tmp-"
+
+    /// The bytes at `path` and their fingerprint.
+    public static func read(atPath path: String) throws(FileError) -> (bytes: Data, fingerprint: Fingerprint) {
+        let bytes = try FileReading.readAll(atPath: path)
+        var status = stat()
+        guard stat(path, &status) == 0 else { throw FileReading.error(errno, "stat", path) }
+        return (bytes, Fingerprint(status: status, bytes: bytes))
+    }
+
+    /// The fingerprint of the file at `path` now, nil when there is none.
+    public static func fingerprint(atPath path: String) throws(FileError) -> Fingerprint? {
+        do {
+            return try read(atPath: path).fingerprint
+        } catch .notFound {
+            return nil
+        }
+    }
+
+    /// Replaces the file at `path` by `data` as `policy` allows; `verify` receives the bytes read back
+    /// from the temp file and throws if they are not the intended vault. Returns the new fingerprint.
+    public static func replace(
+        atPath path: String, with data: Data, policy: ReplacePolicy, verify: (Data) throws -> Void = { _ in }
+    ) throws(SaveError) -> Fingerprint {
+        let target = resolvedPath(path)
+        let directory = (target as NSString).deletingLastPathComponent.isEmpty ? "." : (target as NSString).deletingLastPathComponent
+        var existing = stat()
+        let exists = stat(target, &existing) == 0
+        let mode: mode_t = exists ? existing.st_mode & 0o777 : 0o600
+        var attempt = 0
+        while true {
+            attempt += 1
+            let temporary = directory + "/" + temporaryPrefix + (target as NSString).lastPathComponent + "-"
+                + String(UInt64.random(in: 0...UInt64.max), radix: 36)
+            do throws(SaveError) {
+                try writeTemporary(data, to: temporary, mode: mode, owner: exists ? (existing.st_uid, existing.st_gid) : nil)
+            } catch {
+                _ = SystemCalls.unlink(temporary)
+                // fsync failed: never retried on the same file; one fresh temp file, then give up.
+                if case .file(.system(operation: "fsync", _, _, _)) = error, attempt == 1 { continue }
+                throw error
+            }
+            do throws(SaveError) {
+                try finish(temporary: temporary, target: target, directory: directory, data: data, policy: policy, verify: verify)
+            } catch {
+                _ = SystemCalls.unlink(temporary)
+                throw error
+            }
+            var status = stat()
+            guard stat(target, &status) == 0 else { throw .file(FileReading.error(errno, "stat", target)) }
+            return Fingerprint(status: status, bytes: data)
+        }
+    }
+
+    private static func writeTemporary(_ data: Data, to temporary: String, mode: mode_t, owner: (uid_t, gid_t)?) throws(SaveError) {
+        let descriptor = SystemCalls.open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+        guard descriptor >= 0 else { throw .file(FileReading.error(errno, "create temp file", temporary)) }
+        if let failure = data.withUnsafeBytes({ SystemCalls.writeAll(descriptor, $0) }) {
+            _ = SystemCalls.close(descriptor)
+            throw .file(FileReading.error(failure, "write", temporary))
+        }
+        if mode != 0o600 { _ = fchmod(descriptor, mode) }
+        if let owner, owner.0 != getuid() || owner.1 != getgid() { _ = fchown(descriptor, owner.0, owner.1) }
+        guard SystemCalls.fsync(descriptor) == 0 else {
+            let failure = errno
+            _ = SystemCalls.close(descriptor)
+            throw .file(.system(operation: "fsync", path: temporary, errno: failure, message: String(cString: strerror(failure))))
+        }
+        guard SystemCalls.close(descriptor) == 0 else { throw .file(FileReading.error(errno, "close", temporary)) }
+    }
+
+    private static func finish(
+        temporary: String, target: String, directory: String, data: Data, policy: ReplacePolicy, verify: (Data) throws -> Void
+    ) throws(SaveError) {
+        // Read back what reached the disk and let the caller check it is the intended vault.
+        let written: Data
+        do { written = try FileReading.readAll(atPath: temporary) } catch { throw .file(error) }
+        guard written == data else { throw .verificationFailed("the bytes on disk differ from the bytes written") }
+        do { try verify(written) } catch { throw .verificationFailed(String(describing: error)) }
+        // Compare-and-swap: only the version this save was based on may be replaced.
+        if case .onlyIf(let expected) = policy {
+            let current: Fingerprint?
+            do { current = try fingerprint(atPath: target) } catch { throw .file(error) }
+            let unchanged = switch (expected, current) {
+            case (nil, nil): true
+            case let (expected?, current?): expected.sameContent(as: current) && expected.inode == current.inode
+            default: false
+            }
+            guard unchanged else { throw .changedOnDisk(current: current) }
+        }
+        guard SystemCalls.rename(temporary, target) == 0 else { throw .file(FileReading.error(errno, "rename", target)) }
+        guard SystemCalls.syncDirectory(directory) == 0 else {
+            // The new file is in place; only its durability against a power cut is in doubt.
+            throw .file(FileReading.error(errno, "fsync directory", directory))
+        }
+    }
+
+    /// `path` with symlinks resolved when it exists (so the link's target is what gets replaced).
+    static func resolvedPath(_ path: String) -> String {
+        guard let resolved = realpath(path, nil) else { return path }
+        defer { free(resolved) }
+        return String(cString: resolved)
+    }
+}

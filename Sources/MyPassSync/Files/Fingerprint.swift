@@ -1,0 +1,32 @@
+public import Foundation
+internal import MyPassCrypto
+#if canImport(Glibc)
+internal import Glibc
+#endif
+
+/// What identifies one version of a file on disk: device, inode, size, modification time and the
+/// SHA-256 of its bytes. A save compares it just before replacing the file.
+public struct Fingerprint: Sendable, Hashable, Codable, CustomStringConvertible {
+    public var device: UInt64
+    public var inode: UInt64
+    public var size: Int64
+    public var modifiedSeconds: Int64
+    public var modifiedNanoseconds: Int64
+    /// Lowercase hex SHA-256 of the whole file.
+    public var sha256: String
+
+    /// The fingerprint of `bytes` read from a file whose `stat` was `status`.
+    init(status: stat, bytes: Data) {
+        device = UInt64(status.st_dev)
+        inode = UInt64(status.st_ino)
+        size = Int64(status.st_size)
+        modifiedSeconds = Int64(status.st_mtim.tv_sec)
+        modifiedNanoseconds = Int64(status.st_mtim.tv_nsec)
+        sha256 = SHA256.hash(bytes).map { String(format: "%02x", $0) }.joined()
+    }
+
+    /// Whether `other` is the same content (the hash decides; metadata may differ after a copy).
+    public func sameContent(as other: Fingerprint) -> Bool { sha256 == other.sha256 && size == other.size }
+
+    public var description: String { "inode \(inode), \(size) bytes, sha256 \(sha256.prefix(12))…" }
+}

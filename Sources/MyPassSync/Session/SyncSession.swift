@@ -1,0 +1,177 @@
+public import Foundation
+public import KDBXFormat
+public import MyPassCore
+public import MyPassMerge
+
+/// One vault file held open by this device: the working snapshot, the version it came from, and the
+/// saves that never overwrite a change they have not seen. When the file changed underneath, `save`
+/// returns a conflict and `resolve` takes the user's decision: reload, overwrite or merge.
+public final class SyncSession: @unchecked Sendable {
+    /// The decisions for a save conflict.
+    public enum Decision: String, Sendable, CaseIterable {
+        /// Take the disk version; the working copy is kept as a backup file.
+        case reload
+        /// Write the working copy; the disk version is kept as a backup file.
+        case overwrite
+        /// Three-way merge of the working copy and the disk version against the base, then write.
+        case merge
+    }
+
+    /// The file changed on disk since this session read or wrote it.
+    public struct Conflict: Sendable {
+        /// The version now on disk.
+        public let disk: OpenedVault
+        public let diskBytes: Data
+        public let diskFingerprint: Fingerprint
+    }
+
+    /// What `save` did.
+    public enum SaveOutcome: Sendable {
+        case saved(Fingerprint)
+        case conflict(Conflict)
+    }
+
+    /// What a decision did.
+    public struct Resolution: Sendable {
+        public let decision: Decision
+        public let changes: [Change]
+        public let warnings: [String]
+        /// Where the copy that was not kept went.
+        public let backup: String?
+    }
+
+    public let path: String
+    public let state: SyncStateStore
+    public private(set) var vault: Vault
+    public private(set) var settings: FormatSettings
+    public private(set) var fingerprint: Fingerprint
+    private let key: CompositeKey
+    private var derivedKey: DerivedKey
+    private let limits: ResourceLimits
+    /// Bounded retries of a merge-and-save while the file keeps changing.
+    public static let maximumAttempts = 5
+
+    /// Opens `path` and remembers the version read as this device's base.
+    public init(path: String, key: CompositeKey, state: SyncStateStore, limits: ResourceLimits = .standard) throws {
+        let (bytes, fingerprint) = try DurableFile.read(atPath: path)
+        let opened = try KDBXReader.open(bytes, key: key, limits: limits)
+        self.path = path
+        self.state = state
+        self.key = key
+        self.limits = limits
+        self.vault = opened.vault
+        self.settings = opened.settings
+        self.derivedKey = opened.derivedKey
+        self.fingerprint = fingerprint
+        try state.record(bytes, fingerprint: fingerprint, for: path)
+    }
+
+    /// Problems that did not stop the work (the sync state could not be updated, say).
+    public private(set) var warnings: [String] = []
+
+    /// Records the synced version; a failure only costs the next merge its base, so it is a warning.
+    private func rememberBase(_ bytes: Data, _ fingerprint: Fingerprint) {
+        do {
+            try state.record(bytes, fingerprint: fingerprint, for: path)
+        } catch {
+            warnings.append("the sync state could not be updated (\(error)); the next merge will infer its base")
+        }
+    }
+
+    /// Replaces the working snapshot (an edit made through the vault's edit functions).
+    public func update(_ vault: Vault) {
+        self.vault = vault
+    }
+
+    /// The vault this device last synced (from the state directory), if it opens with this key.
+    public func base() -> Vault? {
+        guard let (_, bytes) = state.base(for: path) else { return nil }
+        return try? KDBXReader.open(bytes, key: key, cachedKey: derivedKey, limits: limits).vault
+    }
+
+    /// Writes the working snapshot if the file is still the version this session knows; otherwise
+    /// returns the conflict and writes nothing.
+    public func save() throws -> SaveOutcome {
+        let lock = try state.lock(path)
+        defer { lock.release() }
+        return try saveLocked()
+    }
+
+    private func saveLocked() throws -> SaveOutcome {
+        let (file, derived) = try KDBXWriter.serialize(vault, settings: settings, key: key, cachedKey: derivedKey, limits: limits)
+        derivedKey = derived
+        do {
+            let written = try DurableFile.replace(atPath: path, with: file, policy: .onlyIf(fingerprint)) { bytes in
+                let check = try KDBXReader.open(bytes, key: self.key, cachedKey: derived, limits: self.limits)
+                guard check.vault == self.vault else { throw KDBXError.unwritable("the written vault differs from the one saved") }
+            }
+            fingerprint = written
+            rememberBase(file, written)
+            return .saved(written)
+        } catch SaveError.changedOnDisk {
+            return .conflict(try readDisk())
+        }
+    }
+
+    private func readDisk() throws -> Conflict {
+        let (bytes, fingerprint) = try DurableFile.read(atPath: path)
+        let opened = try KDBXReader.open(bytes, key: key, cachedKey: derivedKey, limits: limits)
+        return Conflict(disk: opened, diskBytes: bytes, diskFingerprint: fingerprint)
+    }
+
+    /// Applies `decision` to `conflict` (and to any newer change that arrives meanwhile, up to
+    /// `maximumAttempts` times; then `SaveError.changedOnDisk`).
+    public func resolve(_ conflict: Conflict, by decision: Decision) throws -> Resolution {
+        let lock = try state.lock(path)
+        defer { lock.release() }
+        var current = conflict
+        for _ in 0..<Self.maximumAttempts {
+            switch decision {
+            case .reload:
+                let backup = try writeBackup(of: vault, suffix: "working")
+                vault = current.disk.vault
+                settings = current.disk.settings
+                fingerprint = current.diskFingerprint
+                rememberBase(current.diskBytes, current.diskFingerprint)
+                return Resolution(decision: .reload, changes: VaultDiff.diff(from: conflict.disk.vault, to: vault), warnings: [], backup: backup)
+            case .overwrite:
+                let backup = try writeBackup(bytes: current.diskBytes, suffix: "disk")
+                fingerprint = current.diskFingerprint
+                if case .saved = try saveLocked() {
+                    return Resolution(decision: .overwrite, changes: VaultDiff.diff(from: current.disk.vault, to: vault), warnings: [], backup: backup)
+                }
+            case .merge:
+                let result = try VaultMerger.merge(base: base(), local: vault, remote: current.disk.vault)
+                vault = result.vault
+                fingerprint = current.diskFingerprint
+                if case .saved = try saveLocked() {
+                    return Resolution(decision: .merge, changes: result.changes, warnings: result.warnings, backup: nil)
+                }
+            }
+            current = try readDisk()
+        }
+        throw SaveError.changedOnDisk(current: current.diskFingerprint)
+    }
+
+    /// Saves, merging in whatever another program wrote meanwhile (what the entry commands do).
+    public func saveMerging() throws -> [Change] {
+        switch try save() {
+        case .saved: return []
+        case .conflict(let conflict): return try resolve(conflict, by: .merge).changes
+        }
+    }
+
+    private func writeBackup(of vault: Vault, suffix: String) throws -> String {
+        let (bytes, _) = try KDBXWriter.serialize(vault, settings: settings, key: key, cachedKey: derivedKey, limits: limits)
+        return try writeBackup(bytes: bytes, suffix: suffix)
+    }
+
+    /// A 0600 copy beside the state (never in the synced folder, where it would be synced too).
+    private func writeBackup(bytes: Data, suffix: String) throws -> String {
+        try state.prepare()
+        let stamp = Int(Date().timeIntervalSince1970)
+        let backup = state.stem(for: path) + ".\(suffix)-\(stamp).kdbx"
+        try AtomicFileWriter.write(bytes, toPath: backup)
+        return backup
+    }
+}

@@ -1,0 +1,115 @@
+public import Foundation
+internal import MyPassCrypto
+#if canImport(Glibc)
+internal import Glibc
+#endif
+
+/// What this device remembers per vault, outside the synced folder: the exact bytes of the version it
+/// last read or wrote (the merge base; encrypted with the vault's own key, so nothing secret is added)
+/// and that version's fingerprint. Directory 0700, files 0600; one lock file per vault serialises this
+/// machine's writers (`flock`).
+public struct SyncStateStore: Sendable {
+    /// The state directory.
+    public let directory: String
+
+    /// The record of one vault.
+    public struct Record: Codable, Sendable, Equatable {
+        /// The vault's resolved path.
+        public var path: String
+        public var fingerprint: Fingerprint
+    }
+
+    /// `explicit`, else `$XDG_STATE_HOME/mypass-sync`, else `~/.local/state/mypass-sync`.
+    public init(directory explicit: String? = nil) {
+        if let explicit {
+            directory = explicit
+        } else if let state = ProcessInfo.processInfo.environment["XDG_STATE_HOME"], !state.isEmpty {
+            directory = state + "/mypass-sync"
+        } else {
+            directory = (ProcessInfo.processInfo.environment["HOME"] ?? NSHomeDirectory()) + "/.local/state/mypass-sync"
+        }
+    }
+
+    /// The file-name stem for `vaultPath`: two vaults with the same name in different folders differ.
+    func stem(for vaultPath: String) -> String {
+        let resolved = DurableFile.resolvedPath((vaultPath as NSString).standardizingPath)
+        let absolute = resolved.hasPrefix("/") ? resolved : FileManager.default.currentDirectoryPath + "/" + resolved
+        let digest = SHA256.hash(Data(absolute.utf8)).prefix(12).map { String(format: "%02x", $0) }.joined()
+        return directory + "/" + (absolute as NSString).lastPathComponent + "-" + digest
+    }
+
+    /// Creates the directory (0700) if needed.
+    func prepare() throws(FileError) {
+        var status = stat()
+        if stat(directory, &status) == 0 { return }
+        do {
+            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true,
+                                                    attributes: [.posixPermissions: 0o700])
+        } catch {
+            throw .system(operation: "mkdir", path: directory, errno: EACCES, message: "cannot create the state directory")
+        }
+    }
+
+    /// The remembered base of `vaultPath`, if any.
+    public func base(for vaultPath: String) -> (record: Record, bytes: Data)? {
+        let stem = stem(for: vaultPath)
+        guard let json = try? FileReading.readAll(atPath: stem + ".json"),
+              let record = try? JSONDecoder().decode(Record.self, from: json),
+              let bytes = try? FileReading.readAll(atPath: stem + ".base.kdbx"),
+              Fingerprint.sha256Hex(bytes) == record.fingerprint.sha256 else { return nil }
+        return (record, bytes)
+    }
+
+    /// Remembers `bytes` (fingerprint `fingerprint`) as the version of `vaultPath` this device has synced.
+    public func record(_ bytes: Data, fingerprint: Fingerprint, for vaultPath: String) throws(FileError) {
+        try prepare()
+        let stem = stem(for: vaultPath)
+        let record = Record(path: DurableFile.resolvedPath(vaultPath), fingerprint: fingerprint)
+        let json: Data
+        do { json = try JSONEncoder().encode(record) } catch { throw .system(operation: "encode", path: stem, errno: EINVAL, message: "\(error)") }
+        try AtomicFileWriter.write(bytes, toPath: stem + ".base.kdbx")
+        try AtomicFileWriter.write(json, toPath: stem + ".json")
+    }
+
+    /// Takes this machine's write lock for `vaultPath` (blocks until other writers release it).
+    public func lock(_ vaultPath: String) throws(FileError) -> WriterLock {
+        try prepare()
+        let path = stem(for: vaultPath) + ".lock"
+        let descriptor = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
+        guard descriptor >= 0 else { throw FileReading.error(errno, "open lock", path) }
+        while flock(descriptor, LOCK_EX) != 0 {
+            guard errno == EINTR else {
+                let failure = errno
+                close(descriptor)
+                throw FileReading.error(failure, "flock", path)
+            }
+        }
+        return WriterLock(descriptor: descriptor)
+    }
+}
+
+/// An exclusive `flock` held until `release()` or deinit.
+public final class WriterLock: @unchecked Sendable {
+    private var descriptor: Int32
+
+    init(descriptor: Int32) {
+        self.descriptor = descriptor
+    }
+
+    /// Gives the lock back.
+    public func release() {
+        guard descriptor >= 0 else { return }
+        _ = flock(descriptor, LOCK_UN)
+        close(descriptor)
+        descriptor = -1
+    }
+
+    deinit { release() }
+}
+
+extension Fingerprint {
+    /// Lowercase hex SHA-256 of `bytes`.
+    static func sha256Hex(_ bytes: Data) -> String {
+        SHA256.hash(bytes).map { String(format: "%02x", $0) }.joined()
+    }
+}
