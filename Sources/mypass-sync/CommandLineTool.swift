@@ -10,7 +10,9 @@ enum CommandLineTool {
 
     /// Every command, in the order the help lists them.
     static let commands: [any Command] = [
-        MergeCommand(), DiffCommand(), InfoCommand(), ExportCommand(), ConvertCommand(), HelpCommand(), VersionCommand(),
+        MergeCommand(), DiffCommand(), StatusCommand(), ResolveCommand(), InfoCommand(), ExportCommand(), ConvertCommand(),
+        ListCommand(), ShowCommand(), AddCommand(), EditCommand(), RemoveCommand(), MoveCommand(), SearchCommand(),
+        HelpCommand(), VersionCommand(),
     ]
 
     /// Runs the tool with `arguments` (without the program name) and returns the exit status.
@@ -96,6 +98,13 @@ enum CommandLineTool {
             return .ioError
         case let error as MergeError:
             output.printError("error: \(error)")
+            return .refusedForSafety
+        case let error as VaultEditError:
+            output.printError("error: \(error)")
+            return .usage
+        case let error as SaveError:
+            output.printError("error: \(error)")
+            if case .file = error { return .ioError }
             return .refusedForSafety
         case let error as MergeRefusal:
             output.printError("error: \(error)")

@@ -38,6 +38,13 @@ public final class SyncSession: @unchecked Sendable {
         public let warnings: [String]
         /// Where the copy that was not kept went.
         public let backup: String?
+
+        public init(decision: Decision, changes: [Change], warnings: [String], backup: String?) {
+            self.decision = decision
+            self.changes = changes
+            self.warnings = warnings
+            self.backup = backup
+        }
     }
 
     public let path: String
@@ -76,6 +83,30 @@ public final class SyncSession: @unchecked Sendable {
         } catch {
             warnings.append("the sync state could not be updated (\(error)); the next merge will infer its base")
         }
+    }
+
+    /// Resumes work on `path` with a working copy made elsewhere (`working`, e.g. a file of unsaved
+    /// edits), based on the version this device last synced (the state's record): a save then sees
+    /// any change made on disk since.
+    public init(path: String, working: OpenedVault, key: CompositeKey, state: SyncStateStore, limits: ResourceLimits = .standard) throws {
+        guard let (record, _) = state.base(for: path) else {
+            throw SaveError.changedOnDisk(current: try DurableFile.fingerprint(atPath: path))
+        }
+        self.path = path
+        self.state = state
+        self.key = key
+        self.limits = limits
+        self.vault = working.vault
+        self.settings = working.settings
+        self.derivedKey = working.derivedKey
+        self.fingerprint = record.fingerprint
+    }
+
+    /// The version on disk now, as a conflict to decide on, or nil when it is still this session's.
+    public func diskChange() throws -> Conflict? {
+        let current = try DurableFile.fingerprint(atPath: path)
+        if let current, current.sameContent(as: fingerprint) && current.inode == fingerprint.inode { return nil }
+        return try readDisk()
     }
 
     /// Replaces the working snapshot (an edit made through the vault's edit functions).

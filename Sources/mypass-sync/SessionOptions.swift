@@ -1,0 +1,31 @@
+internal import Foundation
+internal import KDBXFormat
+internal import MyPassCore
+internal import MyPassSync
+
+/// Opening a vault as a `SyncSession` from the command line: credentials plus `--state-dir`.
+enum SessionOptions {
+    static let stateOption = OptionSpec.value(
+        "--state-dir", valueName: "dir", help: "Where this device keeps its sync state (default $XDG_STATE_HOME/mypass-sync).")
+
+    static func state(_ arguments: ParsedArguments) -> SyncStateStore {
+        SyncStateStore(directory: arguments.value("state-dir"))
+    }
+
+    /// The vault at `path`, opened with the options' credentials, its version recorded as the base.
+    static func open(_ arguments: ParsedArguments, path: String, command: String) throws -> SyncSession {
+        _ = try KDBXReader.header(of: FileReading.readAll(atPath: path))  // Not a vault: say so before asking.
+        let limits = try Credentials.limits(arguments, command: command)
+        let key = try Credentials.compositeKey(arguments, vaultPath: path, command: command)
+        return try SyncSession(path: path, key: key, state: state(arguments), limits: limits)
+    }
+
+    /// Saves an edit; a change another program made meanwhile is merged in, not written over.
+    static func saveEdit(_ session: SyncSession, output: inout StandardStreams) throws {
+        let merged = try session.saveMerging()
+        if !merged.isEmpty {
+            output.printError("note: the vault changed on disk meanwhile; merged \(merged.count) change(s) from it")
+        }
+        for warning in session.warnings { output.printError("warning: \(warning)") }
+    }
+}
