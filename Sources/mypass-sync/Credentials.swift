@@ -78,16 +78,18 @@ enum Credentials {
         let opened: OpenedVault
         let key: CompositeKey
         let limits: ResourceLimits
+        /// The version of the file that was read.
+        let fingerprint: Fingerprint
     }
 
     /// Reads, decrypts and parses the vault at `path` with the options' credentials.
     static func openVault(_ arguments: ParsedArguments, path: String, command: String) throws -> Unlocked {
-        let bytes = try FileReading.readAll(atPath: path)
+        let (bytes, fingerprint) = try DurableFile.read(atPath: path)
         let header = try KDBXReader.header(of: bytes)  // Not a vault: say so before asking for a password.
         let limits = try limits(arguments, command: command)
         try header.kdf.check(against: limits)
         let key = try compositeKey(arguments, vaultPath: path, command: command)
-        return Unlocked(opened: try KDBXReader.open(bytes, key: key, limits: limits), key: key, limits: limits)
+        return Unlocked(opened: try KDBXReader.open(bytes, key: key, limits: limits), key: key, limits: limits, fingerprint: fingerprint)
     }
 
     /// Opens another vault of the same command with `key`, reusing `cachedKey` when the KDF matches.

@@ -41,8 +41,13 @@ struct MergeCommand: Command {
         let remotePaths = Array(parsed.positionals.dropFirst())
         let unlocked = try Credentials.openVault(parsed, path: localPath, command: name)
         let remoteKey = try Credentials.remoteKey(parsed, localKey: unlocked.key, vaultPath: remotePaths[0], command: name)
-        let base = try parsed.value("base").map { path in
-            try Credentials.openOther(path: path, key: unlocked.key, cachedKey: unlocked.opened.derivedKey, limits: unlocked.limits).vault
+        let state = SessionOptions.state(parsed)
+        // The base: --base, else the version this device last synced, else inferred per entry.
+        var base: Vault?
+        if let basePath = parsed.value("base") {
+            base = try Credentials.openOther(path: basePath, key: unlocked.key, cachedKey: unlocked.opened.derivedKey, limits: unlocked.limits).vault
+        } else if let (_, bytes) = state.base(for: localPath) {
+            base = try? KDBXReader.open(bytes, key: unlocked.key, cachedKey: unlocked.opened.derivedKey, limits: unlocked.limits).vault
         }
         // The remotes are decrypted and parsed in parallel, one per core.
         let remoteFiles = try remotePaths.map { try FileReading.readAll(atPath: $0) }
@@ -60,18 +65,30 @@ struct MergeCommand: Command {
             report.sections.append(.init(remote: path, changes: result.changes, warnings: result.warnings))
             vault = result.vault
         }
-        let target = parsed.value("output") ?? localPath
-        let changed = report.sections.contains { !$0.changes.isEmpty } || parsed.value("output") != nil
-        if !parsed.flag("dry-run") && changed {
-            let (file, derived) = try KDBXWriter.serialize(
-                vault, settings: unlocked.opened.settings, key: unlocked.key, cachedKey: unlocked.opened.derivedKey,
-                limits: unlocked.limits)
-            let check = try KDBXReader.open(file, key: unlocked.key, cachedKey: derived, limits: unlocked.limits)
-            guard check.vault == vault else {
-                throw KDBXError.unwritable("the merged file did not read back identical; nothing was written")
+        let changed = report.sections.contains { !$0.changes.isEmpty }
+        if !parsed.flag("dry-run") {
+            if let outputPath = parsed.value("output") {
+                let (file, derived) = try KDBXWriter.serialize(
+                    vault, settings: unlocked.opened.settings, key: unlocked.key, cachedKey: unlocked.opened.derivedKey,
+                    limits: unlocked.limits)
+                let check = try KDBXReader.open(file, key: unlocked.key, cachedKey: derived, limits: unlocked.limits)
+                guard check.vault == vault else {
+                    throw KDBXError.unwritable("the merged file did not read back identical; nothing was written")
+                }
+                try AtomicFileWriter.write(file, toPath: outputPath)
+                report.written = outputPath
+            } else if changed {
+                // LOCAL is replaced only if it is still the version merged into (compare-and-swap); a
+                // change made meanwhile is merged in too.
+                let session = try SyncSession(path: localPath, working: unlocked.opened, key: unlocked.key, state: state,
+                                              limits: unlocked.limits, basedOn: unlocked.fingerprint)
+                session.update(vault)
+                let late = try session.saveMerging()
+                if !late.isEmpty {
+                    report.sections.append(.init(remote: localPath + " (changed during the merge)", changes: late, warnings: []))
+                }
+                report.written = localPath
             }
-            try AtomicFileWriter.write(file, toPath: target)
-            report.written = target
         }
         report.dryRun = parsed.flag("dry-run")
         output.print(parsed.flag("json") ? try JSONText.encode(report) : report.humanText(local: localPath))

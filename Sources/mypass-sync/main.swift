@@ -1,6 +1,10 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import MyPassSync
+
+// Test convenience (documented in the README): faults planned in MYPASS_SYNC_FAULTS.
+SystemCalls.injectFromEnvironment()
 
 // The whole program: parse, run, map the outcome to an exit status.
 let status = CommandLineTool.run(arguments: Array(CommandLine.arguments.dropFirst()))

@@ -1,4 +1,7 @@
 import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
 import TestSupport
 
 /// Runs the built `mypass-sync` binary the way a user or a script does, and captures what it prints.
@@ -34,8 +37,16 @@ struct ToolRunner {
     }
 
     /// Runs `mypass-sync arguments...` with `input` on standard input and waits for it.
-    static func run(_ arguments: [String], input: String = "") throws -> Outcome {
-        let outcome = try ProcessRunner.run(try binary(), arguments, input: Data(input.utf8))
+    /// A state directory of the test run's own, so that tests never touch the user's sync state.
+    static let stateHome: String = {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("mypass-sync-test-state-\(getpid())").path
+        try? FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+        return path
+    }()
+
+    static func run(_ arguments: [String], input: String = "", environment: [String: String] = [:]) throws -> Outcome {
+        let outcome = try ProcessRunner.run(try binary(), arguments, input: Data(input.utf8),
+                                            environment: ["XDG_STATE_HOME": stateHome].merging(environment) { $1 })
         return Outcome(status: outcome.status, standardOutput: outcome.output, standardError: outcome.standardError)
     }
 }

@@ -12,32 +12,37 @@ public enum SystemCalls {
         case open, write, fsync, close, rename, unlink, directorySync
     }
 
-    /// A planned failure: the `occurrence`-th call (1-based) of `operation` fails with `errorNumber`,
-    /// or, with `shortWrite`, writes only half of what it was given.
+    /// A planned failure: the `occurrence`-th call (1-based) of `operation` — counting only calls on
+    /// paths containing `pathContains`, when given — fails with `errorNumber`, or, with `shortWrite`,
+    /// writes only half of what it was given.
     public struct Fault: Sendable, Equatable {
         public var operation: Operation
         public var occurrence: Int
         public var errorNumber: Int32
         public var shortWrite: Bool
+        public var pathContains: String?
 
-        public init(_ operation: Operation, occurrence: Int, errorNumber: Int32 = EIO, shortWrite: Bool = false) {
+        public init(_ operation: Operation, occurrence: Int, errorNumber: Int32 = EIO, shortWrite: Bool = false, pathContains: String? = nil) {
             self.operation = operation
             self.occurrence = occurrence
             self.errorNumber = errorNumber
             self.shortWrite = shortWrite
+            self.pathContains = pathContains
         }
 
-        /// Parses `write:3:ENOSPC`, `fsync:1:EIO`, `write:2:short`, `rename:1:EINTR`.
+        /// Parses `write:3:ENOSPC`, `fsync:1:EIO`, `write:2:short`, `rename:1:EINTR`, optionally followed by
+        /// `:TEXT` to count only calls on paths containing TEXT (`write:1:ENOSPC:vault.kdbx`).
         public init?(parsing text: String) {
-            let parts = text.split(separator: ":").map(String.init)
-            guard parts.count == 3, let operation = Operation(rawValue: parts[0]), let occurrence = Int(parts[1]) else { return nil }
-            switch parts[2] {
-            case "short": self.init(operation, occurrence: occurrence, errorNumber: 0, shortWrite: true)
-            case "ENOSPC": self.init(operation, occurrence: occurrence, errorNumber: ENOSPC)
-            case "EIO": self.init(operation, occurrence: occurrence, errorNumber: EIO)
-            case "EINTR": self.init(operation, occurrence: occurrence, errorNumber: EINTR)
-            case "EACCES": self.init(operation, occurrence: occurrence, errorNumber: EACCES)
-            default: return nil
+            let parts = text.split(separator: ":", maxSplits: 3).map(String.init)
+            guard parts.count >= 3, let operation = Operation(rawValue: parts[0]), let occurrence = Int(parts[1]) else { return nil }
+            let filter = parts.count == 4 ? parts[3] : nil
+            let errors: [String: Int32] = ["ENOSPC": ENOSPC, "EIO": EIO, "EINTR": EINTR, "EACCES": EACCES]
+            if parts[2] == "short" {
+                self.init(operation, occurrence: occurrence, errorNumber: 0, shortWrite: true, pathContains: filter)
+            } else if let number = errors[parts[2]] {
+                self.init(operation, occurrence: occurrence, errorNumber: number, pathContains: filter)
+            } else {
+                return nil
             }
         }
     }
@@ -53,20 +58,23 @@ public enum SystemCalls {
         inject(text.split(separator: ",").compactMap { Fault(parsing: String($0)) })
     }
 
-    /// The planned fault for the next call of `operation`, if any.
-    private static func fault(for operation: Operation) -> Fault? { plan.next(operation) }
+    /// The planned fault for the next call of `operation` on `path`, if any.
+    private static func fault(for operation: Operation, path: String?) -> Fault? { plan.next(operation, path: path) }
 
     static func open(_ path: String, _ flags: Int32, _ mode: mode_t) -> Int32 {
-        if let fault = fault(for: .open) { errno = fault.errorNumber; return -1 }
-        return Glibc.open(path, flags, mode)
+        if let fault = fault(for: .open, path: path) { errno = fault.errorNumber; return -1 }
+        let descriptor = Glibc.open(path, flags, mode)
+        if descriptor >= 0 { plan.remember(descriptor, path: path) }
+        return descriptor
     }
 
     /// Writes all of `buffer`, retrying short writes and EINTR; returns errno on failure.
     static func writeAll(_ descriptor: Int32, _ buffer: UnsafeRawBufferPointer) -> Int32? {
         var offset = 0
+        let path = plan.path(of: descriptor)
         while offset < buffer.count {
             var length = buffer.count - offset
-            if let fault = fault(for: .write) {
+            if let fault = fault(for: .write, path: path) {
                 if fault.shortWrite {
                     length = max(1, length / 2)
                 } else if fault.errorNumber == EINTR {
@@ -86,12 +94,14 @@ public enum SystemCalls {
     }
 
     static func fsync(_ descriptor: Int32) -> Int32 {
-        if let fault = fault(for: .fsync) { errno = fault.errorNumber; return -1 }
+        if let fault = fault(for: .fsync, path: plan.path(of: descriptor)) { errno = fault.errorNumber; return -1 }
         return Glibc.fsync(descriptor)
     }
 
     static func close(_ descriptor: Int32) -> Int32 {
-        if let fault = fault(for: .close) {
+        let path = plan.path(of: descriptor)
+        plan.forget(descriptor)
+        if let fault = fault(for: .close, path: path) {
             _ = Glibc.close(descriptor)
             errno = fault.errorNumber
             return -1
@@ -100,18 +110,18 @@ public enum SystemCalls {
     }
 
     static func rename(_ from: String, _ to: String) -> Int32 {
-        if let fault = fault(for: .rename) { errno = fault.errorNumber; return -1 }
+        if let fault = fault(for: .rename, path: to) { errno = fault.errorNumber; return -1 }
         return Glibc.rename(from, to)
     }
 
     static func unlink(_ path: String) -> Int32 {
-        if let fault = fault(for: .unlink) { errno = fault.errorNumber; return -1 }
+        if let fault = fault(for: .unlink, path: path) { errno = fault.errorNumber; return -1 }
         return Glibc.unlink(path)
     }
 
     /// fsync of a directory, so that a rename in it survives a power cut.
     static func syncDirectory(_ path: String) -> Int32 {
-        if let fault = fault(for: .directorySync) { errno = fault.errorNumber; return -1 }
+        if let fault = fault(for: .directorySync, path: path) { errno = fault.errorNumber; return -1 }
         let descriptor = Glibc.open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         guard descriptor >= 0 else { return -1 }
         defer { Glibc.close(descriptor) }
@@ -123,7 +133,9 @@ public enum SystemCalls {
 private final class FaultPlan: @unchecked Sendable {
     private let lock = NSLock()
     private var faults: [SystemCalls.Fault] = []
-    private var counts: [SystemCalls.Operation: Int] = [:]
+    /// Calls seen per fault (each fault counts the calls that match it).
+    private var counts: [Int: Int] = [:]
+    private var paths: [Int32: String] = [:]
 
     func set(_ faults: [SystemCalls.Fault]) {
         lock.lock()
@@ -132,12 +144,35 @@ private final class FaultPlan: @unchecked Sendable {
         lock.unlock()
     }
 
-    func next(_ operation: SystemCalls.Operation) -> SystemCalls.Fault? {
+    func next(_ operation: SystemCalls.Operation, path: String?) -> SystemCalls.Fault? {
         lock.lock()
         defer { lock.unlock() }
         guard !faults.isEmpty else { return nil }
-        let count = (counts[operation] ?? 0) + 1
-        counts[operation] = count
-        return faults.first { $0.operation == operation && $0.occurrence == count }
+        var hit: SystemCalls.Fault?
+        for (index, fault) in faults.enumerated() where fault.operation == operation {
+            if let filter = fault.pathContains, !(path?.contains(filter) ?? false) { continue }
+            let count = (counts[index] ?? 0) + 1
+            counts[index] = count
+            if count == fault.occurrence && hit == nil { hit = fault }
+        }
+        return hit
+    }
+
+    func remember(_ descriptor: Int32, path: String) {
+        lock.lock()
+        paths[descriptor] = path
+        lock.unlock()
+    }
+
+    func forget(_ descriptor: Int32) {
+        lock.lock()
+        paths[descriptor] = nil
+        lock.unlock()
+    }
+
+    func path(of descriptor: Int32) -> String? {
+        lock.lock()
+        defer { lock.unlock() }
+        return paths[descriptor]
     }
 }

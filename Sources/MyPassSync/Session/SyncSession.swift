@@ -70,7 +70,7 @@ public final class SyncSession: @unchecked Sendable {
         self.settings = opened.settings
         self.derivedKey = opened.derivedKey
         self.fingerprint = fingerprint
-        try state.record(bytes, fingerprint: fingerprint, for: path)
+        rememberBase(bytes, fingerprint)
     }
 
     /// Problems that did not stop the work (the sync state could not be updated, say).
@@ -86,10 +86,13 @@ public final class SyncSession: @unchecked Sendable {
     }
 
     /// Resumes work on `path` with a working copy made elsewhere (`working`, e.g. a file of unsaved
-    /// edits), based on the version this device last synced (the state's record): a save then sees
-    /// any change made on disk since.
-    public init(path: String, working: OpenedVault, key: CompositeKey, state: SyncStateStore, limits: ResourceLimits = .standard) throws {
-        guard let (record, _) = state.base(for: path) else {
+    /// edits), based on `basedOn` or else the version this device last synced (the state's record):
+    /// a save then sees any change made on disk since.
+    public init(
+        path: String, working: OpenedVault, key: CompositeKey, state: SyncStateStore, limits: ResourceLimits = .standard,
+        basedOn explicit: Fingerprint? = nil
+    ) throws {
+        guard let basedOn = explicit ?? state.base(for: path)?.record.fingerprint else {
             throw SaveError.changedOnDisk(current: try DurableFile.fingerprint(atPath: path))
         }
         self.path = path
@@ -99,7 +102,7 @@ public final class SyncSession: @unchecked Sendable {
         self.vault = working.vault
         self.settings = working.settings
         self.derivedKey = working.derivedKey
-        self.fingerprint = record.fingerprint
+        self.fingerprint = basedOn
     }
 
     /// The version on disk now, as a conflict to decide on, or nil when it is still this session's.

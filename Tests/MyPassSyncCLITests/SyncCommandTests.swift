@@ -1,0 +1,167 @@
+import Foundation
+import Testing
+import TestSupport
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A KDBX 4 vault with a cheap KDF in a fresh directory, for the sync tests.
+private struct SyncFixture {
+    let directory: URL
+    let vault: String
+    static let password = CLIFixtures.kdbx4Password
+
+    init() throws {
+        directory = try CLIFixtures.scratch()
+        vault = directory.appendingPathComponent("vault.kdbx").path
+        try FileManager.default.copyItem(atPath: CLIFixtures.kdbx4, toPath: vault)
+    }
+
+    /// Runs a command with the password on stdin (unless `status`) and this fixture's state directory
+    /// (unless `export`, which keeps no state).
+    func run(_ arguments: [String], extraInput: String = "", environment: [String: String] = [:]) throws -> ToolRunner.Outcome {
+        let state = directory.appendingPathComponent("state").path
+        var options: [String] = []
+        if arguments.first != "status" { options.append("--password-stdin") }
+        if arguments.first != "export" { options += ["--state-dir", state] }
+        return try ToolRunner.run(arguments + options, input: Self.password + "\n" + extraInput, environment: environment)
+    }
+
+    func titles() throws -> [String] {
+        let export = try run(["export", vault])
+        let json = try JSONSerialization.jsonObject(with: Data(export.standardOutput.utf8)) as? [String: Any]
+        var titles: [String] = []
+        func walk(_ group: [String: Any]) {
+            for entry in group["entries"] as? [[String: Any]] ?? [] { titles.append(entry["title"] as? String ?? "") }
+            for child in group["groups"] as? [[String: Any]] ?? [] { walk(child) }
+        }
+        if let root = json?["root"] as? [String: Any] { walk(root) }
+        return titles
+    }
+}
+
+@Suite("Entry commands, status and resolve over durable saves (end to end)", .serialized)
+struct SyncCommandTests {
+    @Test("add, show, edit, mv, rm, search and ls work and keep the file readable by keepassxc-cli")
+    func entryCommands() throws {
+        let fixture = try SyncFixture()
+        defer { try? FileManager.default.removeItem(at: fixture.directory) }
+        #expect(try fixture.run(["add", fixture.vault, "/Internet/Example", "-u", "me", "--url", "https://example.org", "--entry-password-stdin"],
+                                extraInput: "ex-secret\n").status == 0)
+        let shown = try fixture.run(["show", fixture.vault, "Internet/Example"])
+        #expect(shown.standardOutput.contains("UserName: me"))
+        #expect(shown.standardOutput.contains("Password: PROTECTED"))
+        #expect(!shown.standardOutput.contains("ex-secret"))
+        #expect(try fixture.run(["show", "--reveal", fixture.vault, "Internet/Example"]).standardOutput.contains("Password: ex-secret"))
+        #expect(try fixture.run(["edit", fixture.vault, "Internet/Example", "--generate", "--length", "30"]).status == 0)
+        let revealed = try fixture.run(["show", "--reveal", fixture.vault, "Internet/Example"]).standardOutput
+        let generated = revealed.split(separator: "\n").first { $0.hasPrefix("Password: ") }.map { String($0.dropFirst(10)) }
+        #expect(generated?.count == 30)
+        #expect(try fixture.run(["mv", fixture.vault, "Internet/Example", "/Internet/Mail"]).standardOutput.contains("/Internet/Mail/Example"))
+        #expect(try fixture.run(["search", fixture.vault, "https://example.org"]).standardOutput == "/Internet/Mail/Example\n")
+        #expect(try fixture.run(["rm", fixture.vault, "Internet/Mail/Example"]).standardOutput.contains("Recycle Bin"))
+        #expect(try fixture.run(["ls", "-R", fixture.vault]).standardOutput.contains("Recycle Bin/\n  Example"))
+        #expect(try fixture.run(["rm", fixture.vault, "/Nope"]).status == 2)
+        let kxc = try ProcessRunner.run(URL(fileURLWithPath: "/usr/bin/env"), ["keepassxc-cli", "ls", "-q", "-R", fixture.vault],
+                                        input: Data((SyncFixture.password + "\n").utf8), environment: ["QT_QPA_PLATFORM": "offscreen"])
+        #expect(kxc.status == 0)
+        #expect(kxc.output.contains("Example"))
+    }
+
+    @Test("KeePassXC changes the vault after we opened it: our add merges both changes")
+    func externalWriter() throws {
+        let fixture = try SyncFixture()
+        defer { try? FileManager.default.removeItem(at: fixture.directory) }
+        // Our session reads the vault (the state records it), then KeePassXC edits the file.
+        #expect(try fixture.run(["ls", fixture.vault]).status == 0)
+        let status1 = try fixture.run(["status", fixture.vault])
+        #expect(status1.standardOutput.contains("unchanged since this device last synced it"))
+        let kxc = try ProcessRunner.run(URL(fileURLWithPath: "/usr/bin/env"), ["keepassxc-cli", "add", "-q", "-u", "k", fixture.vault, "From KeePassXC"],
+                                        input: Data((SyncFixture.password + "\n").utf8), environment: ["QT_QPA_PLATFORM": "offscreen"])
+        #expect(kxc.status == 0, "\(kxc.standardError)")
+        #expect(try fixture.run(["status", fixture.vault]).standardOutput.contains("changed on disk since"))
+        // A working copy with our own unsaved edit (made from the version we synced), resolved by merging.
+        let working = fixture.directory.appendingPathComponent("working.kdbx").path
+        try FileManager.default.copyItem(atPath: CLIFixtures.kdbx4, toPath: working)
+        #expect(try fixture.run(["add", working, "/Mine"]).status == 0)
+        let resolved = try fixture.run(["resolve", fixture.vault, "--working", working, "--merge"])
+        #expect(resolved.status == 0, "\(resolved.standardError)")
+        let titles = try fixture.titles()
+        #expect(titles.contains("From KeePassXC"))
+        #expect(titles.contains("Mine"))
+    }
+
+    @Test("four processes adding 50 entries each at the same time: all 200 arrive")
+    func concurrentWriters() throws {
+        let fixture = try SyncFixture()
+        defer { try? FileManager.default.removeItem(at: fixture.directory) }
+        let before = try fixture.titles().count
+        let binary = try ToolRunner.binary()
+        let state = fixture.directory.appendingPathComponent("state").path
+        // Each writer runs its 50 adds in a shell loop; the four loops run at once.
+        let processes = try (0..<4).map { writer -> Process in
+            let script = "for i in $(seq 1 50); do printf '%s\\n' \"$PW\" | \"$BIN\" add --password-stdin --state-dir \"$STATE\" \"$VAULT\" \"/w\(writer)-$i\" >/dev/null || exit 1; done"
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: "/bin/sh")
+            process.arguments = ["-c", script]
+            process.environment = ProcessInfo.processInfo.environment.merging(
+                ["PW": SyncFixture.password, "BIN": binary.path, "STATE": state, "VAULT": fixture.vault]) { $1 }
+            try process.run()
+            return process
+        }
+        for process in processes { process.waitUntilExit() }
+        #expect(processes.allSatisfy { $0.terminationStatus == 0 })
+        let titles = try fixture.titles()
+        #expect(titles.count == before + 200)
+        for writer in 0..<4 {
+            #expect(titles.filter { $0.hasPrefix("w\(writer)-") }.count == 50)
+        }
+    }
+
+    @Test("killed at random points of saves, the vault always opens as the old or the new version")
+    func crashes() throws {
+        let fixture = try SyncFixture()
+        defer { try? FileManager.default.removeItem(at: fixture.directory) }
+        let binary = try ToolRunner.binary()
+        let state = fixture.directory.appendingPathComponent("state").path
+        var count = try fixture.titles().count
+        var generator = SystemRandomNumberGenerator()
+        for round in 0..<60 {
+            let process = Process()
+            process.executableURL = binary
+            process.arguments = ["add", "--password-stdin", "--state-dir", state, fixture.vault, "/crash-\(round)"]
+            let input = Pipe()
+            process.standardInput = input
+            process.standardOutput = FileHandle.nullDevice
+            process.standardError = FileHandle.nullDevice
+            try process.run()
+            input.fileHandleForWriting.write(Data((SyncFixture.password + "\n").utf8))
+            try input.fileHandleForWriting.close()
+            usleep(UInt32.random(in: 0...60_000, using: &generator))
+            kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
+            let titles = try fixture.titles()
+            #expect(titles.count == count || titles.count == count + 1, "round \(round): \(titles.count) entries, expected \(count) or \(count + 1)")
+            count = titles.count
+        }
+        // Temp files of killed writers may remain; the vault itself always opened above.
+    }
+
+    @Test("an injected ENOSPC leaves the vault byte for byte, removes the temp file and exits 7")
+    func injectedFault() throws {
+        let fixture = try SyncFixture()
+        defer { try? FileManager.default.removeItem(at: fixture.directory) }
+        let before = try Data(contentsOf: URL(fileURLWithPath: fixture.vault))
+        // Only the vault's own temp file and rename count (the sync state is written beside, in state/).
+        let temp = fixture.directory.path + "/.mypass-sync-tmp"
+        let faults = ["write:1:ENOSPC:\(temp)", "fsync:1:EIO:\(temp),fsync:2:EIO:\(temp)", "rename:1:EIO:\(fixture.vault)",
+                      "open:1:EACCES:\(temp)", "write:1:short:\(temp),write:2:EIO:\(temp)", "close:1:EIO:\(temp)"]
+        for (index, fault) in faults.enumerated() {
+            let result = try fixture.run(["add", fixture.vault, "/never-\(index)"], environment: ["MYPASS_SYNC_FAULTS": fault])
+            #expect(result.status == 7, "\(fault): \(result.standardError)")
+            #expect(try Data(contentsOf: URL(fileURLWithPath: fixture.vault)) == before, "\(fault)")
+            let leftovers = try FileManager.default.contentsOfDirectory(atPath: fixture.directory.path).filter { $0.hasPrefix(".mypass-sync-tmp-") }
+            #expect(leftovers.isEmpty, "\(fault): \(leftovers)")
+        }
+    }
+}
