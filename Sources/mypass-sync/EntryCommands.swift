@@ -5,7 +5,7 @@ internal import MyPassCrypto
 internal import MyPassSync
 
 /// A vault command that takes credentials and the state directory.
-private let vaultOptions = Credentials.options + [SessionOptions.stateOption]
+private let vaultOptions = Credentials.options + [SessionOptions.stateOption, SessionOptions.backupOption]
 
 /// Parses `arguments` and checks the number of positionals.
 private func parse(_ arguments: [String], _ options: [OptionSpec], _ command: String, count: ClosedRange<Int>) throws -> ParsedArguments {
@@ -43,6 +43,12 @@ private func newPassword(_ parsed: ParsedArguments, _ command: String) throws ->
         } ?? 24
         return try PasswordGenerator.generate(length: length)
     }
+    if parsed.flag("password-prompt") {
+        guard let typed = PasswordInput.prompt("Password for the entry: ") else {
+            throw CommandLineError.usage(message: "no terminal to ask for the entry's password: use --entry-password-stdin", command: command)
+        }
+        return String(decoding: typed.unprotectedData(), as: UTF8.self)
+    }
     if parsed.flag("entry-password-stdin") {
         guard let line = PasswordInput.readStandardInputLine() else {
             throw CommandLineError.usage(message: "--entry-password-stdin: no line for the entry's password", command: command)
@@ -56,6 +62,7 @@ private let passwordOptions: [OptionSpec] = [
     .flag("--generate", "-g", help: "Generate a random password."),
     .value("--length", "-L", valueName: "n", help: "Length of the generated password (default 24)."),
     .flag("--entry-password-stdin", help: "The entry's password is the line after the vault password on standard input."),
+    .flag("--password-prompt", "-p", help: "Ask for the entry's password on the terminal (echo off)."),
 ]
 
 /// `mypass-sync ls VAULT [GROUP] [-R]`.

@@ -8,6 +8,8 @@ enum SessionOptions {
     static let stateOption = OptionSpec.value(
         "--state-dir", valueName: "dir", help: "Where this device keeps its sync state (default $XDG_STATE_HOME/mypass-sync).")
 
+    static let backupOption = OptionSpec.flag("--backup", help: "Keep the replaced version as <vault>.bak (0600) on each save.")
+
     static func state(_ arguments: ParsedArguments) -> SyncStateStore {
         SyncStateStore(directory: arguments.value("state-dir"))
     }
@@ -17,7 +19,9 @@ enum SessionOptions {
         _ = try KDBXReader.header(of: FileReading.readAll(atPath: path))  // Not a vault: say so before asking.
         let limits = try Credentials.limits(arguments, command: command)
         let key = try Credentials.compositeKey(arguments, vaultPath: path, command: command)
-        return try SyncSession(path: path, key: key, state: state(arguments), limits: limits)
+        let session = try SyncSession(path: path, key: key, state: state(arguments), limits: limits)
+        session.keepsBackup = arguments.flag("backup")
+        return session
     }
 
     /// Saves an edit; a change another program made meanwhile is merged in, not written over.

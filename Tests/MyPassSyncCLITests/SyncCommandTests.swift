@@ -91,31 +91,56 @@ struct SyncCommandTests {
         #expect(titles.contains("Mine"))
     }
 
-    @Test("four processes adding 50 entries each at the same time: all 200 arrive")
+    @Test("four processes adding 50 entries each at the same time, KeePassXC editing in between: all present")
     func concurrentWriters() throws {
         let fixture = try SyncFixture()
         defer { try? FileManager.default.removeItem(at: fixture.directory) }
         let before = try fixture.titles().count
         let binary = try ToolRunner.binary()
         let state = fixture.directory.appendingPathComponent("state").path
-        // Each writer runs its 50 adds in a shell loop; the four loops run at once.
-        let processes = try (0..<4).map { writer -> Process in
-            let script = "for i in $(seq 1 50); do printf '%s\\n' \"$PW\" | \"$BIN\" add --password-stdin --state-dir \"$STATE\" \"$VAULT\" \"/w\(writer)-$i\" >/dev/null || exit 1; done"
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: "/bin/sh")
-            process.arguments = ["-c", script]
-            process.environment = ProcessInfo.processInfo.environment.merging(
-                ["PW": SyncFixture.password, "BIN": binary.path, "STATE": state, "VAULT": fixture.vault]) { $1 }
-            try process.run()
-            return process
+        /// Each writer runs its adds in a shell loop; the four loops run at once.
+        func writers(_ range: ClosedRange<Int>) throws {
+            let processes = try (0..<4).map { writer -> Process in
+                let script = "for i in $(seq \(range.lowerBound) \(range.upperBound)); do printf '%s\\n' \"$PW\" | \"$BIN\" add --password-stdin --state-dir \"$STATE\" \"$VAULT\" \"/w\(writer)-$i\" >/dev/null || exit 1; done"
+                let process = Process()
+                process.executableURL = URL(fileURLWithPath: "/bin/sh")
+                process.arguments = ["-c", script]
+                process.environment = ProcessInfo.processInfo.environment.merging(
+                    ["PW": SyncFixture.password, "BIN": binary.path, "STATE": state, "VAULT": fixture.vault]) { $1 }
+                try process.run()
+                return process
+            }
+            for process in processes { process.waitUntilExit() }
+            #expect(processes.allSatisfy { $0.terminationStatus == 0 })
         }
-        for process in processes { process.waitUntilExit() }
-        #expect(processes.allSatisfy { $0.terminationStatus == 0 })
+        try writers(1...25)
+        let kxc = try ProcessRunner.run(URL(fileURLWithPath: "/usr/bin/env"), ["keepassxc-cli", "add", "-q", fixture.vault, "KeePassXC was here"],
+                                        input: Data((SyncFixture.password + "\n").utf8), environment: ["QT_QPA_PLATFORM": "offscreen"])
+        #expect(kxc.status == 0, "\(kxc.standardError)")
+        try writers(26...50)
         let titles = try fixture.titles()
-        #expect(titles.count == before + 200)
+        #expect(titles.contains("KeePassXC was here"))
+        #expect(titles.count == before + 201)
         for writer in 0..<4 {
             #expect(titles.filter { $0.hasPrefix("w\(writer)-") }.count == 50)
         }
+    }
+
+    @Test("--backup keeps the replaced version; temp files of dead writers are cleaned at the next save")
+    func backupAndCleanup() throws {
+        let fixture = try SyncFixture()
+        defer { try? FileManager.default.removeItem(at: fixture.directory) }
+        let before = try Data(contentsOf: URL(fileURLWithPath: fixture.vault))
+        let stale = fixture.directory.appendingPathComponent(".mypass-sync-tmp-vault.kdbx-dead").path
+        FileManager.default.createFile(atPath: stale, contents: Data("half a vault".utf8))
+        var old = utimbuf(actime: time(nil) - 7200, modtime: time(nil) - 7200)
+        utime(stale, &old)
+        let result = try fixture.run(["add", "--backup", fixture.vault, "/With backup"])
+        #expect(result.status == 0)
+        #expect(result.standardError.contains("removed 1 temp file"))
+        #expect(!FileManager.default.fileExists(atPath: stale))
+        #expect(try Data(contentsOf: URL(fileURLWithPath: fixture.vault + ".bak")) == before)
+        #expect(try FileManager.default.attributesOfItem(atPath: fixture.vault + ".bak")[.posixPermissions] as? Int == 0o600)
     }
 
     @Test("killed at random points of saves, the vault always opens as the old or the new version")

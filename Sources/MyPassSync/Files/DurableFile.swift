@@ -134,6 +134,25 @@ public enum DurableFile {
         }
     }
 
+    /// Removes this tool's temp files for `path` left by writers that died (older than `age` seconds;
+    /// younger ones may belong to a save in progress on another machine). Returns their names.
+    @discardableResult
+    public static func removeStaleTemporaries(of path: String, olderThan age: TimeInterval = 600) -> [String] {
+        let target = resolvedPath(path)
+        let directory = (target as NSString).deletingLastPathComponent.isEmpty ? "." : (target as NSString).deletingLastPathComponent
+        let prefix = temporaryPrefix + (target as NSString).lastPathComponent + "-"
+        guard let names = try? FileManager.default.contentsOfDirectory(atPath: directory) else { return [] }
+        var removed: [String] = []
+        let now = Date().timeIntervalSince1970
+        for name in names where name.hasPrefix(prefix) {
+            var status = stat()
+            let candidate = directory + "/" + name
+            guard stat(candidate, &status) == 0, now - Double(status.st_mtim.tv_sec) > age else { continue }
+            if SystemCalls.unlink(candidate) == 0 { removed.append(name) }
+        }
+        return removed
+    }
+
     /// `path` with symlinks resolved when it exists (so the link's target is what gets replaced).
     static func resolvedPath(_ path: String) -> String {
         guard let resolved = realpath(path, nil) else { return path }

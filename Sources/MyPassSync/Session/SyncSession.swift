@@ -128,10 +128,17 @@ public final class SyncSession: @unchecked Sendable {
     public func save() throws -> SaveOutcome {
         let lock = try state.lock(path)
         defer { lock.release() }
+        // Holding this machine's lock: temp files of this vault from dead writers can go.
+        let stale = DurableFile.removeStaleTemporaries(of: path)
+        if !stale.isEmpty { warnings.append("removed \(stale.count) temp file(s) left by an interrupted save") }
         return try saveLocked()
     }
 
+    /// Whether each save first keeps the version it replaces as `<vault>.bak` (0600).
+    public var keepsBackup = false
+
     private func saveLocked() throws -> SaveOutcome {
+        if keepsBackup { try writeNeighbourBackup() }
         let (file, derived) = try KDBXWriter.serialize(vault, settings: settings, key: key, cachedKey: derivedKey, limits: limits)
         derivedKey = derived
         do {
@@ -145,6 +152,13 @@ public final class SyncSession: @unchecked Sendable {
         } catch SaveError.changedOnDisk {
             return .conflict(try readDisk())
         }
+    }
+
+    /// Copies the version about to be replaced to `<vault>.bak` (only if it is the one this session knows).
+    private func writeNeighbourBackup() throws {
+        let current = try DurableFile.read(atPath: path)
+        guard current.fingerprint.sameContent(as: fingerprint) else { return }
+        try AtomicFileWriter.write(current.bytes, toPath: DurableFile.resolvedPath(path) + ".bak")
     }
 
     private func readDisk() throws -> Conflict {
