@@ -151,7 +151,7 @@ struct SyncCommandTests {
         let state = fixture.directory.appendingPathComponent("state").path
         var count = try fixture.titles().count
         var generator = SystemRandomNumberGenerator()
-        for round in 0..<60 {
+        for round in 0..<200 {
             let process = Process()
             process.executableURL = binary
             process.arguments = ["add", "--password-stdin", "--state-dir", state, fixture.vault, "/crash-\(round)"]
@@ -162,7 +162,7 @@ struct SyncCommandTests {
             try process.run()
             input.fileHandleForWriting.write(Data((SyncFixture.password + "\n").utf8))
             try input.fileHandleForWriting.close()
-            usleep(UInt32.random(in: 0...60_000, using: &generator))
+            usleep(UInt32.random(in: 0...50_000, using: &generator))
             kill(process.processIdentifier, SIGKILL)
             process.waitUntilExit()
             let titles = try fixture.titles()
