@@ -8,7 +8,8 @@ enum SessionOptions {
     static let stateOption = OptionSpec.value(
         "--state-dir", valueName: "dir", help: "Where this device keeps its sync state (default $XDG_STATE_HOME/mypass-sync).")
 
-    static let backupOption = OptionSpec.flag("--backup", help: "Keep the replaced version as <vault>.bak (0600) on each save.")
+    static let backupOption = OptionSpec.flag(
+        "--backup", help: "Keep the replaced version as <vault>.bak (0600); {\"backups\": true} in ~/.config/mypass-sync/config.json always does.")
 
     static func state(_ arguments: ParsedArguments) -> SyncStateStore {
         SyncStateStore(directory: arguments.value("state-dir"))
@@ -20,7 +21,7 @@ enum SessionOptions {
         let limits = try Credentials.limits(arguments, command: command)
         let key = try Credentials.compositeKey(arguments, vaultPath: path, command: command)
         let session = try SyncSession(path: path, key: key, state: state(arguments), limits: limits)
-        session.keepsBackup = arguments.flag("backup")
+        session.keepsBackup = try arguments.flag("backup") || DeviceSettings.load().backups
         return session
     }
 

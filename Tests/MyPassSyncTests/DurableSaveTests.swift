@@ -2,7 +2,7 @@ import Foundation
 import KDBXFormat
 import MyPassCore
 import MyPassMerge
-import MyPassSync
+@testable import MyPassSync
 import Testing
 #if canImport(Glibc)
 import Glibc
@@ -200,5 +200,47 @@ struct DurableSaveTests {
         var status = stat()
         stat(workspace.state.directory, &status)
         #expect(status.st_mode & 0o777 == 0o700)
+    }
+
+    // The tests below share the process-wide fault plan with the ones above: one serialized suite.
+
+    @Test("a merge-and-save gives up after the bounded retries with changedOnDisk, having written nothing of its own")
+    func boundedRetries() throws {
+        let workspace = try Workspace()
+        defer { workspace.remove() }
+        let session = try SyncSession(path: workspace.vaultPath, key: Workspace.key, state: workspace.state)
+        let otherState = SyncStateStore(directory: workspace.directory.appendingPathComponent("other").path)
+        var round = 0
+        // Another writer replaces the file just before each of our replace attempts.
+        session.beforeReplace = {
+            round += 1
+            guard let other = try? SyncSession(path: workspace.vaultPath, key: Workspace.key, state: otherState) else { return }
+            other.update((try? other.vault.addingEntry(title: "Other \(round)", to: other.vault.root.uuid).vault) ?? other.vault)
+            _ = try? other.save()
+        }
+        session.update(try session.vault.addingEntry(title: "Mine", to: session.vault.root.uuid).vault)
+        #expect {
+            _ = try session.saveMerging()
+        } throws: { error in
+            guard case SaveError.changedOnDisk = error else { return false }
+            return true
+        }
+        #expect(round == SyncSession.maximumAttempts + 1)
+        #expect(!(try workspace.open().root.entries.map(\.title)).contains("Mine"))
+    }
+
+    @Test("device settings turn backups on; a malformed settings file is an error, not a guess")
+    func settings() throws {
+        let workspace = try Workspace()
+        defer { workspace.remove() }
+        let config = workspace.directory.appendingPathComponent("config/mypass-sync")
+        try FileManager.default.createDirectory(at: config, withIntermediateDirectories: true)
+        setenv("XDG_CONFIG_HOME", workspace.directory.appendingPathComponent("config").path, 1)
+        defer { unsetenv("XDG_CONFIG_HOME") }
+        #expect(try DeviceSettings.load() == DeviceSettings())
+        try Data("{\"backups\": true}".utf8).write(to: config.appendingPathComponent("config.json"))
+        #expect(try DeviceSettings.load().backups)
+        try Data("backups=yes".utf8).write(to: config.appendingPathComponent("config.json"))
+        #expect(throws: FileError.self) { try DeviceSettings.load() }
     }
 }

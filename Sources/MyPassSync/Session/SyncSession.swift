@@ -137,8 +137,12 @@ public final class SyncSession: @unchecked Sendable {
     /// Whether each save first keeps the version it replaces as `<vault>.bak` (0600).
     public var keepsBackup = false
 
+    /// Test hook: runs just before each replace attempt (a test makes "another writer" act there).
+    var beforeReplace: (() -> Void)?
+
     private func saveLocked() throws -> SaveOutcome {
         if keepsBackup { try writeNeighbourBackup() }
+        beforeReplace?()
         let (file, derived) = try KDBXWriter.serialize(vault, settings: settings, key: key, cachedKey: derivedKey, limits: limits)
         derivedKey = derived
         do {
