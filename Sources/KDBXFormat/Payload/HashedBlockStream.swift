@@ -28,7 +28,9 @@ enum HashedBlockStream {
             output.append(block)
             expectedIndex &+= 1
         }
-        // KeePass ignores what follows the final block (CBC padding has already been removed).
+        // Nothing may follow the final block (CBC padding is already removed): a damaged last cipher
+        // block can decrypt to valid-looking padding by chance, and its garbage must not pass.
+        guard reader.isAtEnd else { throw .corrupt("bytes after the final hashed block") }
         return output
     }
 
