@@ -15,7 +15,7 @@ struct MergeCommand: Command {
         .flag("--dry-run", help: "Write nothing; print what would change."),
         .flag("--json", help: "Print one JSON document (schema 1) instead of text."),
         .flag("--exit-code", help: "Exit 1 when the merge changes something."),
-    ] + Credentials.options + Credentials.remoteOptions
+    ] + Credentials.options + Credentials.remoteOptions + [SessionOptions.stateOption, SessionOptions.backupOption]
     var details: String {
         """
         ARGUMENTS:
@@ -54,6 +54,10 @@ struct MergeCommand: Command {
         let remotes = KDBXReader.open(files: remoteFiles, key: remoteKey, cachedKey: unlocked.opened.derivedKey, limits: unlocked.limits)
         var vault = unlocked.opened.vault
         var report = MergeReport()
+        /// A remote whose master key changed after the local one's, opened with its own credentials:
+        /// the result is written with that key and format (MERGE.md rule 13).
+        var rotated: OpenedVault?
+        let remoteCredentialsGiven = parsed.flag("remote-password-stdin") || parsed.value("remote-key-file") != nil
         for (path, opened) in zip(remotePaths, remotes) {
             let remote: OpenedVault
             switch opened {
@@ -64,14 +68,26 @@ struct MergeCommand: Command {
             let result = try VaultMerger.merge(base: base, local: vault, remote: remote.vault)
             report.sections.append(.init(remote: path, changes: result.changes, warnings: result.warnings))
             vault = result.vault
+            let remoteKeyChanged = remote.vault.meta.masterKeyChanged ?? .init(secondsSinceYearOne: 0)
+            let localKeyChanged = (rotated?.vault ?? unlocked.opened.vault).meta.masterKeyChanged ?? .init(secondsSinceYearOne: 0)
+            if remoteCredentialsGiven && remoteKeyChanged > localKeyChanged { rotated = remote }
         }
-        let changed = report.sections.contains { !$0.changes.isEmpty }
+        if let rotated {
+            vault.meta.masterKeyChanged = rotated.vault.meta.masterKeyChanged
+            vault.meta.masterKeyChangeRecommended = rotated.vault.meta.masterKeyChangeRecommended
+            vault.meta.masterKeyChangeForced = rotated.vault.meta.masterKeyChangeForced
+            report.sections[report.sections.count - 1].warnings.append(
+                "the master key was changed on another device; the merged vault is written with that key")
+        }
+        let writeKey = rotated == nil ? unlocked.key : remoteKey
+        let writeSettings = rotated?.settings ?? unlocked.opened.settings
+        let writeDerived = rotated?.derivedKey ?? unlocked.opened.derivedKey
+        let changed = report.sections.contains { !$0.changes.isEmpty } || rotated != nil
         if !parsed.flag("dry-run") {
             if let outputPath = parsed.value("output") {
                 let (file, derived) = try KDBXWriter.serialize(
-                    vault, settings: unlocked.opened.settings, key: unlocked.key, cachedKey: unlocked.opened.derivedKey,
-                    limits: unlocked.limits)
-                let check = try KDBXReader.open(file, key: unlocked.key, cachedKey: derived, limits: unlocked.limits)
+                    vault, settings: writeSettings, key: writeKey, cachedKey: writeDerived, limits: unlocked.limits)
+                let check = try KDBXReader.open(file, key: writeKey, cachedKey: derived, limits: unlocked.limits)
                 guard check.vault == vault else {
                     throw KDBXError.unwritable("the merged file did not read back identical; nothing was written")
                 }
@@ -82,6 +98,8 @@ struct MergeCommand: Command {
                 // change made meanwhile is merged in too.
                 let session = try SyncSession(path: localPath, working: unlocked.opened, key: unlocked.key, state: state,
                                               limits: unlocked.limits, basedOn: unlocked.fingerprint)
+                if rotated != nil { session.adoptCredentials(key: writeKey, settings: writeSettings, derivedKey: writeDerived) }
+                session.keepsBackup = try parsed.flag("backup") || DeviceSettings.load().backups
                 session.update(vault)
                 let late = try session.saveMerging()
                 if !late.isEmpty {
@@ -114,7 +132,7 @@ struct MergeReport: Encodable {
     struct Section: Encodable {
         let remote: String
         let changes: [Change]
-        let warnings: [String]
+        var warnings: [String]
     }
 
     let schema = 1

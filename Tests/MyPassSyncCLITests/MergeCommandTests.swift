@@ -103,3 +103,28 @@ struct MergeCommandTests {
         #expect(try ToolRunner.run(arguments).status == 2)
     }
 }
+
+@Suite("merge adopts a master key changed on another device (MERGE.md rule 13)", .serialized)
+struct KeyRotationMergeTests {
+    @Test("the remote's newer key, when given, becomes the merged vault's key")
+    func adoptsNewerKey() throws {
+        let directory = try CLIFixtures.scratch()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let local = directory.appendingPathComponent("local.kdbx").path
+        let remote = directory.appendingPathComponent("remote.kdbx").path
+        try FileManager.default.copyItem(atPath: CLIFixtures.kdbx31, toPath: local)
+        try FileManager.default.copyItem(atPath: CLIFixtures.kdbx31, toPath: remote)
+        let old = CLIFixtures.kdbx31Password, new = "rotated-pässword"
+        sleep(1)  // MasterKeyChanged has a one-second resolution.
+        let rekey = try ProcessRunner.run(URL(fileURLWithPath: "/usr/bin/env"), ["keepassxc-cli", "db-edit", "-q", "-p", remote],
+                                          input: Data((old + "\n" + new + "\n" + new + "\n").utf8), environment: ["QT_QPA_PLATFORM": "offscreen"])
+        #expect(rekey.status == 0, "\(rekey.standardError)")
+        let state = directory.appendingPathComponent("state").path
+        let merged = try ToolRunner.run(["merge", "--password-stdin", "--remote-password-stdin", "--state-dir", state, local, remote],
+                                        input: old + "\n" + new + "\n")
+        #expect(merged.status == 0, "\(merged.standardError)")
+        #expect(merged.standardOutput.contains("written with that key"))
+        #expect(try ToolRunner.run(["export", "--password-stdin", local], input: new + "\n").status == 0)
+        #expect(try ToolRunner.run(["export", "--password-stdin", local], input: old + "\n").status == 3)
+    }
+}

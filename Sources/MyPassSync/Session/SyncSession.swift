@@ -52,7 +52,7 @@ public final class SyncSession: @unchecked Sendable {
     public private(set) var vault: Vault
     public private(set) var settings: FormatSettings
     public private(set) var fingerprint: Fingerprint
-    private let key: CompositeKey
+    private var key: CompositeKey
     private var derivedKey: DerivedKey
     private let limits: ResourceLimits
     /// Bounded retries of a merge-and-save while the file keeps changing.
@@ -110,6 +110,14 @@ public final class SyncSession: @unchecked Sendable {
         let current = try DurableFile.fingerprint(atPath: path)
         if let current, current.sameContent(as: fingerprint) && current.inode == fingerprint.inode { return nil }
         return try readDisk()
+    }
+
+    /// From the next save on, writes with `key` and `settings` (the vault's master key was changed on
+    /// another device and the merge adopts it). The old sync-state base no longer opens with the new key.
+    public func adoptCredentials(key: CompositeKey, settings: FormatSettings, derivedKey: DerivedKey) {
+        self.key = key
+        self.settings = settings
+        self.derivedKey = derivedKey
     }
 
     /// Replaces the working snapshot (an edit made through the vault's edit functions).
