@@ -33,6 +33,19 @@ public enum MemoryMask {
         }
     }
 
+    /// A 128-bit BLAKE2b of `bytes` keyed with this process's masking key: equal values give equal
+    /// digests, and without the key (never stored) the digest says nothing about the value.
+    public static func keyedDigest(of bytes: [UInt8]) -> (UInt64, UInt64) {
+        var output = [UInt8](repeating: 0, count: 16)
+        key.withUnsafeBytes { keyBytes in
+            bytes.withUnsafeBufferPointer { input in
+                _ = crypto_generichash(&output, 16, input.baseAddress, UInt64(input.count),
+                                       keyBytes.bindMemory(to: UInt8.self).baseAddress, keyBytes.count)
+            }
+        }
+        return output.withUnsafeBytes { ($0.load(fromByteOffset: 0, as: UInt64.self), $0.load(fromByteOffset: 8, as: UInt64.self)) }
+    }
+
     /// Overwrites `bytes` with zeros in a way the compiler does not remove.
     public static func wipe(_ bytes: inout [UInt8]) {
         guard !bytes.isEmpty else { return }

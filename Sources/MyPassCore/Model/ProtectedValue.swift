@@ -5,6 +5,9 @@ internal import MyPassCrypto
 public struct ProtectedValue: Sendable, CustomStringConvertible, CustomDebugStringConvertible {
     private let masked: [UInt8]
     private let nonce: UInt64
+    /// A keyed digest of the plain text (`MemoryMask.keyedDigest`): equality without unmasking.
+    private let digestHigh: UInt64
+    private let digestLow: UInt64
 
     /// Masks `plainText`.
     public init(_ plainText: String) {
@@ -14,6 +17,7 @@ public struct ProtectedValue: Sendable, CustomStringConvertible, CustomDebugStri
     /// Masks the UTF-8 bytes `plainBytes` in place (the caller's array is consumed, no copy is left).
     public init(maskingUTF8 plainBytes: consuming [UInt8]) {
         var bytes = plainBytes
+        (digestHigh, digestLow) = MemoryMask.keyedDigest(of: bytes)
         let nonce = MemoryMask.nextNonce()
         MemoryMask.apply(to: &bytes, nonce: nonce)
         self.masked = bytes
@@ -39,20 +43,14 @@ public struct ProtectedValue: Sendable, CustomStringConvertible, CustomDebugStri
 }
 
 extension ProtectedValue: Equatable, Hashable {
-    /// Compares the revealed values in constant time.
+    /// Compares the keyed digests of the plain texts (a 128-bit keyed BLAKE2b), without unmasking.
     public static func == (lhs: ProtectedValue, rhs: ProtectedValue) -> Bool {
-        guard lhs.masked.count == rhs.masked.count else { return false }
-        // Copies of one value share nonce and masked bytes: equal without unmasking.
-        if lhs.nonce == rhs.nonce { return lhs.masked == rhs.masked }
-        var left = lhs.masked, right = rhs.masked
-        MemoryMask.apply(to: &left, nonce: lhs.nonce)
-        MemoryMask.apply(to: &right, nonce: rhs.nonce)
-        defer { MemoryMask.wipe(&left); MemoryMask.wipe(&right) }
-        return ConstantTime.isEqual(left, right)
+        lhs.masked.count == rhs.masked.count && (lhs.digestHigh ^ rhs.digestHigh) | (lhs.digestLow ^ rhs.digestLow) == 0
     }
 
-    /// Hashes the length only (equal values have equal lengths; the content never reaches a hasher).
+    /// Hashes the keyed digest (which reveals nothing without the process's key).
     public func hash(into hasher: inout Hasher) {
-        hasher.combine(masked.count)
+        hasher.combine(digestHigh)
+        hasher.combine(digestLow)
     }
 }
