@@ -20,19 +20,8 @@ private func expectToolAgrees(
             Issue.record("\(tool.rawValue) sees entry \(their.uuid) that we do not")
             continue
         }
-        #expect(their.group == our.group)
-        #expect(their.title == our.title)
-        #expect(their.username == our.username)
-        #expect(their.password == our.password, "\(tool.rawValue): password of \(their.title)")
-        #expect(their.url == our.url)
-        #expect(their.notes == our.notes)
-        #expect(their.tags == our.tags)
-        #expect(their.fields == our.fields)
-        #expect(their.protected == our.protected)
-        #expect(their.historyCount == our.historyCount)
-        #expect(their.inRecycleBin == our.inRecycleBin)
-        if let attachments = their.attachments { #expect(attachments == our.attachments) }
-        if let names = their.attachmentNames { #expect(names == our.attachmentNames) }
+        let differences = our.differences(from: their)
+        #expect(differences.isEmpty, "\(tool.rawValue) sees \(their.title) differently: \(differences)")
     }
 }
 

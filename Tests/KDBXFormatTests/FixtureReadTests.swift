@@ -25,18 +25,8 @@ struct FixtureReadTests {
                 Issue.record("entry \(expected.uuid) (\(expected.title)) missing")
                 continue
             }
-            #expect(actual.group == expected.group)
-            #expect(actual.title == expected.title)
-            #expect(actual.username == expected.username)
-            #expect(actual.password == expected.password)
-            #expect(actual.url == expected.url)
-            #expect(actual.notes == expected.notes)
-            #expect(actual.tags == expected.tags)
-            #expect(actual.fields == expected.fields)
-            #expect(actual.protected == expected.protected)
-            #expect(actual.attachments == expected.attachments)
-            #expect(actual.historyCount == expected.historyCount)
-            #expect(actual.inRecycleBin == expected.inRecycleBin)
+            let differences = actual.differences(from: expected)
+            #expect(differences.isEmpty, "\(expected.title) differs from the manifest in \(differences)")
         }
     }
 

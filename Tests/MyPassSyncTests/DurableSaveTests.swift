@@ -35,6 +35,19 @@ struct Workspace {
 
     func bytes() throws -> Data { try Data(contentsOf: URL(fileURLWithPath: vaultPath)) }
 
+    /// A session that added "Mine" while another device (its own state) saved an entry `theirs`
+    /// first: the session's save is a conflict.
+    func conflictingSession(theirs: String) throws -> (SyncSession, SyncSession.Conflict, theirBytes: Data) {
+        let session = try SyncSession(path: vaultPath, key: Self.key, state: state)
+        let other = try SyncSession(path: vaultPath, key: Self.key, state: SyncStateStore(directory: directory.appendingPathComponent("other-state").path))
+        other.update(try other.vault.addingEntry(title: theirs, to: other.vault.root.uuid).vault)
+        _ = try other.save()
+        let theirBytes = try bytes()
+        session.update(try session.vault.addingEntry(title: "Mine", to: session.vault.root.uuid).vault)
+        guard case .conflict(let conflict) = try session.save() else { throw SaveError.verificationFailed("expected a conflict") }
+        return (session, conflict, theirBytes)
+    }
+
     func open() throws -> Vault { try KDBXReader.open(bytes(), key: Self.key).vault }
 }
 
@@ -118,14 +131,8 @@ struct DurableSaveTests {
     func compareAndSwap() throws {
         let workspace = try Workspace()
         defer { workspace.remove() }
-        let session = try SyncSession(path: workspace.vaultPath, key: Workspace.key, state: workspace.state)
         // Another program (another device's sync) replaces the file meanwhile.
-        let other = try SyncSession(path: workspace.vaultPath, key: Workspace.key, state: SyncStateStore(directory: workspace.directory.appendingPathComponent("other-state").path))
-        other.update(try other.vault.addingEntry(title: "From elsewhere", to: other.vault.root.uuid).vault)
-        _ = try other.save()
-        let theirs = try workspace.bytes()
-        session.update(try session.vault.addingEntry(title: "Mine", to: session.vault.root.uuid).vault)
-        guard case .conflict(let conflict) = try session.save() else { Issue.record("expected a conflict"); return }
+        let (session, conflict, theirs) = try workspace.conflictingSession(theirs: "From elsewhere")
         #expect(try workspace.bytes() == theirs)
         let resolution = try session.resolve(conflict, by: .merge)
         #expect(resolution.changes.contains { $0.kind == .added })
@@ -136,12 +143,7 @@ struct DurableSaveTests {
     func reload() throws {
         let workspace = try Workspace()
         defer { workspace.remove() }
-        let session = try SyncSession(path: workspace.vaultPath, key: Workspace.key, state: workspace.state)
-        let other = try SyncSession(path: workspace.vaultPath, key: Workspace.key, state: SyncStateStore(directory: workspace.directory.appendingPathComponent("other-state").path))
-        other.update(try other.vault.addingEntry(title: "Theirs", to: other.vault.root.uuid).vault)
-        _ = try other.save()
-        session.update(try session.vault.addingEntry(title: "Mine", to: session.vault.root.uuid).vault)
-        guard case .conflict(let conflict) = try session.save() else { Issue.record("expected a conflict"); return }
+        let (session, conflict, _) = try workspace.conflictingSession(theirs: "Theirs")
         let resolution = try session.resolve(conflict, by: .reload)
         #expect(session.vault.root.entries.map(\.title) == ["First", "Theirs"])
         let backup = try #require(resolution.backup)
@@ -154,12 +156,7 @@ struct DurableSaveTests {
     func overwrite() throws {
         let workspace = try Workspace()
         defer { workspace.remove() }
-        let session = try SyncSession(path: workspace.vaultPath, key: Workspace.key, state: workspace.state)
-        let other = try SyncSession(path: workspace.vaultPath, key: Workspace.key, state: SyncStateStore(directory: workspace.directory.appendingPathComponent("other-state").path))
-        other.update(try other.vault.addingEntry(title: "Theirs", to: other.vault.root.uuid).vault)
-        _ = try other.save()
-        session.update(try session.vault.addingEntry(title: "Mine", to: session.vault.root.uuid).vault)
-        guard case .conflict(let conflict) = try session.save() else { Issue.record("expected a conflict"); return }
+        let (session, conflict, _) = try workspace.conflictingSession(theirs: "Theirs")
         let resolution = try session.resolve(conflict, by: .overwrite)
         #expect(try workspace.open().root.entries.map(\.title) == ["First", "Mine"])
         let backup = try #require(resolution.backup)

@@ -40,3 +40,28 @@ public struct VaultView {
         self.deletedObjects = vault.deletedObjects.count
     }
 }
+
+extension FixtureVault.Entry {
+    /// The names of the properties in which `other` differs from this entry (never their values).
+    /// Attachments are compared by content where both sides report it, else by name.
+    public func differences(from other: FixtureVault.Entry) -> [String] {
+        var names: [String] = []
+        if group != other.group { names.append("group") }
+        if title != other.title { names.append("title") }
+        if username != other.username { names.append("username") }
+        if password != other.password { names.append("password") }
+        if url != other.url { names.append("url") }
+        if notes != other.notes { names.append("notes") }
+        if tags != other.tags { names.append("tags") }
+        if fields != other.fields { names.append("fields") }
+        if protected != other.protected { names.append("protected") }
+        if historyCount != other.historyCount { names.append("historyCount") }
+        if inRecycleBin != other.inRecycleBin { names.append("inRecycleBin") }
+        if let mine = attachments, let theirs = other.attachments {
+            if mine != theirs { names.append("attachments") }
+        } else if (attachmentNames ?? attachments?.map(\.name)) != (other.attachmentNames ?? other.attachments?.map(\.name)) {
+            names.append("attachment names")
+        }
+        return names
+    }
+}
