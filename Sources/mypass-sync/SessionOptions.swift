@@ -18,8 +18,13 @@ enum SessionOptions {
     /// The vault at `path`, opened with the options' credentials, its version recorded as the base.
     static func open(_ arguments: ParsedArguments, path: String, command: String) throws -> SyncSession {
         _ = try KDBXReader.header(of: FileReading.readAll(atPath: path))  // Not a vault: say so before asking.
-        let limits = try Credentials.limits(arguments, command: command)
         let key = try Credentials.compositeKey(arguments, vaultPath: path, command: command)
+        return try open(arguments, path: path, key: key, command: command)
+    }
+
+    /// The vault at `path` opened with `key` (for commands that use one key for several vaults).
+    static func open(_ arguments: ParsedArguments, path: String, key: CompositeKey, command: String) throws -> SyncSession {
+        let limits = try Credentials.limits(arguments, command: command)
         let session = try SyncSession(path: path, key: key, state: state(arguments), limits: limits)
         session.keepsBackup = try arguments.flag("backup") || DeviceSettings.load().backups
         return session

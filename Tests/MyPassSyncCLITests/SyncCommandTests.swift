@@ -190,3 +190,42 @@ struct SyncCommandTests {
         }
     }
 }
+
+@Suite("conflicts: sync-conflict copies folded in and moved aside (end to end)", .serialized)
+struct ConflictsCommandTests {
+    @Test("Syncthing and Dropbox copies are merged, moved to merged-conflicts, others left alone")
+    func foldCopies() throws {
+        let directory = try CLIFixtures.scratch()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let vault = directory.appendingPathComponent("pw.kdbx").path
+        let state = directory.appendingPathComponent("state").path
+        let password = CLIFixtures.kdbx31Password
+        try FileManager.default.copyItem(atPath: CLIFixtures.kdbx31, toPath: vault)
+        #expect(try ToolRunner.run(["ls", "--password-stdin", "--state-dir", state, vault], input: password + "\n").status == 0)
+        let syncthing = directory.appendingPathComponent("pw.sync-conflict-20261129-101010-PHONE.kdbx").path
+        let dropbox = directory.appendingPathComponent("pw (Alice's conflicted copy 2026-11-29).kdbx").path
+        let foreign = directory.appendingPathComponent("pw.sync-conflict-20261129-111111-OTHER.kdbx").path
+        try FileManager.default.copyItem(atPath: vault, toPath: syncthing)
+        try FileManager.default.copyItem(atPath: vault, toPath: dropbox)
+        try FileManager.default.copyItem(atPath: CLIFixtures.kdbx4, toPath: foreign)
+        let kxc = try ProcessRunner.run(URL(fileURLWithPath: "/usr/bin/env"), ["keepassxc-cli", "add", "-q", syncthing, "From phone"],
+                                        input: Data((password + "\n").utf8), environment: ["QT_QPA_PLATFORM": "offscreen"])
+        #expect(kxc.status == 0)
+        #expect(try ToolRunner.run(["add", "--password-stdin", "--state-dir", directory.appendingPathComponent("other").path, dropbox, "/From laptop"],
+                                   input: password + "\n").status == 0)
+        let listing = try ToolRunner.run(["conflicts", directory.path])
+        #expect(listing.standardOutput.contains("3 conflict copies"))
+        let dry = try ToolRunner.run(["conflicts", "--merge", "--dry-run", "--password-stdin", "--state-dir", state, directory.path], input: password + "\n")
+        #expect(dry.standardOutput.contains("wouldMerge"))
+        #expect(FileManager.default.fileExists(atPath: syncthing))
+        let merged = try ToolRunner.run(["conflicts", "--merge", "--json", "--password-stdin", "--state-dir", state, directory.path], input: password + "\n")
+        #expect(merged.status == 0, "\(merged.standardError)")
+        #expect(merged.standardOutput.contains("\"otherCredentials\""))
+        #expect(!FileManager.default.fileExists(atPath: syncthing) && !FileManager.default.fileExists(atPath: dropbox))
+        #expect(FileManager.default.fileExists(atPath: foreign))
+        let aside = try FileManager.default.contentsOfDirectory(atPath: directory.appendingPathComponent("merged-conflicts").path)
+        #expect(Set(aside) == ["pw.sync-conflict-20261129-101010-PHONE.kdbx", "pw (Alice's conflicted copy 2026-11-29).kdbx"])
+        let titles = try ToolRunner.run(["ls", "--password-stdin", "--state-dir", state, vault], input: password + "\n").standardOutput
+        #expect(titles.contains("From phone") && titles.contains("From laptop"))
+    }
+}

@@ -1,0 +1,89 @@
+internal import Foundation
+internal import KDBXFormat
+internal import MyPassMerge
+internal import MyPassSync
+
+/// `mypass-sync conflicts PATH [--merge] [--dry-run] [--json]`.
+struct ConflictsCommand: Command {
+    let name = "conflicts"
+    let summary = "List (and with --merge, fold in) the sync-conflict copies of the vaults in a folder."
+    let usage = "mypass-sync conflicts <vault-or-folder> [--merge] [--dry-run] [--json] [credentials]"
+    let options: [OptionSpec] = [
+        .flag("--merge", help: "Merge each copy into its vault, then move it into merged-conflicts/ (never deleted)."),
+        .flag("--dry-run", help: "With --merge: show what would be merged; change nothing."),
+        .flag("--json", help: "Print one JSON document (schema 1)."),
+    ] + Credentials.options + [SessionOptions.stateOption, SessionOptions.backupOption]
+    var details: String {
+        """
+        ARGUMENTS:
+          <vault-or-folder>       A vault, or a folder whose vaults are checked.
+
+        \(options.helpSection)
+
+        Recognised: NAME.sync-conflict-YYYYMMDD-HHMMSS-DEVICE.kdbx (Syncthing),
+        NAME (… conflicted copy …).kdbx (Dropbox), NAME (conflicted copy …).kdbx (Nextcloud, ownCloud).
+        Copies that do not open with the vault's credentials are reported and left where they are.
+        """
+    }
+
+    struct VaultReport: Encodable {
+        let vault: String
+        let copies: [ConflictCopies.Copy]
+        let outcomes: [ConflictFolding.Outcome]
+    }
+
+    struct Report: Encodable {
+        let schema = 1
+        let vaults: [VaultReport]
+    }
+
+    func run(arguments: [String], output: inout StandardStreams) throws -> ExitCode {
+        let parsed = try ParsedArguments.parse(arguments, options: options, command: name)
+        guard parsed.positionals.count == 1 else { throw CommandLineError.usage(message: "conflicts takes one vault or folder", command: name) }
+        let target = parsed.positionals[0]
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: target, isDirectory: &isDirectory) else { throw FileError.notFound(path: target) }
+        var vaults = [target]
+        if isDirectory.boolValue {
+            let names = try FileManager.default.contentsOfDirectory(atPath: target).filter { $0.hasSuffix(".kdbx") }.sorted()
+            let all = names.map { target + "/" + $0 }
+            let copies = Set(all.flatMap { ConflictCopies.find(for: $0).map(\.path) })
+            vaults = all.filter { !copies.contains($0) }
+        }
+        var reports: [VaultReport] = []
+        // The credentials are asked once and used for every vault of the folder.
+        var key: CompositeKey?
+        for vault in vaults {
+            let copies = ConflictCopies.find(for: vault)
+            var outcomes: [ConflictFolding.Outcome] = []
+            if parsed.flag("merge") && !copies.isEmpty {
+                let vaultKey = try key ?? Credentials.compositeKey(parsed, vaultPath: vault, command: name)
+                key = vaultKey
+                let limits = try Credentials.limits(parsed, command: name)
+                // The base is the version synced before this run (opening the session records a new one).
+                let base = SessionOptions.state(parsed).base(for: vault).flatMap { record in
+                    try? KDBXReader.open(record.bytes, key: vaultKey, limits: limits).vault
+                }
+                let session = try SessionOptions.open(parsed, path: vault, key: vaultKey, command: name)
+                outcomes = try ConflictFolding.fold(copies, into: session, base: base, key: vaultKey, limits: limits,
+                                                    dryRun: parsed.flag("dry-run"))
+            }
+            reports.append(VaultReport(vault: vault, copies: copies, outcomes: outcomes))
+        }
+        if parsed.flag("json") {
+            output.print(try JSONText.encode(Report(vaults: reports)))
+        } else {
+            var lines: [String] = []
+            for report in reports {
+                lines.append("\(report.vault): \(report.copies.isEmpty ? "no conflict copies" : "\(report.copies.count) conflict cop\(report.copies.count == 1 ? "y" : "ies")")")
+                for copy in report.copies where report.outcomes.isEmpty { lines.append("  \(copy.path) (\(copy.engine.rawValue))") }
+                for outcome in report.outcomes {
+                    lines.append("  \(outcome.copy): \(outcome.result)" + (outcome.movedTo.map { ", moved to \($0)" } ?? ""))
+                    lines += outcome.changes.map { "    " + ChangeText.line($0) }
+                }
+            }
+            output.print(lines.joined(separator: "\n"))
+        }
+        return .success
+    }
+}
