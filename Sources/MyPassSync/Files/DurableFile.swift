@@ -154,7 +154,7 @@ public enum DurableFile {
     }
 
     /// `path` with symlinks resolved when it exists (so the link's target is what gets replaced).
-    static func resolvedPath(_ path: String) -> String {
+    public static func resolvedPath(_ path: String) -> String {
         guard let resolved = realpath(path, nil) else { return path }
         defer { free(resolved) }
         return String(cString: resolved)

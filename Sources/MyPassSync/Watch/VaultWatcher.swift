@@ -1,0 +1,159 @@
+public import Foundation
+public import KDBXFormat
+public import MyPassCore
+public import MyPassMerge
+
+/// Keeps one vault in step with its file: notices external changes (by fingerprint), takes them in
+/// as the new base, folds sync-conflict copies in, recognises its own writes, waits for a vault that
+/// disappeared, retries a file that does not parse yet, and reports a rollback or a different
+/// database instead of taking it.
+public final class VaultWatcher: @unchecked Sendable {
+    /// What to do when the file changed on disk.
+    public enum Policy: String, Sendable { case merge, reload, ask }
+    /// What to do with sync-conflict copies.
+    public enum CopyPolicy: String, Sendable { case merge, report, ignore }
+
+    /// One thing that happened, for the human or JSON-lines output.
+    public struct Event: Sendable, Encodable {
+        public let kind: String
+        public let vault: String
+        public let detail: String
+        public let changes: [Change]
+
+        public init(kind: String, vault: String, detail: String, changes: [Change]) {
+            self.kind = kind
+            self.vault = vault
+            self.detail = detail
+            self.changes = changes
+        }
+    }
+
+    public let path: String
+    private let key: CompositeKey
+    private let state: SyncStateStore
+    private let limits: ResourceLimits
+    private let policy: Policy
+    private let copyPolicy: CopyPolicy
+    private let emit: @Sendable (Event) -> Void
+    private var reportedCopies: Set<String> = []
+    private var missingReported = false
+
+    public init(
+        path: String, key: CompositeKey, state: SyncStateStore, limits: ResourceLimits, policy: Policy, copyPolicy: CopyPolicy,
+        emit: @escaping @Sendable (Event) -> Void
+    ) {
+        self.path = path
+        self.key = key
+        self.state = state
+        self.limits = limits
+        self.policy = policy
+        self.copyPolicy = copyPolicy
+        self.emit = emit
+    }
+
+    private func report(_ kind: String, _ detail: String = "", changes: [Change] = []) {
+        emit(Event(kind: kind, vault: path, detail: detail, changes: changes))
+    }
+
+    /// One pass: the vault itself, then its conflict copies. Returns false when the vault could not
+    /// be read yet (half written or missing) and the pass should be retried later.
+    @discardableResult
+    public func check() -> Bool {
+        let current: (bytes: Data, fingerprint: Fingerprint)
+        do {
+            current = try DurableFile.read(atPath: path)
+        } catch .notFound {
+            if !missingReported { report("vaultMissing", "waiting for it to come back (not treated as an empty vault)") }
+            missingReported = true
+            return false
+        } catch {
+            report("error", "\(error)")
+            return false
+        }
+        if missingReported { report("vaultBack") }
+        missingReported = false
+        let record = state.base(for: path)
+        if let record, record.record.fingerprint.sameContent(as: current.fingerprint) {
+            return checkCopies()
+        }
+        let disk: OpenedVault
+        do {
+            disk = try KDBXReader.open(current.bytes, key: key, limits: limits)
+        } catch KDBXError.wrongCredentials {
+            report("keyChanged", "the vault no longer opens with these credentials (its key was changed elsewhere); nothing done")
+            return true
+        } catch {
+            report("unreadable", "\(error); retrying after a quiet period (never repaired or overwritten)")
+            return false
+        }
+        let base = record.flatMap { try? KDBXReader.open($0.bytes, key: key, limits: limits).vault }
+        if let base, let problem = Self.replacementProblem(base: base, disk: disk.vault) {
+            report("refused", problem)
+            return true
+        }
+        if record != nil {
+            switch policy {
+            case .ask:
+                report("decisionNeeded", "the vault changed on disk; run resolve or watch with --policy merge|reload")
+                return true
+            case .merge, .reload:
+                let changes = base.map { VaultDiff.diff(from: $0, to: disk.vault) } ?? []
+                report("reloaded", "changed on disk by another program", changes: changes)
+            }
+        } else {
+            report("baseRecorded", "first sync of this vault on this device")
+        }
+        do { try state.record(current.bytes, fingerprint: current.fingerprint, for: path) } catch { report("error", "\(error)") }
+        return checkCopies()
+    }
+
+    /// Conflict copies: merged (and moved aside), reported once, or ignored.
+    private func checkCopies() -> Bool {
+        let copies = ConflictCopies.find(for: path)
+        guard !copies.isEmpty, copyPolicy != .ignore else { return true }
+        if copyPolicy == .report {
+            for copy in copies where !reportedCopies.contains(copy.path) {
+                reportedCopies.insert(copy.path)
+                report("conflictCopyFound", copy.path)
+            }
+            return true
+        }
+        do {
+            let base = state.base(for: path).flatMap { try? KDBXReader.open($0.bytes, key: key, limits: limits).vault }
+            let session = try SyncSession(path: path, key: key, state: state, limits: limits)
+            for outcome in try ConflictFolding.fold(copies, into: session, base: base, key: key, limits: limits, dryRun: false) {
+                switch outcome.result {
+                case "merged":
+                    report("conflictCopyMerged", "\(outcome.copy) -> \(outcome.movedTo ?? "")", changes: outcome.changes)
+                default:
+                    if !reportedCopies.contains(outcome.copy) {
+                        reportedCopies.insert(outcome.copy)
+                        report("conflictCopyLeft", "\(outcome.copy): \(outcome.result)")
+                    }
+                }
+            }
+        } catch {
+            report("error", "folding conflict copies: \(error)")
+            return false
+        }
+        return true
+    }
+
+    /// Why `disk` must not be taken as the vault's next version: another database (root differs), or a
+    /// rollback (nothing newer than the base, and entries the base holds newer versions of).
+    static func replacementProblem(base: Vault, disk: Vault) -> String? {
+        guard base.root.uuid == disk.root.uuid else {
+            return "the file is now a different database (its root group differs); not taken"
+        }
+        let baseEntries = Dictionary(base.root.allEntries().map { ($0.entry.uuid, $0.entry.times.lastModified) }, uniquingKeysWith: { max($0, $1) })
+        var older = 0, newer = 0
+        for (entry, _) in disk.root.allEntries() {
+            guard let baseTime = baseEntries[entry.uuid] else { newer += 1; continue }
+            if entry.times.lastModified < baseTime { older += 1 } else if entry.times.lastModified > baseTime { newer += 1 }
+        }
+        if older > 0 && newer == 0 {
+            return "the file was replaced by an older version (\(older) entr\(older == 1 ? "y is" : "ies are") older than this device's last sync); not taken"
+        }
+        return nil
+    }
+}

@@ -1,0 +1,164 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+internal import Foundation
+import Synchronization
+internal import KDBXFormat
+internal import MyPassMerge
+internal import MyPassSync
+
+/// `mypass-sync watch VAULT... [--policy ...] [--conflict-copies ...] [--poll SECONDS] [--json] [--once]`.
+struct WatchCommand: Command {
+    let name = "watch"
+    let summary = "Keep watching vaults: take in external changes, fold in sync-conflict copies."
+    let usage = "mypass-sync watch <vault>... [--policy merge|reload|ask] [--conflict-copies merge|report|ignore] [--poll SECONDS] [--json] [--once] [credentials]"
+    let options: [OptionSpec] = [
+        .value("--policy", valueName: "merge|reload|ask", help: "On an external change: take it in (merge, reload) or report a decision (ask). Default merge."),
+        .value("--conflict-copies", valueName: "merge|report|ignore", help: "Sync-conflict copies: fold in (default), report, ignore."),
+        .value("--poll", valueName: "seconds", help: "Also compare fingerprints every SECONDS (for NFS, SMB, sshfs, FUSE)."),
+        .flag("--json", help: "One JSON object per line per event."),
+        .flag("--once", help: "Handle what is pending, then exit."),
+    ] + Credentials.options + [SessionOptions.stateOption]
+    var details: String { options.helpSection }
+
+    /// Quiet time after the last event before a vault is checked.
+    static let debounce: TimeInterval = 0.3
+
+    func run(arguments: [String], output: inout StandardStreams) throws -> ExitCode {
+        let parsed = try ParsedArguments.parse(arguments, options: options, command: name)
+        guard !parsed.positionals.isEmpty else { throw CommandLineError.usage(message: "watch needs at least one vault", command: name) }
+        guard let policy = VaultWatcher.Policy(rawValue: parsed.value("policy") ?? "merge") else {
+            throw CommandLineError.usage(message: "--policy must be merge, reload or ask", command: name)
+        }
+        guard let copyPolicy = VaultWatcher.CopyPolicy(rawValue: parsed.value("conflict-copies") ?? "merge") else {
+            throw CommandLineError.usage(message: "--conflict-copies must be merge, report or ignore", command: name)
+        }
+        let poll = try parsed.value("poll").map { text -> TimeInterval in
+            guard let seconds = Double(text), seconds > 0 else { throw CommandLineError.usage(message: "--poll takes seconds", command: name) }
+            return seconds
+        }
+        let vaults = parsed.positionals.map { DurableFile.resolvedPath($0) }
+        let first = try FileReading.readAll(atPath: vaults[0])
+        _ = try KDBXReader.header(of: first)
+        let key = try Credentials.compositeKey(parsed, vaultPath: vaults[0], command: name)  // Asked once.
+        let limits = try Credentials.limits(parsed, command: name)
+        let printer = EventPrinter(json: parsed.flag("json"))
+        let watchers = vaults.map { path in
+            VaultWatcher(path: path, key: key, state: SessionOptions.state(parsed), limits: limits, policy: policy,
+                         copyPolicy: copyPolicy) { printer.print($0) }
+        }
+        if parsed.flag("once") {
+            for watcher in watchers { watcher.check() }
+            return .success
+        }
+        let dirty = DirtySet()
+        for watcher in watchers {
+            dirty.mark(watcher.path)
+            let directory = (watcher.path as NSString).deletingLastPathComponent
+            let fileName = (watcher.path as NSString).lastPathComponent
+            let stem = (fileName as NSString).deletingPathExtension
+            let path = watcher.path
+            DirectoryEvents.instance.watch(directory) { event in
+                // Only the vault's own name and its conflict copies matter; temp files never do.
+                if event.overflow || event.directoryGone || event.name == fileName
+                    || (event.name.hasPrefix(stem) && event.name.hasSuffix(".kdbx") && event.name.contains("conflict")) {
+                    dirty.mark(path)
+                }
+            }
+        }
+        ShutdownSignal.install()
+        var lastPoll = Date()
+        while !ShutdownSignal.requested {
+            usleep(100_000)
+            if let poll, Date().timeIntervalSince(lastPoll) >= poll {
+                lastPoll = Date()
+                for watcher in watchers { dirty.mark(watcher.path) }
+            }
+            for watcher in watchers where dirty.isQuiet(watcher.path, for: Self.debounce) {
+                dirty.clear(watcher.path)
+                if !watcher.check() { dirty.mark(watcher.path, after: 1.0) }
+            }
+        }
+        DirectoryEvents.instance.stop()
+        printer.print(VaultWatcher.Event(kind: "stopped", vault: "", detail: "shutting down on signal", changes: []))
+        return .success
+    }
+}
+
+/// Vaults with pending changes and when their last event came.
+private final class DirtySet: @unchecked Sendable {
+    private let lock = NSLock()
+    private var since: [String: Date] = [:]
+
+    func mark(_ path: String, after delay: TimeInterval = 0) {
+        lock.lock()
+        since[path] = Date().addingTimeInterval(delay)
+        lock.unlock()
+    }
+
+    func isQuiet(_ path: String, for interval: TimeInterval) -> Bool {
+        lock.lock()
+        defer { lock.unlock() }
+        guard let last = since[path] else { return false }
+        return Date().timeIntervalSince(last) >= interval
+    }
+
+    func clear(_ path: String) {
+        lock.lock()
+        since[path] = nil
+        lock.unlock()
+    }
+}
+
+/// SIGINT / SIGTERM end the watch loop between checks (never in the middle of a write).
+private enum ShutdownSignal {
+    private static let flag = Atomic<Bool>(false)
+
+    static var requested: Bool { flag.load(ordering: .relaxed) }
+
+    static func install() {
+        signal(SIGINT) { _ in ShutdownSignal.flag.store(true, ordering: .relaxed) }
+        signal(SIGTERM) { _ in ShutdownSignal.flag.store(true, ordering: .relaxed) }
+        // A parent may have started us with these signals blocked; the watcher must hear them.
+        var set = sigset_t()
+        sigemptyset(&set)
+        sigaddset(&set, SIGINT)
+        sigaddset(&set, SIGTERM)
+        pthread_sigmask(SIG_UNBLOCK, &set, nil)
+    }
+}
+
+/// Prints watch events as text lines or JSON lines, one write per event.
+private final class EventPrinter: @unchecked Sendable {
+    let json: Bool
+    private let lock = NSLock()
+
+    init(json: Bool) { self.json = json }
+
+    struct Line: Encodable {
+        let schema = 1
+        let time: String
+        let kind: String
+        let vault: String
+        let detail: String
+        let changes: [Change]
+    }
+
+    func print(_ event: VaultWatcher.Event) {
+        let time = ISO8601DateFormatter().string(from: Date())
+        var text: String
+        if json {
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+            let line = Line(time: time, kind: event.kind, vault: event.vault, detail: event.detail, changes: event.changes)
+            text = (try? String(decoding: encoder.encode(line), as: UTF8.self)) ?? "{}"
+        } else {
+            text = "\(time) \(event.kind) \(event.vault)" + (event.detail.isEmpty ? "" : ": \(event.detail)")
+            for change in event.changes { text += "\n  " + ChangeText.line(change) }
+        }
+        lock.lock()
+        var streams = StandardStreams()
+        streams.print(text)
+        lock.unlock()
+    }
+}

@@ -1,0 +1,145 @@
+import Foundation
+import Testing
+import TestSupport
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A `mypass-sync watch --json` process on a vault in its own folder, driven by real file operations.
+private final class WatchProcess {
+    let directory: URL
+    let vault: String
+    private let process = Process()
+    private let output = Pipe()
+    static let password = CLIFixtures.kdbx31Password
+
+    init(extraArguments: [String] = []) throws {
+        directory = try CLIFixtures.scratch()
+        let folder = directory.appendingPathComponent("sync")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        vault = folder.appendingPathComponent("pw.kdbx").path
+        try FileManager.default.copyItem(atPath: CLIFixtures.kdbx31, toPath: vault)
+        process.executableURL = try ToolRunner.binary()
+        process.arguments = ["watch", "--json", "--password-stdin", "--state-dir", directory.appendingPathComponent("state").path, vault] + extraArguments
+        let input = Pipe()
+        process.standardInput = input
+        process.standardOutput = output
+        process.standardError = output
+        try process.run()
+        input.fileHandleForWriting.write(Data((Self.password + "\n").utf8))
+        try input.fileHandleForWriting.close()
+        usleep(1_500_000)  // The first check and the watch are in place.
+    }
+
+    /// A copy of the vault edited with keepassxc-cli (`arguments` after the file name).
+    func editedCopy(_ arguments: [String], name: String = "scratch.kdbx") throws -> String {
+        let copy = directory.appendingPathComponent(name).path
+        try? FileManager.default.removeItem(atPath: copy)
+        try FileManager.default.copyItem(atPath: vault, toPath: copy)
+        let result = try ProcessRunner.run(URL(fileURLWithPath: "/usr/bin/env"), ["keepassxc-cli"] + [arguments[0], "-q", copy] + arguments.dropFirst(),
+                                           input: Data((Self.password + "\n").utf8), environment: ["QT_QPA_PLATFORM": "offscreen"])
+        #expect(result.status == 0, "\(result.standardError)")
+        return copy
+    }
+
+    /// Stops the watcher with SIGINT and returns its events.
+    func stop() -> [[String: Any]] {
+        usleep(1_500_000)
+        kill(process.processIdentifier, SIGINT)
+        process.waitUntilExit()
+        let data = output.fileHandleForReading.readDataToEndOfFile()
+        try? FileManager.default.removeItem(at: directory)
+        return String(decoding: data, as: UTF8.self).split(separator: "\n").compactMap {
+            try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
+        }
+    }
+}
+
+private func kinds(_ events: [[String: Any]]) -> [String] { events.compactMap { $0["kind"] as? String } }
+
+private func addedTitles(_ events: [[String: Any]], kind: String) -> [String] {
+    events.filter { $0["kind"] as? String == kind }.flatMap { ($0["changes"] as? [[String: Any]] ?? []).compactMap { $0["title"] as? String } }
+}
+
+@Suite("watch with real inotify (end to end)", .serialized)
+struct WatchCommandTests {
+    @Test("an atomic replace by rename (Syncthing style) is taken in; a clean stop on SIGINT")
+    func atomicReplace() throws {
+        let watch = try WatchProcess()
+        let copy = try watch.editedCopy(["add", "Renamed in"])
+        #expect(rename(copy, watch.vault) == 0)
+        let events = watch.stop()
+        #expect(kinds(events).first == "baseRecorded")
+        #expect(addedTitles(events, kind: "reloaded") == ["Renamed in"])
+        #expect(kinds(events).last == "stopped")
+    }
+
+    @Test("an in-place rewrite (truncate and write) is taken in once the file parses")
+    func inPlaceWrite() throws {
+        let watch = try WatchProcess()
+        let copy = try watch.editedCopy(["add", "Written in place"])
+        let bytes = try Data(contentsOf: URL(fileURLWithPath: copy))
+        let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: watch.vault))
+        try handle.truncate(atOffset: 0)
+        try handle.write(contentsOf: bytes.prefix(bytes.count / 2))
+        usleep(400_000)  // A half-written file is seen; it must not be taken.
+        try handle.write(contentsOf: bytes.dropFirst(bytes.count / 2))
+        try handle.close()
+        let events = watch.stop()
+        #expect(addedTitles(events, kind: "reloaded") == ["Written in place"])
+    }
+
+    @Test("a Syncthing conflict copy is merged and moved aside; our own write is not reported as a change")
+    func conflictCopy() throws {
+        let watch = try WatchProcess()
+        let copy = try watch.editedCopy(["add", "From the conflict"])
+        let conflictName = (watch.vault as NSString).deletingLastPathComponent + "/pw.sync-conflict-20261129-121212-PHONE.kdbx"
+        #expect(rename(copy, conflictName) == 0)
+        let directory = (watch.vault as NSString).deletingLastPathComponent
+        let events = watch.stop()
+        #expect(addedTitles(events, kind: "conflictCopyMerged") == ["From the conflict"])
+        #expect(!kinds(events).contains("reloaded"), "our own save was taken for an external change: \(kinds(events))")
+        _ = directory
+    }
+
+    @Test("a vault deleted and recreated is waited for, not treated as empty")
+    func deleteAndRecreate() throws {
+        let watch = try WatchProcess()
+        let copy = try watch.editedCopy(["add", "After recreate"])
+        #expect(unlink(watch.vault) == 0)
+        usleep(800_000)
+        #expect(rename(copy, watch.vault) == 0)
+        let events = watch.stop()
+        let order = kinds(events)
+        #expect(order.contains("vaultMissing"))
+        #expect(order.contains("vaultBack"))
+        #expect(addedTitles(events, kind: "reloaded") == ["After recreate"])
+    }
+
+    @Test("a rollback to an older version is reported and not taken")
+    func rollback() throws {
+        let watch = try WatchProcess()
+        let older = try Data(contentsOf: URL(fileURLWithPath: watch.vault))
+        let newer = try watch.editedCopy(["edit", "-u", "newer-user", "Internet/GitHub"])
+        #expect(rename(newer, watch.vault) == 0)
+        usleep(1_200_000)
+        let rollbackCopy = watch.directory.appendingPathComponent("old.kdbx").path
+        try older.write(to: URL(fileURLWithPath: rollbackCopy))
+        #expect(rename(rollbackCopy, watch.vault) == 0)
+        let events = watch.stop()
+        #expect(kinds(events).filter { $0 == "reloaded" }.count == 1)
+        #expect(events.contains { $0["kind"] as? String == "refused" && ($0["detail"] as? String ?? "").contains("older version") })
+    }
+
+    @Test("--once handles what is pending and exits")
+    func once() throws {
+        let directory = try CLIFixtures.scratch()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let vault = directory.appendingPathComponent("pw.kdbx").path
+        try FileManager.default.copyItem(atPath: CLIFixtures.kdbx31, toPath: vault)
+        let state = directory.appendingPathComponent("state").path
+        let result = try ToolRunner.run(["watch", "--once", "--password-stdin", "--state-dir", state, vault], input: WatchProcess.password + "\n")
+        #expect(result.status == 0)
+        #expect(result.standardOutput.contains("baseRecorded"))
+    }
+}
