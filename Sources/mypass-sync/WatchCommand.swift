@@ -68,9 +68,17 @@ struct WatchCommand: Command {
         }
         ShutdownSignal.install()
         var lastPoll = Date()
+        var pollInterval = poll
+        var announcedPolling = false
         while !ShutdownSignal.requested {
             usleep(100_000)
-            if let poll, Date().timeIntervalSince(lastPoll) >= poll {
+            // No inotify (limit reached, unsupported file system): say so and poll instead.
+            if let reason = DirectoryEvents.instance.unavailable, !announcedPolling {
+                announcedPolling = true
+                pollInterval = pollInterval ?? 2
+                printer.print(VaultWatcher.Event(kind: "pollingOnly", vault: "", detail: reason, changes: []))
+            }
+            if let poll = pollInterval, Date().timeIntervalSince(lastPoll) >= poll {
                 lastPoll = Date()
                 for watcher in watchers { dirty.mark(watcher.path) }
             }

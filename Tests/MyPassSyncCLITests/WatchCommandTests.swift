@@ -143,3 +143,59 @@ struct WatchCommandTests {
         #expect(result.standardOutput.contains("baseRecorded"))
     }
 }
+
+@Suite("watch by polling alone", .serialized)
+struct WatchPollingTests {
+    @Test("with --poll a change is found even when no inotify event names the file")
+    func polling() throws {
+        // Changing the file through a hard link in another folder modifies it without any event in the
+        // watched folder: only the fingerprint poll can see it.
+        let watch = try WatchProcessForPolling()
+        let events = try watch.run()
+        #expect(events.contains { $0["kind"] as? String == "reloaded" })
+    }
+}
+
+/// A watcher with --poll 1 on a vault changed only through a hard link from another folder.
+private struct WatchProcessForPolling {
+    func run() throws -> [[String: Any]] {
+        let directory = try CLIFixtures.scratch()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let folder = directory.appendingPathComponent("sync"), elsewhere = directory.appendingPathComponent("elsewhere")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(at: elsewhere, withIntermediateDirectories: true)
+        let vault = folder.appendingPathComponent("pw.kdbx").path
+        try FileManager.default.copyItem(atPath: CLIFixtures.kdbx31, toPath: vault)
+        let link = elsewhere.appendingPathComponent("link.kdbx").path
+        #expect(Glibc.link(vault, link) == 0)
+        let process = Process()
+        process.executableURL = try ToolRunner.binary()
+        process.arguments = ["watch", "--json", "--poll", "1", "--password-stdin", "--state-dir", directory.appendingPathComponent("state").path, vault]
+        let input = Pipe(), output = Pipe()
+        process.standardInput = input
+        process.standardOutput = output
+        process.standardError = output
+        try process.run()
+        input.fileHandleForWriting.write(Data((CLIFixtures.kdbx31Password + "\n").utf8))
+        try input.fileHandleForWriting.close()
+        usleep(1_500_000)
+        // Rewrite the shared inode in place through the other name: the folder watch sees nothing
+        // (without --poll this test fails: checked).
+        let edited = elsewhere.appendingPathComponent("edited.kdbx").path
+        try FileManager.default.copyItem(atPath: link, toPath: edited)
+        let kxc = try ProcessRunner.run(URL(fileURLWithPath: "/usr/bin/env"), ["keepassxc-cli", "add", "-q", edited, "Seen by polling"],
+                                        input: Data((CLIFixtures.kdbx31Password + "\n").utf8), environment: ["QT_QPA_PLATFORM": "offscreen"])
+        #expect(kxc.status == 0)
+        let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: link))
+        try handle.truncate(atOffset: 0)
+        try handle.write(contentsOf: Data(contentsOf: URL(fileURLWithPath: edited)))
+        try handle.close()
+        usleep(3_000_000)
+        kill(process.processIdentifier, SIGINT)
+        process.waitUntilExit()
+        let data = output.fileHandleForReading.readDataToEndOfFile()
+        return String(decoding: data, as: UTF8.self).split(separator: "\n").compactMap {
+            try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
+        }
+    }
+}

@@ -36,6 +36,9 @@ public final class VaultWatcher: @unchecked Sendable {
     private let copyPolicy: CopyPolicy
     private let emit: @Sendable (Event) -> Void
     private var reportedCopies: Set<String> = []
+    /// The last derived key: a reload of a file whose KDF settings and salt are unchanged (what this
+    /// project writes) costs no KDF run; a new salt (KeePassXC draws one per save) costs one.
+    private var cachedKey: DerivedKey?
     private var missingReported = false
 
     public init(
@@ -78,7 +81,8 @@ public final class VaultWatcher: @unchecked Sendable {
         }
         let disk: OpenedVault
         do {
-            disk = try KDBXReader.open(current.bytes, key: key, limits: limits)
+            disk = try KDBXReader.open(current.bytes, key: key, cachedKey: cachedKey, limits: limits)
+            cachedKey = disk.derivedKey
         } catch KDBXError.wrongCredentials {
             report("keyChanged", "the vault no longer opens with these credentials (its key was changed elsewhere); nothing done")
             return true
@@ -86,7 +90,7 @@ public final class VaultWatcher: @unchecked Sendable {
             report("unreadable", "\(error); retrying after a quiet period (never repaired or overwritten)")
             return false
         }
-        let base = record.flatMap { try? KDBXReader.open($0.bytes, key: key, limits: limits).vault }
+        let base = record.flatMap { try? KDBXReader.open($0.bytes, key: key, cachedKey: cachedKey, limits: limits).vault }
         if let base, let problem = Self.replacementProblem(base: base, disk: disk.vault) {
             report("refused", problem)
             return true
@@ -119,7 +123,7 @@ public final class VaultWatcher: @unchecked Sendable {
             return true
         }
         do {
-            let base = state.base(for: path).flatMap { try? KDBXReader.open($0.bytes, key: key, limits: limits).vault }
+            let base = state.base(for: path).flatMap { try? KDBXReader.open($0.bytes, key: key, cachedKey: cachedKey, limits: limits).vault }
             let session = try SyncSession(path: path, key: key, state: state, limits: limits)
             for outcome in try ConflictFolding.fold(copies, into: session, base: base, key: key, limits: limits, dryRun: false) {
                 switch outcome.result {
