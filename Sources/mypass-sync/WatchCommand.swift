@@ -60,7 +60,7 @@ struct WatchCommand: Command {
             let path = watcher.path
             DirectoryEvents.instance.watch(directory) { event in
                 // Only the vault's own name and its conflict copies matter; temp files never do.
-                if event.overflow || event.directoryGone || event.name == fileName
+                if (event.directory == directory && (event.overflow || event.directoryGone)) || event.name == fileName
                     || (event.name.hasPrefix(stem) && event.name.hasSuffix(".kdbx") && event.name.contains("conflict")) {
                     dirty.mark(path)
                 }

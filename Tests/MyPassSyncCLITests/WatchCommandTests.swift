@@ -131,6 +131,20 @@ struct WatchCommandTests {
         #expect(events.contains { $0["kind"] as? String == "refused" && ($0["detail"] as? String ?? "").contains("older version") })
     }
 
+    @Test("the folder moved away and back: the watch is re-established and the change taken in")
+    func folderMovedAndBack() throws {
+        let watch = try WatchProcess()
+        let folder = (watch.vault as NSString).deletingLastPathComponent
+        let away = watch.directory.appendingPathComponent("away").path
+        let copy = try watch.editedCopy(["add", "While away"])
+        #expect(rename(folder, away) == 0)
+        usleep(800_000)
+        #expect(rename(copy, away + "/pw.kdbx") == 0)
+        #expect(rename(away, folder) == 0)
+        let events = watch.stop()
+        #expect(addedTitles(events, kind: "reloaded") == ["While away"], "\(kinds(events))")
+    }
+
     @Test("--once handles what is pending and exits")
     func once() throws {
         let directory = try CLIFixtures.scratch()

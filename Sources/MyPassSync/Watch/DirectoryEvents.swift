@@ -70,6 +70,8 @@ public final class DirectoryEvents: @unchecked Sendable {
         }
         markInotifyDescriptorsCloseOnExec()
         var watched: [String: Bool] = [:]
+        /// Folders whose watch ended (deleted or moved away): watched again when they are back.
+        var lost: Set<String> = []
         while true {
             lock.lock()
             let shouldStop = stopping
@@ -87,6 +89,14 @@ public final class DirectoryEvents: @unchecked Sendable {
                     watched[directory] = true
                 }
             }
+            for directory in lost.sorted() where FileManager.default.fileExists(atPath: directory) {
+                if inotifytools_watch_file(directory, Self.watchedEvents) != 0 {
+                    lost.remove(directory)
+                    // Back: everything in it must be looked at again.
+                    let rescan = Event(directory: directory, name: "", mask: UInt32(IN_Q_OVERFLOW))
+                    for handler in currentHandlers { handler(rescan) }
+                }
+            }
             guard let raw = inotifytools_next_event(1) else { continue }
             // Copy everything out of libinotifytools' buffer before the next call reuses it.
             let mask = raw.pointee.mask
@@ -96,6 +106,11 @@ public final class DirectoryEvents: @unchecked Sendable {
                 : ""
             let directory = inotifytools_filename_from_wd(raw.pointee.wd).map { String(cString: $0) } ?? ""
             let event = Event(directory: directory.hasSuffix("/") ? String(directory.dropLast()) : directory, name: name, mask: mask)
+            if event.directoryGone && !event.directory.isEmpty {
+                // The watch follows the folder's inode; the vault lives at its path: watch the path again.
+                _ = inotifytools_remove_watch_by_wd(raw.pointee.wd)
+                lost.insert(event.directory)
+            }
             for handler in currentHandlers { handler(event) }
         }
         inotifytools_cleanup()
