@@ -67,7 +67,7 @@ let package = Package(
         // Prints timings of the primitives (figures, not pass/fail): `swift run -c release mypass-bench`.
         .executableTarget(
             name: "mypass-bench",
-            dependencies: ["MyPassCrypto", "MyPassCore", "KDBXFormat", "MyPassMerge"],
+            dependencies: ["MyPassCrypto", "MyPassCore", "KDBXFormat", "MyPassMerge", "MyPassSync"],
             swiftSettings: strictSettings
         ),
 

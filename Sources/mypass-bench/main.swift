@@ -1,6 +1,6 @@
 import Foundation
 
-// Figures, not pass/fail. `swift run -c release mypass-bench [crypto | vault [N] | merge [N] | open FILE]`.
+// Figures, not pass/fail. `swift run -c release mypass-bench [crypto | vault [N] | merge [N] | watch [N] | open FILE]`.
 let arguments = Array(CommandLine.arguments.dropFirst())
 switch arguments.first {
 case nil, "crypto":
@@ -11,9 +11,12 @@ case "vault":
 case "merge":
     let entries = arguments.count > 1 ? Int(arguments[1]) ?? 10_000 : 10_000
     try runMergeBenchmark(entries: entries, directory: FileManager.default.temporaryDirectory)
+case "watch":
+    let entries = arguments.count > 1 ? Int(arguments[1]) ?? 1_000 : 1_000
+    try runWatchBenchmark(entries: entries)
 case "open":
     guard arguments.count == 2 else { fatalError("usage: mypass-bench open FILE") }
     try runOpenBenchmark(path: arguments[1])
 default:
-    print("usage: mypass-bench [crypto | vault [ENTRIES] | merge [ENTRIES] | open FILE]")
+    print("usage: mypass-bench [crypto | vault [ENTRIES] | merge [ENTRIES] | watch [ENTRIES] | open FILE]")
 }

@@ -58,8 +58,10 @@ public enum DurableFile {
 
     /// Replaces the file at `path` by `data` as `policy` allows; `verify` receives the bytes read back
     /// from the temp file and throws if they are not the intended vault. Returns the new fingerprint.
+    /// `durable: false` skips the fsyncs (still atomic): for derived data such as the sync state, whose
+    /// loss after a power cut only costs the next merge its most recent base.
     public static func replace(
-        atPath path: String, with data: Data, policy: ReplacePolicy, verify: (Data) throws -> Void = { _ in }
+        atPath path: String, with data: Data, policy: ReplacePolicy, durable: Bool = true, verify: (Data) throws -> Void = { _ in }
     ) throws(SaveError) -> Fingerprint {
         let target = resolvedPath(path)
         let directory = (target as NSString).deletingLastPathComponent.isEmpty ? "." : (target as NSString).deletingLastPathComponent
@@ -72,7 +74,7 @@ public enum DurableFile {
             let temporary = directory + "/" + temporaryPrefix + (target as NSString).lastPathComponent + "-"
                 + String(UInt64.random(in: 0...UInt64.max), radix: 36)
             do throws(SaveError) {
-                try writeTemporary(data, to: temporary, mode: mode, owner: exists ? (existing.st_uid, existing.st_gid) : nil)
+                try writeTemporary(data, to: temporary, mode: mode, owner: exists ? (existing.st_uid, existing.st_gid) : nil, durable: durable)
             } catch {
                 _ = SystemCalls.unlink(temporary)
                 // fsync failed: never retried on the same file; one fresh temp file, then give up.
@@ -80,7 +82,8 @@ public enum DurableFile {
                 throw error
             }
             do throws(SaveError) {
-                try finish(temporary: temporary, target: target, directory: directory, data: data, policy: policy, verify: verify)
+                try finish(temporary: temporary, target: target, directory: directory, data: data, policy: policy, durable: durable,
+                           verify: verify)
             } catch {
                 _ = SystemCalls.unlink(temporary)
                 throw error
@@ -91,7 +94,9 @@ public enum DurableFile {
         }
     }
 
-    private static func writeTemporary(_ data: Data, to temporary: String, mode: mode_t, owner: (uid_t, gid_t)?) throws(SaveError) {
+    private static func writeTemporary(
+        _ data: Data, to temporary: String, mode: mode_t, owner: (uid_t, gid_t)?, durable: Bool
+    ) throws(SaveError) {
         let descriptor = SystemCalls.open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
         guard descriptor >= 0 else { throw .file(FileReading.error(errno, "create temp file", temporary)) }
         if let failure = data.withUnsafeBytes({ SystemCalls.writeAll(descriptor, $0) }) {
@@ -100,7 +105,7 @@ public enum DurableFile {
         }
         if mode != 0o600 { _ = fchmod(descriptor, mode) }
         if let owner, owner.0 != getuid() || owner.1 != getgid() { _ = fchown(descriptor, owner.0, owner.1) }
-        guard SystemCalls.fsync(descriptor) == 0 else {
+        guard !durable || SystemCalls.fsync(descriptor) == 0 else {
             let failure = errno
             _ = SystemCalls.close(descriptor)
             throw .file(.system(operation: "fsync", path: temporary, errno: failure, message: String(cString: strerror(failure))))
@@ -109,7 +114,8 @@ public enum DurableFile {
     }
 
     private static func finish(
-        temporary: String, target: String, directory: String, data: Data, policy: ReplacePolicy, verify: (Data) throws -> Void
+        temporary: String, target: String, directory: String, data: Data, policy: ReplacePolicy, durable: Bool,
+        verify: (Data) throws -> Void
     ) throws(SaveError) {
         // Read back what reached the disk and let the caller check it is the intended vault.
         let written: Data
@@ -128,7 +134,7 @@ public enum DurableFile {
             guard unchanged else { throw .changedOnDisk(current: current) }
         }
         guard SystemCalls.rename(temporary, target) == 0 else { throw .file(FileReading.error(errno, "rename", target)) }
-        guard SystemCalls.syncDirectory(directory) == 0 else {
+        guard !durable || SystemCalls.syncDirectory(directory) == 0 else {
             // The new file is in place; only its durability against a power cut is in doubt.
             throw .file(FileReading.error(errno, "fsync directory", directory))
         }

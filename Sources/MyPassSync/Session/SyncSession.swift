@@ -70,7 +70,9 @@ public final class SyncSession: @unchecked Sendable {
         self.settings = opened.settings
         self.derivedKey = opened.derivedKey
         self.fingerprint = fingerprint
-        rememberBase(bytes, fingerprint)
+        if state.base(for: path)?.record.fingerprint.sameContent(as: fingerprint) != true {
+            rememberBase(bytes, fingerprint)
+        }
     }
 
     /// Problems that did not stop the work (the sync state could not be updated, say).

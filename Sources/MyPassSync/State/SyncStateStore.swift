@@ -67,8 +67,16 @@ public struct SyncStateStore: Sendable {
         let record = Record(path: DurableFile.resolvedPath(vaultPath), fingerprint: fingerprint)
         let json: Data
         do { json = try JSONEncoder().encode(record) } catch { throw .system(operation: "encode", path: stem, errno: EINVAL, message: "\(error)") }
-        try AtomicFileWriter.write(bytes, toPath: stem + ".base.kdbx")
-        try AtomicFileWriter.write(json, toPath: stem + ".json")
+        // Atomic but not fsynced: after a power cut the state is at worst one sync old, which only
+        // gives the next merge an older (still common) base.
+        for (data, path) in [(bytes, stem + ".base.kdbx"), (json, stem + ".json")] {
+            do {
+                _ = try DurableFile.replace(atPath: path, with: data, policy: .anything, durable: false)
+            } catch {
+                if case .file(let fileError) = error { throw fileError }
+                throw .system(operation: "write", path: path, errno: EIO, message: error.description)
+            }
+        }
     }
 
     /// Takes this machine's write lock for `vaultPath` (blocks until other writers release it).
