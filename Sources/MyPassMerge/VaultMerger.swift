@@ -56,9 +56,7 @@ private final class MergeRun {
         for id in tombstones.keys where groups[id] != nil || entries[id] != nil { tombstones[id] = nil }
         var pool = BinaryPool()
         var used = Set<BinaryID>()
-        for (entry, _) in entries.values {
-            for item in [entry] + entry.history { used.formUnion(item.attachments.map(\.binary)) }
-        }
+        for (entry, _) in entries.values { entry.collectBinaryReferences(into: &used) }
         for id in used.sorted() {
             if let binary = local.vault.binaries[id] ?? remote.vault.binaries[id] {
                 pool.add(binary.data, isProtected: binary.isProtected)

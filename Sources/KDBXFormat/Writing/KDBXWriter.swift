@@ -55,23 +55,22 @@ public enum KDBXWriter {
                 || group.customData.contains(where: { $0.lastModified != nil }) {
                 needed = true
             }
-            for entry in group.entries {
-                for item in [entry] + entry.history
-                where item.previousParentGroup != nil || item.qualityCheck != nil
-                    || item.customData.contains(where: { $0.lastModified != nil }) {
-                    needed = true
-                }
+            for entry in group.entries where needsKDBX41(entry) || entry.history.contains(where: needsKDBX41) {
+                needed = true
             }
         }
         return needed
     }
 
+    /// Whether `entry` (one version, history aside) carries a field only KDBX 4.1 can store.
+    private static func needsKDBX41(_ entry: Entry) -> Bool {
+        entry.previousParentGroup != nil || entry.qualityCheck != nil
+            || entry.customData.contains(where: { $0.lastModified != nil })
+    }
+
     /// Attachment contents referenced by the vault, in a stable order.
     private static func usedBinaries(of vault: Vault) -> [BinaryID] {
-        var used = Set<BinaryID>()
-        for (entry, _) in vault.root.allEntries() {
-            for item in [entry] + entry.history { used.formUnion(item.attachments.map(\.binary)) }
-        }
+        let used = vault.root.referencedBinaries()
         return vault.binaries.sortedIDs.filter { used.contains($0) }
     }
 

@@ -160,14 +160,7 @@ final class VaultDocumentReader: XMLEventHandler {
                                              deletedAt: try table.time(timeIndex, names: names)))
             }
         }
-        var used = Set<BinaryID>()
-        root.forEachGroup { group, _ in
-            for entry in group.entries {
-                for attachment in entry.attachments { used.insert(attachment.binary) }
-                for item in entry.history { used.formUnion(item.attachments.map(\.binary)) }
-            }
-        }
-        pool.retainOnly(used)
+        pool.retainOnly(root.referencedBinaries())
         let vault = Vault(
             meta: meta, root: root, deletedObjects: deleted, binaries: pool,
             preservedFileElements: table.children(0).filter { ![.root, .meta].contains(table.name($0)) }

@@ -85,6 +85,14 @@ public struct Entry: Sendable, Hashable, Identifiable {
         return copy
     }
 
+    /// Adds the attachment contents this entry and its history items refer to.
+    public func collectBinaryReferences(into used: inout Set<BinaryID>) {
+        for attachment in attachments { used.insert(attachment.binary) }
+        for item in history {
+            for attachment in item.attachments { used.insert(attachment.binary) }
+        }
+    }
+
     /// Approximate size KeePass counts against HistoryMaxSize: field lengths, attachment names and
     /// sizes are added by the vault (which knows the binary sizes).
     func approximateSize(binarySize: (BinaryID) -> Int) -> Int {

@@ -70,4 +70,13 @@ public struct Group: Sendable, Hashable, Identifiable {
         }
         return result
     }
+
+    /// The attachment contents referred to by the entries (and their history) in this group and below.
+    public func referencedBinaries() -> Set<BinaryID> {
+        var used = Set<BinaryID>()
+        forEachGroup { group, _ in
+            for entry in group.entries { entry.collectBinaryReferences(into: &used) }
+        }
+        return used
+    }
 }
