@@ -1,5 +1,5 @@
 import Foundation
-import KDBXFormat
+@testable import KDBXFormat
 import MyPassCore
 import Testing
 import TestSupport
@@ -65,13 +65,24 @@ struct FixtureReadTests {
         }
     }
 
-    @Test("a cached derived key opens the file without a new derivation and gives the same vault")
+    @Test("a cached derived key is reused for the same credentials and KDF only, never for other credentials")
     func cachedKey() throws {
         let fixture = try #require(try FixtureVault.all().first { $0.format.kdf == "argon2d" })
+        let key = try CompositeKey(password: fixture.credentials.password, keyFileContents: fixture.keyFileBytes())
         let first = try Self.open(fixture)
-        // A composite key that is wrong would fail if the KDF ran again; the cache is used instead.
-        let bogus = try CompositeKey(password: "not the password")
-        let second = try KDBXReader.open(fixture.bytes(), key: bogus, cachedKey: first.derivedKey)
+        // Limits that refuse any Argon2 run: only a reused key gets through them.
+        let noDerivation = ResourceLimits(maximumArgon2MemoryBytes: 0)
+        let reused = try DerivedKey.reusing(first.derivedKey, compositeKey: key, kdf: first.derivedKey.kdf, limits: noDerivation)
+        #expect(reused.transformedKey == first.derivedKey.transformedKey)
+        let second = try KDBXReader.open(fixture.bytes(), key: key, cachedKey: first.derivedKey)
         #expect(second.vault == first.vault)
+        // Other credentials with the same salt: the cache is not used, so the KDF would run again.
+        let other = try CompositeKey(password: "not the password")
+        #expect(throws: KDBXError.self) {
+            try DerivedKey.reusing(first.derivedKey, compositeKey: other, kdf: first.derivedKey.kdf, limits: noDerivation)
+        }
+        #expect(throws: KDBXError.wrongCredentials) {
+            try KDBXReader.open(fixture.bytes(), key: other, cachedKey: first.derivedKey)
+        }
     }
 }

@@ -29,24 +29,28 @@ public struct CompositeKey: Sendable {
     }
 }
 
-/// The result of running the KDF: reusable for saves as long as the KDF parameters (and so the salt)
-/// stay the same, so that saving and reloading need no new derivation.
+/// The result of running the KDF: reusable for saves as long as the credentials and the KDF
+/// parameters (and so the salt) stay the same, so that saving and reloading need no new derivation.
 public struct DerivedKey: Sendable {
     /// The KDF settings this key was derived with.
     public let kdf: KDFParameters
     let transformedKey: SecureBytes
+    /// The composite key it was derived from, so that a cached key is never reused for other credentials.
+    private let sourceKey: SecureBytes
 
     /// Runs `kdf` over `compositeKey` (checked against `limits` first).
     public init(compositeKey: CompositeKey, kdf: KDFParameters, limits: ResourceLimits = .standard) throws(KDBXError) {
         self.kdf = kdf
+        sourceKey = compositeKey.rawKey
         transformedKey = try kdf.deriveKey(from: compositeKey.rawKey, limits: limits)
     }
 
-    /// `cached` when it was derived with exactly `kdf` (same salt), otherwise a new derivation.
+    /// `cached` when it was derived from `compositeKey` with exactly `kdf` (same salt), otherwise a
+    /// new derivation.
     static func reusing(
         _ cached: DerivedKey?, compositeKey: CompositeKey, kdf: KDFParameters, limits: ResourceLimits
     ) throws(KDBXError) -> DerivedKey {
-        if let cached, cached.kdf == kdf { return cached }
+        if let cached, cached.kdf == kdf, cached.sourceKey == compositeKey.rawKey { return cached }
         return try DerivedKey(compositeKey: compositeKey, kdf: kdf, limits: limits)
     }
 
