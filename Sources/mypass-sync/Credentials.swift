@@ -92,6 +92,25 @@ enum Credentials {
         return Unlocked(opened: try KDBXReader.open(bytes, key: key, limits: limits), key: key, limits: limits, fingerprint: fingerprint)
     }
 
+    /// The local vault and other copies of it (`merge`), opened in parallel, one per core, after one
+    /// KDF run: the local file's; other files reuse it where their KDF salt and credentials match.
+    /// The others' results are returned as they are, for the caller to explain a failure.
+    static func openWithOthers(
+        _ arguments: ParsedArguments, path: String, others: [String], command: String
+    ) throws -> (local: Unlocked, otherKey: CompositeKey, others: [Result<OpenedVault, KDBXError>]) {
+        let (bytes, fingerprint) = try DurableFile.read(atPath: path)
+        let header = try KDBXReader.header(of: bytes)  // Not a vault: say so before asking for a password.
+        let limits = try limits(arguments, command: command)
+        try header.kdf.check(against: limits)
+        let key = try compositeKey(arguments, vaultPath: path, command: command)
+        let otherKey = try remoteKey(arguments, localKey: key, vaultPath: others[0], command: command)
+        let otherFiles = try others.map { try FileReading.readAll(atPath: $0) }
+        let derived = try KDBXReader.deriveKey(for: bytes, key: key, limits: limits)
+        let opened = KDBXReader.open(files: [(bytes, key)] + otherFiles.map { ($0, otherKey) }, cachedKey: derived, limits: limits)
+        let local = Unlocked(opened: try opened[0].get(), key: key, limits: limits, fingerprint: fingerprint)
+        return (local, otherKey, Array(opened.dropFirst()))
+    }
+
     /// Opens another vault of the same command with `key`, reusing `cachedKey` when the KDF matches.
     static func openOther(path: String, key: CompositeKey, cachedKey: DerivedKey?, limits: ResourceLimits) throws -> OpenedVault {
         try KDBXReader.open(FileReading.readAll(atPath: path), key: key, cachedKey: cachedKey, limits: limits)

@@ -39,8 +39,8 @@ struct MergeCommand: Command {
         }
         let localPath = parsed.positionals[0]
         let remotePaths = Array(parsed.positionals.dropFirst())
-        let unlocked = try Credentials.openVault(parsed, path: localPath, command: name)
-        let remoteKey = try Credentials.remoteKey(parsed, localKey: unlocked.key, vaultPath: remotePaths[0], command: name)
+        // LOCAL and the remotes are decrypted and parsed in parallel, one per core.
+        let (unlocked, remoteKey, remotes) = try Credentials.openWithOthers(parsed, path: localPath, others: remotePaths, command: name)
         let state = SessionOptions.state(parsed)
         // The base: --base, else the version this device last synced, else inferred per entry.
         var base: Vault?
@@ -49,9 +49,6 @@ struct MergeCommand: Command {
         } else if let (_, bytes) = state.base(for: localPath) {
             base = try? KDBXReader.open(bytes, key: unlocked.key, cachedKey: unlocked.opened.derivedKey, limits: unlocked.limits).vault
         }
-        // The remotes are decrypted and parsed in parallel, one per core.
-        let remoteFiles = try remotePaths.map { try FileReading.readAll(atPath: $0) }
-        let remotes = KDBXReader.open(files: remoteFiles, key: remoteKey, cachedKey: unlocked.opened.derivedKey, limits: unlocked.limits)
         var vault = unlocked.opened.vault
         var report = MergeReport()
         /// A remote whose master key changed after the local one's, opened with its own credentials:

@@ -36,13 +36,32 @@ public enum KDBXReader {
     public static func open(
         files: [Data], key: CompositeKey, cachedKey: DerivedKey? = nil, limits: ResourceLimits = .standard
     ) -> [Result<OpenedVault, KDBXError>] {
+        open(files: files.map { ($0, key) }, cachedKey: cachedKey, limits: limits)
+    }
+
+    /// Opens several files at once, each with its own credentials; `cachedKey` serves every file whose
+    /// KDF settings and credentials it was derived from (derive it first with `deriveKey(for:key:limits:)`
+    /// so that files sharing a KDF salt do not each run the KDF).
+    public static func open(
+        files: [(file: Data, key: CompositeKey)], cachedKey: DerivedKey? = nil, limits: ResourceLimits = .standard
+    ) -> [Result<OpenedVault, KDBXError>] {
         let results = ResultSlots<OpenedVault>(count: files.count)
         DispatchQueue.concurrentPerform(iterations: files.count) { index in
             results.set(index, Result { () throws(KDBXError) in
-                try open(files[index], key: key, cachedKey: cachedKey, limits: limits)
+                try open(files[index].file, key: files[index].key, cachedKey: cachedKey, limits: limits)
             })
         }
         return results.values
+    }
+
+    /// Runs the KDF of `file` with `key` (after the header checks and the resource caps), for use as
+    /// the cached key of later opens. Whether the key is right is known only when a file is opened.
+    public static func deriveKey(
+        for file: Data, key: CompositeKey, limits: ResourceLimits = .standard
+    ) throws(KDBXError) -> DerivedKey {
+        let header = try OuterHeader.parse(file).header
+        try header.kdf.check(against: limits)
+        return try DerivedKey.reusing(nil, compositeKey: key, kdf: header.kdf, limits: limits)
     }
 
     /// Reads a decrypted XML document (KeePass's XML export, or `plainXML`) into a vault.
