@@ -134,9 +134,13 @@ private final class MergeRun {
             case let (mine?, theirs?):
                 // The most recent version both sides share: the base's, or a newer one both hold
                 // (a side that already contains the other's current version supersedes it).
-                let ancestor = [base?.entries[id]?.entry, inferredAncestor(mine.entry, theirs.entry)]
+                // The base's version counts only where it lies on both sides' line of history.
+                let baseVersion = base?.entries[id].flatMap { (known: VaultIndex.EntryRecord) -> Entry? in
+                    Self.isOnLine(known.entry, of: mine.entry) && Self.isOnLine(known.entry, of: theirs.entry) ? known.entry : nil
+                }
+                let ancestor = [baseVersion, inferredAncestor(mine.entry, theirs.entry)]
                     .compactMap { $0 }.max { $0.times.lastModified < $1.times.lastModified }
-                let merger = EntryMerger(ancestor: ancestor, historyAncestor: base?.entries[id]?.entry,
+                let merger = EntryMerger(ancestor: ancestor, historyAncestor: baseVersion,
                                          local: mine.entry, remote: theirs.entry)
                 let outcome = merger.merge(historyMaxItems: maxItems, historyMaxSize: maxSize, binarySize: binarySize)
                 var entry = outcome.entry
@@ -165,6 +169,19 @@ private final class MergeRun {
                 break
             }
         }
+    }
+
+    /// Whether `baseVersion` and `side` lie on one line of history: the same version, one found in the
+    /// other's history, or no history on `side` to tell (history turned off). A side that branched
+    /// off before the base (its history holds neither the base's version nor the reverse) did not
+    /// see the base's changes, so the base is not its ancestor: a conflict copy merged against the
+    /// version a watcher took in since, say. Its ancestor is then inferred from shared history.
+    static func isOnLine(_ baseVersion: Entry, of side: Entry) -> Bool {
+        func same(_ first: Entry, _ second: Entry) -> Bool {
+            first.times.lastModified == second.times.lastModified && first.contentDigest == second.contentDigest
+        }
+        if same(baseVersion, side) || side.history.isEmpty { return true }
+        return side.history.contains { same($0, baseVersion) } || baseVersion.history.contains { same($0, side) }
     }
 
     /// The newest version both sides hold (current or in history) with the same time and content: the

@@ -53,6 +53,9 @@ struct Scenario: Decodable, Sendable {
     let description: String
     let keepassxcLosesData: Bool?
     let withoutBase: Bool?
+    /// `"local"`: the merge is given device A's current version as its base, as a watcher is after it
+    /// took in its own file (the base then is not an ancestor of what device B changed).
+    let mergeBase: String?
     let base: [Operation]
     let local: [Operation]
     let remote: [Operation]
@@ -63,7 +66,7 @@ struct Scenario: Decodable, Sendable {
     var file = ""
 
     private enum CodingKeys: String, CodingKey {
-        case name, description, keepassxcLosesData, withoutBase, base, local, remote, third, expect
+        case name, description, keepassxcLosesData, withoutBase, mergeBase, base, local, remote, third, expect
     }
 
     static let directory = URL(fileURLWithPath: #filePath)

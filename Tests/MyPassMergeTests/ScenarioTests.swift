@@ -29,7 +29,8 @@ struct ScenarioTests {
     /// Base, local and remote vaults of a scenario.
     static func replicas(_ scenario: Scenario) throws -> (base: Vault, local: Vault, remote: Vault) {
         let base = try ScenarioPlayer.apply(scenario.base, to: ScenarioPlayer.emptyVault())
-        return (base, try ScenarioPlayer.apply(scenario.local, to: base), try ScenarioPlayer.apply(scenario.remote, to: base))
+        let local = try ScenarioPlayer.apply(scenario.local, to: base)
+        return (scenario.mergeBase == "local" ? local : base, local, try ScenarioPlayer.apply(scenario.remote, to: base))
     }
 
     @Test("the catalogue is present")
