@@ -37,4 +37,10 @@ public struct OpenedVault: Sendable {
     public let settings: FormatSettings
     /// The KDF result, reusable for saves with the same KDF settings.
     public let derivedKey: DerivedKey
+
+    public init(vault: Vault, settings: FormatSettings, derivedKey: DerivedKey) {
+        self.vault = vault
+        self.settings = settings
+        self.derivedKey = derivedKey
+    }
 }

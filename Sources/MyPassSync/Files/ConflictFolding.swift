@@ -20,10 +20,11 @@ public enum ConflictFolding {
     }
 
     /// Merges the copies of the vault `session` holds against `base` (the version this device had
-    /// synced before this run; nil: inferred from history); `dryRun` merges in memory only.
+    /// synced before this run; nil: inferred from history); `dryRun` merges in memory only. Copies that
+    /// share the vault's KDF salt (written by mypass-sync) reuse `cachedKey` instead of running the KDF.
     public static func fold(
-        _ copies: [ConflictCopies.Copy], into session: SyncSession, base: Vault?, key: CompositeKey, limits: ResourceLimits,
-        dryRun: Bool
+        _ copies: [ConflictCopies.Copy], into session: SyncSession, base: Vault?, key: CompositeKey, cachedKey: DerivedKey? = nil,
+        limits: ResourceLimits, dryRun: Bool
     ) throws -> [Outcome] {
         var outcomes: [Outcome] = []
         var merged: [(ConflictCopies.Copy, [Change])] = []
@@ -31,7 +32,7 @@ public enum ConflictFolding {
         for copy in copies {
             let opened: OpenedVault
             do {
-                opened = try KDBXReader.open(FileReading.readAll(atPath: copy.path), key: key, limits: limits)
+                opened = try KDBXReader.open(FileReading.readAll(atPath: copy.path), key: key, cachedKey: cachedKey, limits: limits)
             } catch KDBXError.wrongCredentials {
                 outcomes.append(Outcome(copy: copy.path, engine: copy.engine, result: "otherCredentials", changes: [], movedTo: nil))
                 continue

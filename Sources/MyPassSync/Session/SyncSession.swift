@@ -75,6 +75,9 @@ public final class SyncSession: @unchecked Sendable {
         }
     }
 
+    /// The working snapshot with its format and derived key.
+    public var opened: OpenedVault { OpenedVault(vault: vault, settings: settings, derivedKey: derivedKey) }
+
     /// Problems that did not stop the work (the sync state could not be updated, say).
     public private(set) var warnings: [String] = []
 

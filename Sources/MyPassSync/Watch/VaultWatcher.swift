@@ -39,6 +39,9 @@ public final class VaultWatcher: @unchecked Sendable {
     /// The last derived key: a reload of a file whose KDF settings and salt are unchanged (what this
     /// project writes) costs no KDF run; a new salt (KeePassXC draws one per save) costs one.
     private var cachedKey: DerivedKey?
+    /// The file's content as last parsed (the version recorded as base), so that a check after a
+    /// change elsewhere (a conflict copy) does not parse the vault and its base again.
+    private var known: (fingerprint: Fingerprint, opened: OpenedVault)?
     private var missingReported = false
 
     public init(
@@ -77,7 +80,7 @@ public final class VaultWatcher: @unchecked Sendable {
         missingReported = false
         let record = state.base(for: path)
         if let record, record.record.fingerprint.sameContent(as: current.fingerprint) {
-            return checkCopies()
+            return checkCopies(current)
         }
         let disk: OpenedVault
         do {
@@ -90,7 +93,10 @@ public final class VaultWatcher: @unchecked Sendable {
             report("unreadable", "\(error); retrying after a quiet period (never repaired or overwritten)")
             return false
         }
-        let base = record.flatMap { try? KDBXReader.open($0.bytes, key: key, cachedKey: cachedKey, limits: limits).vault }
+        let base = record.flatMap { record in
+            known.flatMap { $0.fingerprint.sameContent(as: record.record.fingerprint) ? $0.opened.vault : nil }
+                ?? (try? KDBXReader.open(record.bytes, key: key, cachedKey: cachedKey, limits: limits).vault)
+        }
         if let base, let problem = Self.replacementProblem(base: base, disk: disk.vault) {
             report("refused", problem)
             return true
@@ -108,11 +114,12 @@ public final class VaultWatcher: @unchecked Sendable {
             report("baseRecorded", "first sync of this vault on this device")
         }
         do { try state.record(current.bytes, fingerprint: current.fingerprint, for: path) } catch { report("error", "\(error)") }
-        return checkCopies()
+        known = (current.fingerprint, disk)
+        return checkCopies(current)
     }
 
     /// Conflict copies: merged (and moved aside), reported once, or ignored.
-    private func checkCopies() -> Bool {
+    private func checkCopies(_ current: (bytes: Data, fingerprint: Fingerprint)) -> Bool {
         let copies = ConflictCopies.find(for: path)
         guard !copies.isEmpty, copyPolicy != .ignore else { return true }
         if copyPolicy == .report {
@@ -123,9 +130,18 @@ public final class VaultWatcher: @unchecked Sendable {
             return true
         }
         do {
-            let base = state.base(for: path).flatMap { try? KDBXReader.open($0.bytes, key: key, cachedKey: cachedKey, limits: limits).vault }
-            let session = try SyncSession(path: path, key: key, state: state, limits: limits)
-            for outcome in try ConflictFolding.fold(copies, into: session, base: base, key: key, limits: limits, dryRun: false) {
+            // The file is the version recorded as base (check() made sure): its parse serves as both.
+            let opened: OpenedVault
+            if let known, known.fingerprint.sameContent(as: current.fingerprint) {
+                opened = known.opened
+            } else {
+                opened = try KDBXReader.open(current.bytes, key: key, cachedKey: cachedKey, limits: limits)
+            }
+            let session = try SyncSession(path: path, working: opened, key: key, state: state, limits: limits, basedOn: current.fingerprint)
+            let outcomes = try ConflictFolding.fold(copies, into: session, base: opened.vault, key: key, cachedKey: opened.derivedKey,
+                                                    limits: limits, dryRun: false)
+            known = (session.fingerprint, session.opened)
+            for outcome in outcomes {
                 switch outcome.result {
                 case "merged":
                     report("conflictCopyMerged", "\(outcome.copy) -> \(outcome.movedTo ?? "")", changes: outcome.changes)
