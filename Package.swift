@@ -112,7 +112,7 @@ let package = Package(
         ),
         .testTarget(
             name: "MyPassSyncCLITests",
-            dependencies: ["mypass-sync", "MyPassCore", "TestSupport"],
+            dependencies: ["mypass-sync", "MyPassCore", "KDBXFormat", "MyPassSync", "TestSupport"],
             exclude: ["Helpers"],
             swiftSettings: strictSettings
         ),

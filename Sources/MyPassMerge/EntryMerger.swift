@@ -25,8 +25,17 @@ struct EntryMerger {
 
     /// A side counts as having edited a property only when its version is not older than the
     /// ancestor (a stale copy changes nothing).
-    private var localActive: Bool { ancestor.map { local.times.lastModified >= $0.times.lastModified } ?? true }
-    private var remoteActive: Bool { ancestor.map { remote.times.lastModified >= $0.times.lastModified } ?? true }
+    private var localActive: Bool { ancestor.map { !Self.isSuperseded(local, by: $0) } ?? true }
+    private var remoteActive: Bool { ancestor.map { !Self.isSuperseded(remote, by: $0) } ?? true }
+
+    /// Whether `version` is older than `ancestor`, or from the same second and already in its history
+    /// (timestamps have whole seconds: an edit made in the second of the version it edits).
+    /// A version the ancestor holds in its history is superseded whatever its time (an edit made in
+    /// the same second as the version it edits); otherwise an older version is (MERGE.md rule 3).
+    static func isSuperseded(_ version: Entry, by ancestor: Entry) -> Bool {
+        if ancestor.history.contains(where: { $0.isSameVersion(as: version) }) { return true }
+        return version.times.lastModified < ancestor.times.lastModified
+    }
 
     /// Whether the remote version wins ties and conflicts: newer LastModificationTime, then the larger
     /// content digest (deterministic and the same from both devices).
@@ -116,18 +125,11 @@ struct EntryMerger {
         merged.customData = dataKeys.compactMap { key in merged.customData.first { $0.key == key } }
         resolve("Unknown data", pick { $0.preserved }) { merged.preserved = remote.preserved }
 
-        // Times: the newest of both sides; a version that is neither side's is a new version, one second
-        // newer than both, so that a later merge sees both inputs as its ancestors and not as edits.
-        // The current version is never older than a version it supersedes: it keeps a side's time when
-        // it is that side's content and that side is the newer one; otherwise it is a new version.
-        let mergedDigest = merged.contentDigest
-        let newest = max(local.times.lastModified, remote.times.lastModified)
-        let isLocal = mergedDigest == local.contentDigest, isRemote = mergedDigest == remote.contentDigest
-        if (isLocal && local.times.lastModified == newest) || (isRemote && remote.times.lastModified == newest) {
-            merged.times.lastModified = newest
-        } else {
-            merged.times.lastModified = Timestamp(secondsSinceYearOne: newest.secondsSinceYearOne + 1)
-        }
+        // Times: the newest of both sides. A version that is neither side's content is a new version at
+        // that same second; both inputs go into its history, which is how a later merge knows them as
+        // its ancestors (isSuperseded). Never a second later: that could lie in the future, and an edit
+        // made right after the merge (by KeePassXC, say) would then look older than what it edited.
+        merged.times.lastModified = max(local.times.lastModified, remote.times.lastModified)
         merged.times.lastAccessed = max(local.times.lastAccessed, remote.times.lastAccessed)
         merged.times.usageCount = max(local.times.usageCount, remote.times.usageCount)
         merged.times.created = min(local.times.created, remote.times.created)
@@ -173,8 +175,15 @@ struct EntryMerger {
             if versionKey != mergedKey { keep(version.withoutHistory, as: versionKey) }
         }
         items[mergedKey] = nil
+        // Oldest first; versions of the same second in the order the sides' histories have them (they
+        // were made in that order), else by digest.
+        let localOrder = Dictionary(local.history.enumerated().map { (key($0.element), $0.offset) }, uniquingKeysWith: { first, _ in first })
+        let remoteOrder = Dictionary(remote.history.enumerated().map { (key($0.element), $0.offset) }, uniquingKeysWith: { first, _ in first })
         var history = items.sorted { lhs, rhs in
-            lhs.key.time != rhs.key.time ? lhs.key.time < rhs.key.time : lhs.key.digest.lexicographicallyPrecedes(rhs.key.digest)
+            if lhs.key.time != rhs.key.time { return lhs.key.time < rhs.key.time }
+            if let left = localOrder[lhs.key], let right = localOrder[rhs.key] { return left < right }
+            if let left = remoteOrder[lhs.key], let right = remoteOrder[rhs.key] { return left < right }
+            return lhs.key.digest.lexicographicallyPrecedes(rhs.key.digest)
         }.map(\.value)
         var trimmed = outcome.entry
         trimmed.history = history

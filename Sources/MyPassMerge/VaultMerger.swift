@@ -139,7 +139,7 @@ private final class MergeRun {
                     Self.isOnLine(known.entry, of: mine.entry) && Self.isOnLine(known.entry, of: theirs.entry) ? known.entry : nil
                 }
                 let ancestor = [baseVersion, inferredAncestor(mine.entry, theirs.entry)]
-                    .compactMap { $0 }.max { $0.times.lastModified < $1.times.lastModified }
+                    .compactMap { $0 }.max { EntryMerger.isSuperseded($0, by: $1) }
                 let merger = EntryMerger(ancestor: ancestor, historyAncestor: baseVersion,
                                          local: mine.entry, remote: theirs.entry)
                 let outcome = merger.merge(historyMaxItems: maxItems, historyMaxSize: maxSize, binarySize: binarySize)
@@ -177,11 +177,8 @@ private final class MergeRun {
     /// see the base's changes, so the base is not its ancestor: a conflict copy merged against the
     /// version a watcher took in since, say. Its ancestor is then inferred from shared history.
     static func isOnLine(_ baseVersion: Entry, of side: Entry) -> Bool {
-        func same(_ first: Entry, _ second: Entry) -> Bool {
-            first.times.lastModified == second.times.lastModified && first.contentDigest == second.contentDigest
-        }
-        if same(baseVersion, side) || side.history.isEmpty { return true }
-        return side.history.contains { same($0, baseVersion) } || baseVersion.history.contains { same($0, side) }
+        if baseVersion.isSameVersion(as: side) || side.history.isEmpty { return true }
+        return side.history.contains { $0.isSameVersion(as: baseVersion) } || baseVersion.history.contains { $0.isSameVersion(as: side) }
     }
 
     /// The newest version both sides hold (current or in history) with the same time and content: the
@@ -193,9 +190,13 @@ private final class MergeRun {
         }
         let theirVersions = Dictionary(([theirs.withoutHistory] + theirs.history).map { (Key(time: $0.times.lastModified, digest: $0.contentDigest), $0) },
                                        uniquingKeysWith: { first, _ in first })
-        return ([mine.withoutHistory] + mine.history)
-            .filter { theirVersions[Key(time: $0.times.lastModified, digest: $0.contentDigest)] != nil }
-            .max { $0.times.lastModified < $1.times.lastModified }
+        // Histories are oldest first: of two shared versions from the same second, the later one in
+        // this side's sequence is the newer.
+        let sequence = mine.history + [mine.withoutHistory]
+        return sequence.indices
+            .filter { theirVersions[Key(time: sequence[$0].times.lastModified, digest: sequence[$0].contentDigest)] != nil }
+            .max { (sequence[$0].times.lastModified, $0) < (sequence[$1].times.lastModified, $1) }
+            .map { sequence[$0] }
     }
 
     private func logEntry(_ outcome: EntryMerger.Outcome, entry: Entry, movedFrom: UUID?) {

@@ -16,13 +16,14 @@ struct WatchCommand: Command {
         .value("--policy", valueName: "merge|reload|ask", help: "On an external change: take it in (merge, reload) or report a decision (ask). Default merge."),
         .value("--conflict-copies", valueName: "merge|report|ignore", help: "Sync-conflict copies: fold in (default), report, ignore."),
         .value("--poll", valueName: "seconds", help: "Also compare fingerprints every SECONDS (for NFS, SMB, sshfs, FUSE)."),
+        .value("--debounce", valueName: "seconds", help: "Quiet time after the last event before a vault is read (default 0.3)."),
         .flag("--json", help: "One JSON object per line per event."),
         .flag("--once", help: "Handle what is pending, then exit."),
     ] + Credentials.options + [SessionOptions.stateOption]
     var details: String { options.helpSection }
 
-    /// Quiet time after the last event before a vault is checked.
-    static let debounce: TimeInterval = 0.3
+    /// Quiet time after the last event before a vault is checked (a sync engine writes in bursts).
+    static let defaultDebounce: TimeInterval = 0.3
 
     func run(arguments: [String], output: inout StandardStreams) throws -> ExitCode {
         let parsed = try ParsedArguments.parse(arguments, options: options, command: name)
@@ -37,6 +38,12 @@ struct WatchCommand: Command {
             guard let seconds = Double(text), seconds > 0 else { throw CommandLineError.usage(message: "--poll takes seconds", command: name) }
             return seconds
         }
+        let debounce = try parsed.value("debounce").map { text -> TimeInterval in
+            guard let seconds = Double(text), seconds >= 0, seconds <= 60 else {
+                throw CommandLineError.usage(message: "--debounce takes seconds (0 to 60)", command: name)
+            }
+            return seconds
+        } ?? Self.defaultDebounce
         let vaults = parsed.positionals.map { DurableFile.resolvedPath($0) }
         let first = try FileReading.readAll(atPath: vaults[0])
         _ = try KDBXReader.header(of: first)
@@ -71,7 +78,7 @@ struct WatchCommand: Command {
         var pollInterval = poll
         var announcedPolling = false
         while !ShutdownSignal.requested {
-            usleep(100_000)
+            usleep(20_000)
             // No inotify (limit reached, unsupported file system): say so and poll instead.
             if let reason = DirectoryEvents.instance.unavailable, !announcedPolling {
                 announcedPolling = true
@@ -82,7 +89,7 @@ struct WatchCommand: Command {
                 lastPoll = Date()
                 for watcher in watchers { dirty.mark(watcher.path) }
             }
-            for watcher in watchers where dirty.isQuiet(watcher.path, for: Self.debounce) {
+            for watcher in watchers where dirty.isQuiet(watcher.path, for: debounce) {
                 dirty.clear(watcher.path)
                 if !watcher.check() { dirty.mark(watcher.path, after: 1.0) }
             }

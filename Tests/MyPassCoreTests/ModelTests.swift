@@ -57,4 +57,21 @@ struct ModelTests {
         pool.retainOnly([])
         #expect(pool.binaries.isEmpty)
     }
+    @Test("an entry's content digest ignores field order and empty standard fields, and sees every value")
+    func contentDigest() {
+        let time = Timestamp(iso8601: "2026-02-01T10:00:00Z")!
+        let id = UUID()
+        func entry(_ fields: [(String, String)], tags: [String] = []) -> Entry {
+            Entry(uuid: id, tags: tags, times: Times(allAt: time),
+                  fields: fields.map { EntryField(key: $0.0, value: FieldValue($0.1, isProtected: $0.0 == "Password")) })
+        }
+        // Insertion order without empty fields (mypass-sync) vs sorted with every standard field (KeePassXC).
+        let ours = entry([("Title", "Mail"), ("UserName", "alice"), ("Custom", "x")], tags: ["b", "a"])
+        let theirs = entry([("Custom", "x"), ("Notes", ""), ("Password", ""), ("Title", "Mail"), ("URL", ""), ("UserName", "alice")],
+                           tags: ["a", "b"])
+        #expect(ours.contentDigest == theirs.contentDigest)
+        #expect(ours.contentDigest != entry([("Title", "Mail"), ("UserName", "alice2"), ("Custom", "x")], tags: ["a", "b"]).contentDigest)
+        #expect(ours.contentDigest != entry([("Title", "Mail"), ("UserName", "alice"), ("Custom", "")], tags: ["a", "b"]).contentDigest)
+        #expect(ours.contentDigest != entry([("Title", "Mail"), ("UserName", "alice"), ("Custom", "x")], tags: ["a"]).contentDigest)
+    }
 }

@@ -2,21 +2,25 @@ public import Foundation
 internal import MyPassCrypto
 
 /// A stable SHA-256 of an entry's content (everything but its times, usage counters and history), used to
-/// recognise the same version on two devices and to break ties deterministically. The digest is never
-/// shown: it covers protected values.
+/// recognise the same version on two devices and to break ties deterministically. It does not depend on
+/// how a program orders or spells the same content: fields, attachments and custom data by key, tags as
+/// a set, an empty standard field the same as none (KeePassXC writes fields sorted and every standard
+/// field; other programs in insertion order and only the fields set). The digest is never shown: it
+/// covers protected values.
 extension Entry {
     public var contentDigest: Data {
         var writer = DigestWriter()
         writer.add(uuid.uuidString)
-        for field in fields {
+        let meaningful = fields.filter { !(EntryField.isStandard($0.key) && $0.value.text.isEmpty) }
+        for field in meaningful.sorted(by: { $0.key < $1.key }) {
             writer.add(field.key)
             writer.add(field.value.isProtected ? "1" : "0")
             writer.add(field.value.text)
         }
         writer.add("tags")
-        tags.forEach { writer.add($0) }
+        tags.sorted().forEach { writer.add($0) }
         writer.add("attachments")
-        for attachment in attachments {
+        for attachment in attachments.sorted(by: { $0.name < $1.name }) {
             writer.add(attachment.name)
             writer.add(attachment.binary.sha256)
         }
@@ -28,7 +32,7 @@ extension Entry {
             writer.add(association.keystrokeSequence)
         }
         writer.add("customData")
-        for item in customData {
+        for item in customData.sorted(by: { $0.key < $1.key }) {
             writer.add(item.key)
             writer.add(item.value)
         }

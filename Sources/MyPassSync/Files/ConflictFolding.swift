@@ -40,7 +40,9 @@ public enum ConflictFolding {
                 outcomes.append(Outcome(copy: copy.path, engine: copy.engine, result: "unreadable", changes: [], movedTo: nil))
                 continue
             }
-            let result = try VaultMerger.merge(base: base, local: vault, remote: opened.vault)
+            // The base only where both sides descend from it; else each entry's ancestor is inferred.
+            let fitting = base.flatMap { VaultMerger.descends(vault, from: $0) && VaultMerger.descends(opened.vault, from: $0) ? $0 : nil }
+            let result = try VaultMerger.merge(base: fitting, local: vault, remote: opened.vault)
             vault = result.vault
             merged.append((copy, result.changes))
         }

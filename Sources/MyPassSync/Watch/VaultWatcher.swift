@@ -42,6 +42,8 @@ public final class VaultWatcher: @unchecked Sendable {
     /// The file's content as last parsed (the version recorded as base), so that a check after a
     /// change elsewhere (a conflict copy) does not parse the vault and its base again.
     private var known: (fingerprint: Fingerprint, opened: OpenedVault)?
+    /// The version this watcher last wrote, until its own inotify event has been seen.
+    private var ownWrite: Fingerprint?
     private var missingReported = false
 
     public init(
@@ -80,6 +82,10 @@ public final class VaultWatcher: @unchecked Sendable {
         missingReported = false
         let record = state.base(for: path)
         if let record, record.record.fingerprint.sameContent(as: current.fingerprint) {
+            if let ownWrite, ownWrite.sameContent(as: current.fingerprint) {
+                report("ownWriteIgnored", "the vault as this watcher wrote it")
+                self.ownWrite = nil
+            }
             return checkCopies(current)
         }
         let disk: OpenedVault
@@ -97,7 +103,11 @@ public final class VaultWatcher: @unchecked Sendable {
             known.flatMap { $0.fingerprint.sameContent(as: record.record.fingerprint) ? $0.opened.vault : nil }
                 ?? (try? KDBXReader.open(record.bytes, key: key, cachedKey: cachedKey, limits: limits).vault)
         }
-        if let base, let problem = Self.replacementProblem(base: base, disk: disk.vault) {
+        // Entries older than the base are a rollback unless a conflict copy beside the file holds the
+        // newer versions (the sync engine moved this device's version aside): folding it in keeps them.
+        let copiesHoldNewer = copyPolicy == .merge && !ConflictCopies.find(for: path).isEmpty
+        if let base, let problem = Self.replacementProblem(base: base, disk: disk.vault),
+           !(copiesHoldNewer && base.root.uuid == disk.vault.root.uuid) {
             report("refused", problem)
             return true
         }
@@ -140,6 +150,7 @@ public final class VaultWatcher: @unchecked Sendable {
             let session = try SyncSession(path: path, working: opened, key: key, state: state, limits: limits, basedOn: current.fingerprint)
             let outcomes = try ConflictFolding.fold(copies, into: session, base: opened.vault, key: key, cachedKey: opened.derivedKey,
                                                     limits: limits, dryRun: false)
+            if !session.fingerprint.sameContent(as: current.fingerprint) { ownWrite = session.fingerprint }
             known = (session.fingerprint, session.opened)
             for outcome in outcomes {
                 switch outcome.result {
