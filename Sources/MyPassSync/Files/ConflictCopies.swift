@@ -4,7 +4,7 @@ public import Foundation
 public enum ConflictCopies {
     /// The kind of sync engine that named a copy.
     public enum Engine: String, Sendable, Codable {
-        case syncthing, dropbox, nextcloud
+        case syncthing, dropbox, nextcloud, onedrive
     }
 
     /// One conflict copy.
@@ -15,7 +15,11 @@ public enum ConflictCopies {
 
     /// The conflict copies of `vaultPath` in its directory:
     /// `NAME.sync-conflict-YYYYMMDD-HHMMSS-DEVICE.kdbx` (Syncthing),
-    /// `NAME (… conflicted copy …).kdbx` (Dropbox), `NAME (conflicted copy …).kdbx` (Nextcloud / ownCloud).
+    /// `NAME (… conflicted copy …).kdbx` (Dropbox), `NAME (conflicted copy …).kdbx` (Nextcloud / ownCloud),
+    /// `NAME-COMPUTERNAME.kdbx` or `NAME-COMPUTERNAME-N.kdbx` (OneDrive's "keep both": a Windows computer
+    /// name, upper case, up to 15 characters). A name of that shape can also be a user's own file, so
+    /// folding merges a copy only when it is the same database (same root group) and opens with the
+    /// vault's credentials.
     public static func find(for vaultPath: String) -> [Copy] {
         let directory = (vaultPath as NSString).deletingLastPathComponent.isEmpty ? "." : (vaultPath as NSString).deletingLastPathComponent
         let file = (vaultPath as NSString).lastPathComponent
@@ -30,6 +34,8 @@ public enum ConflictCopies {
                 engine = .syncthing
             } else if base.hasPrefix(stem + " (") && base.hasSuffix(")") && base.contains("conflicted copy") {
                 engine = base.hasPrefix(stem + " (conflicted copy") ? .nextcloud : .dropbox
+            } else if base.hasPrefix(stem + "-"), isWindowsComputerName(String(base.dropFirst(stem.count + 1))) {
+                engine = .onedrive
             } else {
                 engine = nil
             }
@@ -37,4 +43,20 @@ public enum ConflictCopies {
         }
         return copies
     }
+
+    /// `HOST` or `HOST-N`: upper-case letters, digits and hyphens, 1-15 characters, not only digits.
+    static func isWindowsComputerName(_ text: String) -> Bool {
+        var host = Substring(text)
+        if let dash = host.lastIndex(of: "-"), !host[host.index(after: dash)...].isEmpty,
+           host[host.index(after: dash)...].allSatisfy(\.isASCIIDigitCharacter) {
+            host = host[..<dash]
+        }
+        return (1...15).contains(host.count) && !host.allSatisfy(\.isASCIIDigitCharacter)
+            && host.allSatisfy { ("A"..."Z").contains($0) || $0.isASCIIDigitCharacter || $0 == "-" }
+            && host.first != "-"
+    }
+}
+
+private extension Character {
+    var isASCIIDigitCharacter: Bool { ("0"..."9").contains(self) }
 }

@@ -13,7 +13,7 @@ public enum ConflictFolding {
     public struct Outcome: Sendable, Encodable {
         public let copy: String
         public let engine: ConflictCopies.Engine
-        /// merged, wouldMerge (dry run), otherCredentials, unreadable
+        /// merged, wouldMerge (dry run), otherCredentials, otherDatabase (another root group), unreadable
         public let result: String
         public let changes: [Change]
         public let movedTo: String?
@@ -38,6 +38,10 @@ public enum ConflictFolding {
                 continue
             } catch {
                 outcomes.append(Outcome(copy: copy.path, engine: copy.engine, result: "unreadable", changes: [], movedTo: nil))
+                continue
+            }
+            guard opened.vault.root.uuid == vault.root.uuid else {
+                outcomes.append(Outcome(copy: copy.path, engine: copy.engine, result: "otherDatabase", changes: [], movedTo: nil))
                 continue
             }
             // The base only where both sides descend from it; else each entry's ancestor is inferred.

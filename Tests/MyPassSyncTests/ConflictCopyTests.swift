@@ -1,0 +1,72 @@
+import Foundation
+import KDBXFormat
+import MyPassCore
+@testable import MyPassSync
+import Testing
+
+@Suite("Sync-conflict copies: names and folding")
+struct ConflictCopyTests {
+    @Test("each sync engine's conflict name is recognised for its vault, and nothing else", arguments: [
+        ("vault.sync-conflict-20261129-101010-ABCDEF1.kdbx", ConflictCopies.Engine?.some(.syncthing)),
+        ("vault (Alice's conflicted copy 2026-11-29).kdbx", .dropbox),
+        ("vault (conflicted copy 2026-11-29 101010).kdbx", .nextcloud),
+        ("vault-DESKTOP-1A2B3C4.kdbx", .onedrive),
+        ("vault-LAPTOP-2.kdbx", .onedrive),
+        ("vault-old.kdbx", nil),                          // lower case: a user's own file
+        ("vault-2024.kdbx", nil),                         // digits only
+        ("vault-A-VERY-LONG-COMPUTER-NAME.kdbx", nil),    // longer than a Windows computer name
+        ("other.sync-conflict-20261129-101010-ABCDEF1.kdbx", nil),
+        (".syncthing.vault.kdbx.tmp", nil),
+        ("vault.kdbx.tmp", nil),
+        ("vault.sync-conflict-20261129-101010-ABCDEF1.kdbx.bak", nil),
+    ])
+    func names(name: String, engine: ConflictCopies.Engine?) throws {
+        let workspace = try Workspace()
+        defer { workspace.remove() }
+        FileManager.default.createFile(atPath: workspace.directory.appendingPathComponent(name).path, contents: Data())
+        let found = ConflictCopies.find(for: workspace.vaultPath)
+        #expect(found.map(\.engine) == (engine.map { [$0] } ?? []))
+    }
+
+    @Test("a copy of another database (different root group) is left alone even with a conflict name")
+    func otherDatabase() throws {
+        let workspace = try Workspace()
+        defer { workspace.remove() }
+        var stranger = Vault.empty(name: "another", at: Timestamp(unixSeconds: 1_800_000_000))
+        stranger = try stranger.addingEntry(title: "Not ours", to: stranger.root.uuid).vault
+        let settings = FormatSettings(version: .v4_0, cipher: .aes256, kdf: .aesKDF(seed: Data(repeating: 3, count: 32), rounds: 10))
+        let copy = workspace.directory.appendingPathComponent("vault-DESKTOP-1A2B3C4.kdbx")
+        try KDBXWriter.serialize(stranger, settings: settings, key: Workspace.key).file.write(to: copy)
+        let session = try SyncSession(path: workspace.vaultPath, key: Workspace.key, state: workspace.state)
+        let outcomes = try ConflictFolding.fold(ConflictCopies.find(for: workspace.vaultPath), into: session, base: session.vault,
+                                                key: Workspace.key, limits: .standard, dryRun: false)
+        #expect(outcomes.map(\.result) == ["otherDatabase"])
+        #expect(FileManager.default.fileExists(atPath: copy.path))
+        #expect(try workspace.open().root.entries.map(\.title) == ["First"])
+    }
+
+    @Test("a copy that branched off before the vault's version: its older place and history are not taken as changes")
+    func copyOlderThanBase() throws {
+        let workspace = try Workspace()
+        defer { workspace.remove() }
+        let start = try workspace.open()
+        let first = start.root.entries[0].uuid
+        // This device's own older work (the copy): the entry edited. The vault now: that entry then
+        // recycled and edited again elsewhere, the copy's version in its history.
+        let copyVault = try start.updatingEntry(first, at: Timestamp(unixSeconds: 1_800_000_100)) { $0.setField("Notes", FieldValue("copy", isProtected: false)) }
+        let current = try copyVault.updatingEntry(first, at: Timestamp(unixSeconds: 1_800_000_200)) { $0.setField("URL", FieldValue("https://later", isProtected: false)) }
+            .deletingEntry(first, at: Timestamp(unixSeconds: 1_800_000_300))
+        let settings = FormatSettings(version: .v4_0, cipher: .chaCha20, kdf: .aesKDF(seed: Data(repeating: 2, count: 32), rounds: 10))
+        try KDBXWriter.serialize(current, settings: settings, key: Workspace.key).file.write(to: URL(fileURLWithPath: workspace.vaultPath))
+        let copy = workspace.directory.appendingPathComponent("vault.sync-conflict-20261129-101010-PHONE.kdbx")
+        try KDBXWriter.serialize(copyVault, settings: settings, key: Workspace.key).file.write(to: copy)
+        let session = try SyncSession(path: workspace.vaultPath, key: Workspace.key, state: workspace.state)
+        _ = try ConflictFolding.fold(ConflictCopies.find(for: workspace.vaultPath), into: session, base: session.vault,
+                                     key: Workspace.key, limits: .standard, dryRun: false)
+        let merged = try workspace.open()
+        let entry = try #require(merged.root.allEntries().first { $0.entry.uuid == first })
+        #expect(entry.groupPath.last == "Recycle Bin", "the recycling was undone: \(entry.groupPath)")
+        #expect(entry.entry.text("URL") == "https://later" && entry.entry.text("Notes") == "copy")
+        #expect(entry.entry.history.map { $0.text("Notes") }.contains("copy"))
+    }
+}
