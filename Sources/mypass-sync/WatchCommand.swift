@@ -63,12 +63,19 @@ struct WatchCommand: Command {
             dirty.mark(watcher.path)
             let directory = (watcher.path as NSString).deletingLastPathComponent
             let fileName = (watcher.path as NSString).lastPathComponent
-            let stem = (fileName as NSString).deletingPathExtension
             let path = watcher.path
             DirectoryEvents.instance.watch(directory) { event in
+                // The kernel's queue overflowed (events were dropped): look at every vault again.
+                if event.overflow && (event.directory.isEmpty || event.directory == directory) {
+                    if event.directory.isEmpty {
+                        printer.print(VaultWatcher.Event(kind: "rescan", vault: path, detail: "inotify queue overflowed; checking again", changes: []))
+                    }
+                    dirty.mark(path)
+                    return
+                }
                 // Only the vault's own name and its conflict copies matter; temp files never do.
-                if (event.directory == directory && (event.overflow || event.directoryGone)) || event.name == fileName
-                    || (event.name.hasPrefix(stem) && event.name.hasSuffix(".kdbx") && event.name.contains("conflict")) {
+                guard event.directory == directory else { return }
+                if event.directoryGone || event.name == fileName || ConflictCopies.engine(ofName: event.name, forVaultNamed: fileName) != nil {
                     dirty.mark(path)
                 }
             }

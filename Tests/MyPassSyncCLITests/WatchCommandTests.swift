@@ -13,7 +13,7 @@ private final class WatchProcess {
     private let output = Pipe()
     static let password = CLIFixtures.kdbx31Password
 
-    init(extraArguments: [String] = []) throws {
+    init(extraArguments: [String] = [], environment: [String: String] = [:]) throws {
         directory = try CLIFixtures.scratch()
         let folder = directory.appendingPathComponent("sync")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
@@ -25,11 +25,15 @@ private final class WatchProcess {
         process.standardInput = input
         process.standardOutput = output
         process.standardError = output
+        process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
         try process.run()
         input.fileHandleForWriting.write(Data((Self.password + "\n").utf8))
         try input.fileHandleForWriting.close()
         usleep(1_500_000)  // The first check and the watch are in place.
     }
+
+    /// Freezes (SIGSTOP) or resumes (SIGCONT) the watcher: while frozen it reads no inotify events.
+    func freeze(_ frozen: Bool) { kill(process.processIdentifier, frozen ? SIGSTOP : SIGCONT) }
 
     /// A copy of the vault edited with keepassxc-cli (`arguments` after the file name).
     func editedCopy(_ arguments: [String], name: String = "scratch.kdbx") throws -> String {
@@ -143,6 +147,39 @@ struct WatchCommandTests {
         #expect(rename(away, folder) == 0)
         let events = watch.stop()
         #expect(addedTitles(events, kind: "reloaded") == ["While away"], "\(kinds(events))")
+    }
+
+    @Test("a forced inotify queue overflow makes the watcher rescan and find a change whose event was dropped")
+    func queueOverflow() throws {
+        let watch = try WatchProcess()
+        let copy = try watch.editedCopy(["add", "After the overflow"])
+        let limit = Int((try? String(contentsOfFile: "/proc/sys/fs/inotify/max_queued_events", encoding: .utf8))?
+            .trimmingCharacters(in: .whitespacesAndNewlines) ?? "") ?? 16_384
+        let folder = (watch.vault as NSString).deletingLastPathComponent
+        watch.freeze(true)
+        // Each file gives a create, a close-write and a delete event: fill the kernel queue past its limit.
+        for index in 0..<(limit / 3 + 500) {
+            let path = folder + "/.flood-\(index).tmp"
+            FileManager.default.createFile(atPath: path, contents: Data())
+            unlink(path)
+        }
+        #expect(rename(copy, watch.vault) == 0)  // Its event is dropped: the queue is full.
+        watch.freeze(false)
+        let events = watch.stop()
+        #expect(kinds(events).contains("rescan"))
+        #expect(addedTitles(events, kind: "reloaded") == ["After the overflow"])
+    }
+
+    @Test("when the inotify watch limit is reached the watcher says so and polls")
+    func watchLimit() throws {
+        let watch = try WatchProcess(environment: ["MYPASS_SYNC_FAULTS": "watch:1:ENOSPC"])
+        let copy = try watch.editedCopy(["add", "Found by polling"])
+        #expect(rename(copy, watch.vault) == 0)
+        usleep(2_500_000)  // The default poll interval without inotify is 2 s.
+        let events = watch.stop()
+        let polling = events.first { $0["kind"] as? String == "pollingOnly" }
+        #expect((polling?["detail"] as? String ?? "").contains("watch limit"))
+        #expect(addedTitles(events, kind: "reloaded") == ["Found by polling"])
     }
 
     @Test("--once handles what is pending and exits")

@@ -23,25 +23,25 @@ public enum ConflictCopies {
     public static func find(for vaultPath: String) -> [Copy] {
         let directory = (vaultPath as NSString).deletingLastPathComponent.isEmpty ? "." : (vaultPath as NSString).deletingLastPathComponent
         let file = (vaultPath as NSString).lastPathComponent
-        let stem = (file as NSString).deletingPathExtension
-        let suffix = (file as NSString).pathExtension
         guard let names = try? FileManager.default.contentsOfDirectory(atPath: directory) else { return [] }
         var copies: [Copy] = []
-        for name in names.sorted() where name != file && (name as NSString).pathExtension == suffix {
-            let base = (name as NSString).deletingPathExtension
-            let engine: Engine?
-            if base.hasPrefix(stem + ".sync-conflict-") {
-                engine = .syncthing
-            } else if base.hasPrefix(stem + " (") && base.hasSuffix(")") && base.contains("conflicted copy") {
-                engine = base.hasPrefix(stem + " (conflicted copy") ? .nextcloud : .dropbox
-            } else if base.hasPrefix(stem + "-"), isWindowsComputerName(String(base.dropFirst(stem.count + 1))) {
-                engine = .onedrive
-            } else {
-                engine = nil
-            }
-            if let engine { copies.append(Copy(path: directory + "/" + name, engine: engine)) }
+        for name in names.sorted() {
+            if let engine = engine(ofName: name, forVaultNamed: file) { copies.append(Copy(path: directory + "/" + name, engine: engine)) }
         }
         return copies
+    }
+
+    /// Which engine named `name` as a conflict copy of the vault file `vaultName`, if any.
+    public static func engine(ofName name: String, forVaultNamed vaultName: String) -> Engine? {
+        let stem = (vaultName as NSString).deletingPathExtension
+        guard name != vaultName, (name as NSString).pathExtension == (vaultName as NSString).pathExtension else { return nil }
+        let base = (name as NSString).deletingPathExtension
+        if base.hasPrefix(stem + ".sync-conflict-") { return .syncthing }
+        if base.hasPrefix(stem + " (") && base.hasSuffix(")") && base.contains("conflicted copy") {
+            return base.hasPrefix(stem + " (conflicted copy") ? .nextcloud : .dropbox
+        }
+        if base.hasPrefix(stem + "-"), isWindowsComputerName(String(base.dropFirst(stem.count + 1))) { return .onedrive }
+        return nil
     }
 
     /// `HOST` or `HOST-N`: upper-case letters, digits and hyphens, 1-15 characters, not only digits.

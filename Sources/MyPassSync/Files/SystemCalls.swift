@@ -9,7 +9,7 @@ internal import Glibc
 public enum SystemCalls {
     /// The operations the gate knows.
     public enum Operation: String, Sendable, CaseIterable {
-        case open, write, fsync, close, rename, unlink, directorySync
+        case open, write, fsync, close, rename, unlink, directorySync, watch
     }
 
     /// A planned failure: the `occurrence`-th call (1-based) of `operation` — counting only calls on
@@ -60,6 +60,13 @@ public enum SystemCalls {
 
     /// The planned fault for the next call of `operation` on `path`, if any.
     private static func fault(for operation: Operation, path: String?) -> Fault? { plan.next(operation, path: path) }
+
+    /// Adds an inotify watch through libinotifytools; returns errno on failure (ENOSPC: the user's
+    /// watch limit, fs.inotify.max_user_watches, is reached).
+    static func addWatch(_ directory: String, events: Int32, using add: (String, Int32) -> Int32, lastError: () -> Int32) -> Int32? {
+        if let fault = fault(for: .watch, path: directory) { return fault.errorNumber }
+        return add(directory, events) == 0 ? lastError() : nil
+    }
 
     static func open(_ path: String, _ flags: Int32, _ mode: mode_t) -> Int32 {
         if let fault = fault(for: .open, path: path) { errno = fault.errorNumber; return -1 }

@@ -81,9 +81,13 @@ public final class DirectoryEvents: @unchecked Sendable {
             lock.unlock()
             if shouldStop { break }
             for directory in directories where watched[directory] == nil {
-                if inotifytools_watch_file(directory, Self.watchedEvents) == 0 {
+                if let error = SystemCalls.addWatch(directory, events: Self.watchedEvents, using: { inotifytools_watch_file($0, $1) },
+                                                    lastError: { inotifytools_error() }) {
+                    let reason = error == ENOSPC
+                        ? "the inotify watch limit is reached (raise fs.inotify.max_user_watches)"
+                        : "inotify cannot watch \(directory) (\(String(cString: strerror(error))))"
                     lock.lock()
-                    unavailable = "inotify watch on \(directory) failed (errno \(inotifytools_error())); polling only"
+                    unavailable = reason + "; polling only"
                     lock.unlock()
                 } else {
                     watched[directory] = true
