@@ -91,7 +91,11 @@ enum CommandLineTool {
             output.printError("error: \(message)\nSee '\(hint)'.")
             return .usage
         case let error as KDBXError:
-            output.printError("error: \(error)")
+            var message = "error: \(error)"
+            if case .resourceCapExceeded(let detail) = error, detail.contains("Argon2 memory") {
+                message += "\nIf you trust this file, raise the cap with --max-kdf-memory <bytes>."
+            }
+            output.printError(message)
             return exitCode(for: error)
         case let error as FileError:
             output.printError("error: \(error)")

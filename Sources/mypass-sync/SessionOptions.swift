@@ -17,7 +17,9 @@ enum SessionOptions {
 
     /// The vault at `path`, opened with the options' credentials, its version recorded as the base.
     static func open(_ arguments: ParsedArguments, path: String, command: String) throws -> SyncSession {
-        _ = try KDBXReader.header(of: FileReading.readAll(atPath: path))  // Not a vault: say so before asking.
+        // Not a vault, or a KDF beyond the caps: say so before asking for a password.
+        let header = try KDBXReader.header(of: FileReading.readAll(atPath: path))
+        try header.kdf.check(against: Credentials.limits(arguments, command: command))
         let key = try Credentials.compositeKey(arguments, vaultPath: path, command: command)
         return try open(arguments, path: path, key: key, command: command)
     }

@@ -46,7 +46,7 @@ struct WatchCommand: Command {
         } ?? Self.defaultDebounce
         let vaults = parsed.positionals.map { DurableFile.resolvedPath($0) }
         let first = try FileReading.readAll(atPath: vaults[0])
-        _ = try KDBXReader.header(of: first)
+        try KDBXReader.header(of: first).kdf.check(against: Credentials.limits(parsed, command: name))  // Before the password.
         let key = try Credentials.compositeKey(parsed, vaultPath: vaults[0], command: name)  // Asked once.
         let limits = try Credentials.limits(parsed, command: name)
         let printer = EventPrinter(json: parsed.flag("json"))
