@@ -25,12 +25,13 @@ let package = Package(
         .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
         .systemLibrary(name: "CGcrypt", pkgConfig: "libgcrypt", providers: [.apt(["libgcrypt20-dev"])]),
         .systemLibrary(name: "CInotifyTools", providers: [.apt(["libinotifytools0-dev"])]),
+        .systemLibrary(name: "CProcess"),
         .systemLibrary(name: "CLibXML2", pkgConfig: "libxml-2.0", providers: [.apt(["libxml2-dev"])]),
 
         // The only Swift code that calls crypto C APIs.
         .target(
             name: "MyPassCrypto",
-            dependencies: ["CSodium", "CArgon2", "CGcrypt"],
+            dependencies: ["CSodium", "CArgon2", "CGcrypt", "CProcess"],
             swiftSettings: strictSettings
         ),
         // The vault model as immutable values and the edits on it; no I/O.

@@ -47,7 +47,14 @@ enum PasswordInput {
         silent.c_lflag |= tcflag_t(ICANON)
         _ = tcsetattr(terminal, TCSAFLUSH, &silent)
         let previousHandler = signal(SIGINT, TerminalRestore.interruptHandler)
+        // A parent may have started us with SIGINT blocked: Ctrl-C must still end the prompt.
+        var interrupt = sigset_t()
+        var previousMask = sigset_t()
+        sigemptyset(&interrupt)
+        sigaddset(&interrupt, SIGINT)
+        pthread_sigmask(SIG_UNBLOCK, &interrupt, &previousMask)
         defer {
+            pthread_sigmask(SIG_SETMASK, &previousMask, nil)
             _ = tcsetattr(terminal, TCSAFLUSH, &settings)
             signal(SIGINT, previousHandler)
             TerminalRestore.clear()

@@ -1,7 +1,11 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import MyPassCrypto
 import MyPassSync
+
+// Before any secret exists: no core dumps, not dumpable (RELIABILITY.md, Secrets).
+ProcessProtection.disableCoreDumps()
 
 // Test convenience (documented in the README): faults planned in MYPASS_SYNC_FAULTS.
 SystemCalls.injectFromEnvironment()

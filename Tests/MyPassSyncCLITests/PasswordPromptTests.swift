@@ -6,6 +6,8 @@ struct PasswordPromptTests {
     struct Screen: Decodable {
         let status: Int32
         let screen: String
+        /// Whether the terminal echoes input after the command ended.
+        let echo: Bool
     }
 
     /// Runs `mypass-sync arguments` on a pseudo-terminal and types `line` at the password prompt.
@@ -31,6 +33,13 @@ struct PasswordPromptTests {
         #expect(result.screen.components(separatedBy: CLIFixtures.kdbx4Password).count == 1, "password echoed")
         #expect(result.screen.contains("\"gh-Pässwörd-2\""))
         #expect(result.screen.contains("warning: the export below contains every secret"))
+    }
+
+    @Test("Ctrl-C at the prompt ends the command (exit 130) with the terminal's echo restored")
+    func interruptRestoresEcho() throws {
+        let result = try Self.typeAtPrompt("^C", ["ls", CLIFixtures.kdbx31])
+        #expect(result.status == 130)
+        #expect(result.echo, "the terminal was left without echo")
     }
 
     @Test("a wrong password typed at the prompt exits 3")

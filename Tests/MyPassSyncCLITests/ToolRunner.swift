@@ -2,6 +2,7 @@ import Foundation
 #if canImport(Glibc)
 import Glibc
 #endif
+import Testing
 import TestSupport
 
 /// Runs the built `mypass-sync` binary the way a user or a script does, and captures what it prints.
@@ -44,9 +45,16 @@ struct ToolRunner {
         return path
     }()
 
+    /// Every run's standard output and error are scanned for the fixtures' secrets (issue 7): only
+    /// `export` and `show --reveal` may print them.
     static func run(_ arguments: [String], input: String = "", environment: [String: String] = [:]) throws -> Outcome {
         let outcome = try ProcessRunner.run(try binary(), arguments, input: Data(input.utf8),
                                             environment: ["XDG_STATE_HOME": stateHome].merging(environment) { $1 })
-        return Outcome(status: outcome.status, standardOutput: outcome.output, standardError: outcome.standardError)
+        let result = Outcome(status: outcome.status, standardOutput: outcome.output, standardError: outcome.standardError)
+        let mayReveal = arguments.first == "export" || (arguments.first == "show" && arguments.contains("--reveal"))
+        if !mayReveal, let leaked = SecretScan.firstSecret(in: result.standardOutput + result.standardError) {
+            Issue.record("`mypass-sync \(arguments.first ?? "")` printed a secret (\(leaked.count) characters, starts with \(leaked.prefix(2)))")
+        }
+        return result
     }
 }

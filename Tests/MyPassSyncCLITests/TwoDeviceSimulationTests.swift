@@ -146,6 +146,7 @@ struct TwoDeviceSimulationTests {
         func note(_ line: String) { actions.write(Data("\(Date().timeIntervalSince1970) \(line)\n".utf8)) }
         let devices = [try SimulatedDevice(name: "laptop", root: root, initialVault: CLIFixtures.kdbx31),
                        try SimulatedDevice(name: "phone", root: root, initialVault: CLIFixtures.kdbx31)]
+        defer { for device in devices where device.isRunning { _ = device.stop() } }  // Never leave a watcher behind.
         var sync = FolderSync(initial: try Data(contentsOf: URL(fileURLWithPath: devices[0].vault)))
         let key = try CompositeKey(password: Self.password)
         var derived: DerivedKey?

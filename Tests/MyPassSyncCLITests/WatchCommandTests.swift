@@ -32,6 +32,9 @@ private final class WatchProcess {
         usleep(1_500_000)  // The first check and the watch are in place.
     }
 
+    /// The watcher's resource limits as the kernel reports them.
+    var limits: String { (try? String(contentsOfFile: "/proc/\(process.processIdentifier)/limits", encoding: .utf8)) ?? "" }
+
     /// Freezes (SIGSTOP) or resumes (SIGCONT) the watcher: while frozen it reads no inotify events.
     func freeze(_ frozen: Bool) { kill(process.processIdentifier, frozen ? SIGSTOP : SIGCONT) }
 
@@ -180,6 +183,15 @@ struct WatchCommandTests {
         let polling = events.first { $0["kind"] as? String == "pollingOnly" }
         #expect((polling?["detail"] as? String ?? "").contains("watch limit"))
         #expect(addedTitles(events, kind: "reloaded") == ["Found by polling"])
+    }
+
+    @Test("the long-running watcher, which holds the key, cannot write a core dump")
+    func noCoreDumps() throws {
+        let watch = try WatchProcess()
+        let coreLine = watch.limits.split(separator: "\n").first { $0.hasPrefix("Max core file size") }.map(String.init) ?? ""
+        _ = watch.stop()
+        let numbers = coreLine.split(separator: " ").filter { Int($0) != nil }
+        #expect(numbers == ["0", "0"], "core limit: \(coreLine)")
     }
 
     @Test("--once handles what is pending and exits")

@@ -1,13 +1,16 @@
 """Runs a command on a pseudo-terminal, types a line at its prompt, and reports what the terminal showed.
 
 Usage: python3 type_at_prompt.py LINE COMMAND [ARG...]
-Prints JSON: {"status": exit status, "screen": everything the terminal displayed}.
+LINE "^C" types Ctrl-C instead (the interrupt key) and no newline.
+Prints JSON: {"status": exit status, "screen": everything the terminal displayed,
+"echo": whether the terminal echoes input after the command ended}.
 """
 import json
 import os
 import pty
 import select
 import sys
+import termios
 import time
 
 line, command = sys.argv[1], sys.argv[2:]
@@ -17,7 +20,7 @@ if pid == 0:
 
 screen = b""
 typed = False
-deadline = time.time() + 30
+deadline = time.time() + 15
 while time.time() < deadline:
     ready, _, _ = select.select([fd], [], [], 0.1)
     if ready:
@@ -29,7 +32,15 @@ while time.time() < deadline:
             break
         screen += chunk
     if not typed and b"Password" in screen:
-        os.write(fd, line.encode() + b"\n")
+        os.write(fd, b"\x03" if line == "^C" else line.encode() + b"\n")
         typed = True
-_, status = os.waitpid(pid, 0)
-print(json.dumps({"status": os.waitstatus_to_exitcode(status), "screen": screen.decode("utf-8", "replace")}))
+for _ in range(50):
+    finished, status = os.waitpid(pid, os.WNOHANG)
+    if finished:
+        break
+    time.sleep(0.1)
+else:  # Still running after the deadline: stop it and report the hang.
+    os.kill(pid, 9)
+    _, status = os.waitpid(pid, 0)
+echo = bool(termios.tcgetattr(fd)[3] & termios.ECHO)
+print(json.dumps({"status": os.waitstatus_to_exitcode(status), "screen": screen.decode("utf-8", "replace"), "echo": echo}))
