@@ -50,6 +50,9 @@ final class StrictXMLParser {
     /// A parser delivering events to `handler`.
     init(handler: any XMLEventHandler) throws(KDBXError) {
         self.handler = handler
+        // Errors raised without a parser context (character encoding) go to this thread's structured
+        // handler instead of libxml2's default, which prints them, with bytes of the document, on stderr.
+        xmlSetStructuredErrorFunc(nil) { _, _ in }
         var sax = xmlSAXHandler()
         sax.initialized = UInt32(XML_SAX2_MAGIC)
         sax.startElementNs = { context, localName, _, _, _, _, attributeCount, _, attributes in
@@ -77,7 +80,9 @@ final class StrictXMLParser {
             guard let context else { return }
             let message = error.flatMap { $0.pointee.message }.map { String(cString: $0) }
             let line = error.map { Int($0.pointee.line) } ?? 0
-            let text = (message ?? "parse error").trimmingCharacters(in: .whitespacesAndNewlines)
+            var text = (message ?? "parse error").trimmingCharacters(in: .whitespacesAndNewlines)
+            // Never quote document bytes (they may be a user's data) in an error message.
+            if let quoted = text.range(of: ", bytes 0x") { text = String(text[..<quoted.lowerBound]) }
             Unmanaged<StrictXMLParser>.fromOpaque(context).takeUnretainedValue()
                 .fail(.corrupt("XML line \(line): \(text)"))
         }
