@@ -1,6 +1,7 @@
 import Foundation
 import KDBXFormat
 import MyPassCore
+import MyPassMerge
 import MyPassSync
 
 /// `mypass-bench watch [N]`: reaction time of the watcher to a sync-conflict copy arriving by atomic
@@ -43,7 +44,14 @@ func runWatchBenchmark(entries: Int) throws {
         let (_, checkTime) = timed { watcher.check() }
         samples.append((latency, checkTime))
     }
-    // Where the time of one check goes.
+    // Where the time of one check goes: the copy parsed, merged, serialized, verified.
+    let copyBytes = try KDBXWriter.serialize(try vault.addingEntry(title: "Phase", to: vault.root.uuid).vault, settings: settings, key: key).file
+    let (copyVault, copyOpen) = try timed { try KDBXReader.open(copyBytes, key: key).vault }
+    let (merged, mergeTime) = try timed { try VaultMerger.merge(base: vault, local: vault, remote: copyVault) }
+    let (serialized, serializeTime) = try timed { try KDBXWriter.serialize(merged.vault, settings: settings, key: key) }
+    let (_, verifyTime) = try timed { try KDBXReader.open(serialized.file, key: key, cachedKey: serialized.derivedKey) }
+    print(String(format: "  phases: open copy %.1f ms, merge %.1f ms, serialize %.1f ms, verify %.1f ms",
+                 copyOpen * 1000, mergeTime * 1000, serializeTime * 1000, verifyTime * 1000))
     let (session, openTime) = try timed { try SyncSession(path: vaultPath, key: key, state: state) }
     let (_, saveTime) = try timed { () throws -> SyncSession.SaveOutcome in
         session.update(try session.vault.addingEntry(title: "Timing", to: session.vault.root.uuid).vault)
