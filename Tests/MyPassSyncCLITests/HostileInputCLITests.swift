@@ -1,10 +1,33 @@
 import Foundation
 import Testing
+import TestSupport
 
 /// What the command line does with files that are not vaults, or hostile ones: a clear message, the
 /// documented exit code, nothing written, and no hang.
 @Suite("Hostile and wrong inputs on the command line")
 struct HostileInputCLITests {
+    struct Measured: Decodable {
+        let status: Int32
+        let seconds: Double
+        let maxRSSKB: Int
+        let stderr: String
+    }
+
+    /// Runs `mypass-sync arguments` under Helpers/measure.py: exit status, wall time, peak memory.
+    static func measured(_ arguments: [String], input: String = "") throws -> Measured {
+        let helper = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Helpers/measure.py")
+        let outcome = try ProcessRunner.run(URL(fileURLWithPath: "/usr/bin/env"), ["python3", helper.path, try ToolRunner.binary().path] + arguments,
+                                            input: Data(input.utf8))
+        return try JSONDecoder().decode(Measured.self, from: outcome.standardOutput)
+    }
+
+    /// The bounds every hostile input must stay within (a guard against runaway work, not a speed
+    /// target): a second of wall time, 100 MB of memory.
+    static func expectBounded(_ run: Measured, _ label: String) {
+        #expect(run.seconds < 1.0, "\(label) took \(run.seconds) s")
+        #expect(run.maxRSSKB < 100_000, "\(label) peaked at \(run.maxRSSKB) KiB")
+    }
+
     @Test("things that are not vault files are refused with exit 7 or 4", arguments: [
         ("/tmp", Int32(7), "not a regular file"),
         ("/dev/zero", 7, "not a regular file"),
@@ -12,9 +35,10 @@ struct HostileInputCLITests {
         ("/nonexistent/pw.kdbx", 7, "no such file"),
     ])
     func notVaults(path: String, status: Int32, message: String) throws {
-        let outcome = try ToolRunner.run(["info", path])
+        let outcome = try Self.measured(["info", path])
         #expect(outcome.status == status)
-        #expect(outcome.standardError.contains(message), "\(outcome.standardError)")
+        #expect(outcome.stderr.contains(message), "\(outcome.stderr)")
+        Self.expectBounded(outcome, path)
     }
 
     @Test("empty, tiny and foreign files are 'not a KDBX file' (exit 4)", arguments: [Data(), Data([0x03, 0xD9]), Data(repeating: 0x41, count: 4096)])
@@ -23,9 +47,26 @@ struct HostileInputCLITests {
         defer { try? FileManager.default.removeItem(at: directory) }
         let path = directory.appendingPathComponent("broken.kdbx").path
         try bytes.write(to: URL(fileURLWithPath: path))
-        let outcome = try ToolRunner.run(["ls", "--password-stdin", path], input: "pw\n")
+        let outcome = try Self.measured(["ls", "--password-stdin", path], input: "pw\n")
         #expect(outcome.status == 4)
-        #expect(outcome.standardError.contains("KDBX") || outcome.standardError.contains("truncated"), "\(outcome.standardError)")
+        #expect(outcome.stderr.contains("KDBX") || outcome.stderr.contains("truncated"), "\(outcome.stderr)")
+        Self.expectBounded(outcome, "\(bytes.count) bytes")
+    }
+
+    @Test("a damaged payload is corruption (exit 4), a wrong password is wrong credentials (exit 3)")
+    func damagedVersusWrongPassword() throws {
+        let directory = try CLIFixtures.scratch()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        var bytes = try Data(contentsOf: URL(fileURLWithPath: CLIFixtures.kdbx4))
+        bytes[bytes.count - 40] ^= 0x01  // inside the last HMAC block
+        let path = directory.appendingPathComponent("damaged.kdbx").path
+        try bytes.write(to: URL(fileURLWithPath: path))
+        let damaged = try Self.measured(["ls", "--password-stdin", path], input: CLIFixtures.kdbx4Password + "\n")
+        #expect(damaged.status == 4, "\(damaged.stderr)")
+        Self.expectBounded(damaged, "damaged payload")
+        let wrong = try Self.measured(["ls", "--password-stdin", CLIFixtures.kdbx4], input: "not the password\n")
+        #expect(wrong.status == 3, "\(wrong.stderr)")
+        Self.expectBounded(wrong, "wrong password")
     }
 
     @Test("a key file that is a directory or missing is an I/O error (exit 7), not wrong credentials")
@@ -47,9 +88,10 @@ struct HostileInputCLITests {
         bytes.replaceSubrange((start + marker.count)..<(start + marker.count + 8), with: [0, 0, 0, 0, 0, 0, 0, 0x40])  // 2^62
         let path = directory.appendingPathComponent("bomb.kdbx").path
         try Data(bytes).write(to: URL(fileURLWithPath: path))
-        let outcome = try ToolRunner.run(["ls", path])  // No password given: it must not get as far as asking.
-        #expect(outcome.status == 6, "\(outcome.standardError)")
-        #expect(outcome.standardError.contains("--max-kdf-memory"), "\(outcome.standardError)")
+        let outcome = try Self.measured(["ls", path])  // No password given: it must not get as far as asking.
+        #expect(outcome.status == 6, "\(outcome.stderr)")
+        #expect(outcome.stderr.contains("--max-kdf-memory"), "\(outcome.stderr)")
+        Self.expectBounded(outcome, "Argon2 bomb")
         let info = try ToolRunner.run(["info", path])
         #expect(info.status == 0 && info.standardOutput.contains("argon2d"), "info reads the header without deriving: \(info.standardError)")
     }
