@@ -17,7 +17,7 @@ extension VaultMerger {
                 if tombstones.contains(earlier.uuid) { continue }
                 return false
             }
-            let sameOrLater = later.isSameVersion(as: earlier) || later.history.contains { $0.isSameVersion(as: earlier) }
+            let sameOrLater = later.isSameOrLater(than: earlier)
                 || (later.history.isEmpty && later.times.lastModified >= earlier.times.lastModified)
             guard sameOrLater && later.times.locationChanged >= earlier.times.locationChanged else { return false }
         }

@@ -6,4 +6,9 @@ extension Entry {
     func isSameVersion(as other: Entry) -> Bool {
         times.lastModified == other.times.lastModified && contentDigest == other.contentDigest
     }
+
+    /// Whether this version is `earlier` or was made from it (holds it in its history).
+    func isSameOrLater(than earlier: Entry) -> Bool {
+        isSameVersion(as: earlier) || history.contains { $0.isSameVersion(as: earlier) }
+    }
 }

@@ -177,8 +177,7 @@ private final class MergeRun {
     /// see the base's changes, so the base is not its ancestor: a conflict copy merged against the
     /// version a watcher took in since, say. Its ancestor is then inferred from shared history.
     static func isOnLine(_ baseVersion: Entry, of side: Entry) -> Bool {
-        if baseVersion.isSameVersion(as: side) || side.history.isEmpty { return true }
-        return side.history.contains { $0.isSameVersion(as: baseVersion) } || baseVersion.history.contains { $0.isSameVersion(as: side) }
+        side.history.isEmpty || side.isSameOrLater(than: baseVersion) || baseVersion.isSameOrLater(than: side)
     }
 
     /// The newest version both sides hold (current or in history) with the same time and content: the
