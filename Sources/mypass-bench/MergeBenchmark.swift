@@ -6,6 +6,14 @@ import MyPassMerge
 /// `mypass-bench merge [N]`: two copies of an N-entry vault with 100 different edits each, merged and
 /// written; open, merge and save timed (cheap KDF), peak memory of this process reported.
 func runMergeBenchmark(entries: Int, directory: URL) throws {
+    let (paths, key, derived) = try writeMergeWorkload(entries: entries, directory: directory)
+    let files = try ["base", "local", "remote"].map { try Data(contentsOf: paths[$0]!) }
+    try timeMerges(files: files, entries: entries, key: key, derived: derived)
+}
+
+/// Writes `merge-{base,local,remote}-N.kdbx` (password "bench", cheap KDF) into `directory`: a base
+/// vault and two copies with 100 different edits each (user names on one, passwords on the other).
+func writeMergeWorkload(entries: Int, directory: URL) throws -> (paths: [String: URL], key: CompositeKey, derived: DerivedKey?) {
     let key = try CompositeKey(password: "bench")
     let settings = FormatSettings(version: .v4_0, cipher: .aes256, kdf: .aesKDF(seed: Data(repeating: 1, count: 32), rounds: 1000))
     let base = makeBenchmarkVault(entries: entries)
@@ -30,7 +38,10 @@ func runMergeBenchmark(entries: Int, directory: URL) throws {
         try file.write(to: path)
         paths[name] = path
     }
-    let files = try ["base", "local", "remote"].map { try Data(contentsOf: paths[$0]!) }
+    return (paths, key, derived)
+}
+
+private func timeMerges(files: [Data], entries: Int, key: CompositeKey, derived: DerivedKey?) throws {
     let before = peakResidentMegabytes()
     for useBase in [true, false] {
         var samples: [(open: Double, merge: Double, save: Double)] = []

@@ -43,6 +43,13 @@ func makeBenchmarkVault(entries: Int, historyItems: Int = 5) -> Vault {
     return vault
 }
 
+/// Writes `bench-N.kdbx` (password "bench", cheap AES-KDF) into `directory`.
+func writeBenchmarkVault(entries: Int, directory: URL) throws {
+    let settings = FormatSettings(version: .v4_0, cipher: .aes256, kdf: .aesKDF(seed: Data(repeating: 1, count: 32), rounds: 1000))
+    let file = try KDBXWriter.serialize(makeBenchmarkVault(entries: entries), settings: settings, key: CompositeKey(password: "bench")).file
+    try file.write(to: directory.appendingPathComponent("bench-\(entries).kdbx"))
+}
+
 /// `mypass-bench vault [--entries N]`: generation, save and open of a large vault with a cheap KDF.
 func runVaultBenchmark(entries: Int, directory: URL) throws {
     let key = try CompositeKey(password: "bench")

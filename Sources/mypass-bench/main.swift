@@ -1,6 +1,6 @@
 import Foundation
 
-// Figures, not pass/fail. `swift run -c release mypass-bench [crypto | vault [N] | merge [N] | watch [N] | open FILE]`.
+// Figures, not pass/fail. `swift run -c release mypass-bench [crypto | vault [N] | merge [N] | watch [N] | open FILE | generate N DIR]`.
 let arguments = Array(CommandLine.arguments.dropFirst())
 switch arguments.first {
 case nil, "crypto":
@@ -14,9 +14,15 @@ case "merge":
 case "watch":
     let entries = arguments.count > 1 ? Int(arguments[1]) ?? 1_000 : 1_000
     try runWatchBenchmark(entries: entries)
+case "generate":
+    // The benchmark workloads without timing them (for scripts/bench): bench-N.kdbx and the merge files.
+    guard arguments.count == 3, let entries = Int(arguments[1]) else { fatalError("usage: mypass-bench generate ENTRIES DIR") }
+    let directory = URL(fileURLWithPath: arguments[2])
+    try writeBenchmarkVault(entries: entries, directory: directory)
+    _ = try writeMergeWorkload(entries: entries, directory: directory)
 case "open":
     guard arguments.count == 2 else { fatalError("usage: mypass-bench open FILE") }
     try runOpenBenchmark(path: arguments[1])
 default:
-    print("usage: mypass-bench [crypto | vault [ENTRIES] | merge [ENTRIES] | watch [ENTRIES] | open FILE]")
+    print("usage: mypass-bench [crypto | vault [ENTRIES] | merge [ENTRIES] | watch [ENTRIES] | open FILE | generate ENTRIES DIR]")
 }
