@@ -5,10 +5,10 @@ internal import MyPassCrypto
 internal import MyPassSync
 
 /// A vault command that takes credentials and the state directory.
-private let vaultOptions = Credentials.options + [SessionOptions.stateOption, SessionOptions.backupOption]
+let vaultOptions = Credentials.options + [SessionOptions.stateOption, SessionOptions.backupOption]
 
 /// Parses `arguments` and checks the number of positionals.
-private func parse(_ arguments: [String], _ options: [OptionSpec], _ command: String, count: ClosedRange<Int>) throws -> ParsedArguments {
+func parse(_ arguments: [String], _ options: [OptionSpec], _ command: String, count: ClosedRange<Int>) throws -> ParsedArguments {
     let parsed = try ParsedArguments.parse(arguments, options: options, command: command)
     guard count.contains(parsed.positionals.count) else {
         throw CommandLineError.usage(message: "wrong number of arguments", command: command)
@@ -17,7 +17,7 @@ private func parse(_ arguments: [String], _ options: [OptionSpec], _ command: St
 }
 
 /// The entry at `path` or a clear error.
-private func requireEntry(_ path: String, _ vault: Vault, _ command: String) throws -> Entry {
+func requireEntry(_ path: String, _ vault: Vault, _ command: String) throws -> Entry {
     guard let entry = EntryPaths.entry(path, in: vault) else {
         throw CommandLineError.usage(message: "no entry at \(path)", command: command)
     }

@@ -1,0 +1,54 @@
+internal import Foundation
+internal import KDBXFormat
+internal import MyPassCore
+internal import MyPassCrypto
+
+/// `mypass-sync totp VAULT ENTRY [--time UNIX] [--json]`: the entry's current one-time password.
+struct TOTPCommand: Command {
+    let name = "totp"
+    let summary = "Print an entry's time-based one-time password (otpauth URI, KeePassXC or KeePass fields)."
+    let usage = "mypass-sync totp <vault> <entry-path> [--time <unix-seconds>] [--json] [credentials]"
+    let options: [OptionSpec] = [
+        .value("--time", valueName: "unix-seconds", help: "The code at this moment instead of now."),
+        .flag("--json", help: "Print {\"code\", \"secondsRemaining\", \"period\", \"algorithm\"}."),
+    ] + Credentials.options
+    var details: String { options.helpSection }
+
+    func run(arguments: [String], output: inout StandardStreams) throws -> ExitCode {
+        let parsed = try parse(arguments, options, name, count: 2...2)
+        let moment = try parsed.value("time").map { text -> Date in
+            guard let seconds = Int64(text), seconds >= 0 else {
+                throw CommandLineError.usage(message: "--time takes Unix seconds", command: name)
+            }
+            return Date(timeIntervalSince1970: TimeInterval(seconds))
+        } ?? Date()
+        let unlocked = try Credentials.openVault(parsed, path: parsed.positionals[0], command: name)
+        let entry = try requireEntry(parsed.positionals[1], unlocked.opened.vault, name)
+        let configuration: TOTP
+        do {
+            guard let found = try TOTP.configuration(of: entry) else {
+                throw CommandLineError.usage(message: "\(parsed.positionals[1]) has no one-time password configured", command: name)
+            }
+            configuration = found
+        } catch let error as TOTPError {
+            throw CommandLineError.usage(message: "\(parsed.positionals[1]): \(error)", command: name)
+        }
+        let code = try configuration.code(at: moment)
+        let remaining = configuration.secondsRemaining(at: moment)
+        if parsed.flag("json") {
+            output.print(try JSONText.encode(TOTPOutput(code: code, secondsRemaining: remaining, period: configuration.period,
+                                                        algorithm: configuration.algorithm.rawValue)))
+        } else {
+            output.print("\(code)  (\(remaining) s left)")
+        }
+        return .success
+    }
+}
+
+private struct TOTPOutput: Encodable {
+    let schema = 1
+    let code: String
+    let secondsRemaining: Int
+    let period: Int
+    let algorithm: String
+}
