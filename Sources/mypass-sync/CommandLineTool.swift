@@ -11,7 +11,7 @@ enum CommandLineTool {
     /// Every command, in the order the help lists them.
     static let commands: [any Command] = [
         MergeCommand(), DiffCommand(), StatusCommand(), ResolveCommand(), WatchCommand(), ConflictsCommand(), InfoCommand(), ExportCommand(), ConvertCommand(),
-        TOTPCommand(), ListCommand(), ShowCommand(), AddCommand(), EditCommand(), RemoveCommand(), MoveCommand(), SearchCommand(),
+        TOTPCommand(), MatchCommand(), ListCommand(), ShowCommand(), AddCommand(), EditCommand(), RemoveCommand(), MoveCommand(), SearchCommand(),
         HelpCommand(), VersionCommand(),
     ]
 

@@ -46,12 +46,12 @@ struct ToolRunner {
     }()
 
     /// Every run's standard output and error are scanned for the fixtures' secrets (issue 7): only
-    /// `export` and `show --reveal` may print them.
+    /// `export`, `show --reveal` and `match --reveal` may print them.
     static func run(_ arguments: [String], input: String = "", environment: [String: String] = [:]) throws -> Outcome {
         let outcome = try ProcessRunner.run(try binary(), arguments, input: Data(input.utf8),
                                             environment: ["XDG_STATE_HOME": stateHome].merging(environment) { $1 })
         let result = Outcome(status: outcome.status, standardOutput: outcome.output, standardError: outcome.standardError)
-        let mayReveal = arguments.first == "export" || (arguments.first == "show" && arguments.contains("--reveal"))
+        let mayReveal = arguments.first == "export" || (["show", "match"].contains(arguments.first ?? "") && arguments.contains("--reveal"))
         if !mayReveal, let leaked = SecretScan.firstSecret(in: result.standardOutput + result.standardError) {
             Issue.record("`mypass-sync \(arguments.first ?? "")` printed a secret (\(leaked.count) characters, starts with \(leaked.prefix(2)))")
         }

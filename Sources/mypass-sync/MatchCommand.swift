@@ -1,0 +1,56 @@
+internal import Foundation
+internal import KDBXFormat
+internal import MyPassCore
+
+/// `mypass-sync match VAULT SERVICE [--json] [--reveal]`: the entries AutoFill would suggest.
+struct MatchCommand: Command {
+    let name = "match"
+    let summary = "List the entries AutoFill would suggest for a URL, domain or app (androidapp://ID)."
+    let usage = "mypass-sync match <vault> <url|domain|androidapp://id> [--json] [--reveal] [credentials]"
+    let options: [OptionSpec] = [
+        .flag("--json", help: "Print one JSON document (schema 1)."),
+        .flag("--reveal", help: "Include the passwords."),
+    ] + Credentials.options
+    var details: String { options.helpSection }
+
+    func run(arguments: [String], output: inout StandardStreams) throws -> ExitCode {
+        let parsed = try parse(arguments, options, name, count: 2...2)
+        let unlocked = try Credentials.openVault(parsed, path: parsed.positionals[0], command: name)
+        let vault = unlocked.opened.vault
+        var candidates: [CredentialMatcher.Candidate] = []
+        vault.root.forEachGroup { group, _ in
+            let recycled = vault.isInRecycleBin(group: group.uuid)
+            candidates += group.entries.map { .init(entry: $0, inRecycleBin: recycled) }
+        }
+        let result = CredentialMatcher.filter(entries: candidates, for: [ServiceIdentifier(parsing: parsed.positionals[1])])
+        let reveal = parsed.flag("reveal")
+        let matches = result.suggested.map { entry in
+            Match(path: EntryPaths.path(of: entry.uuid, in: vault) ?? "/" + entry.title, username: entry.text("UserName"), url: entry.text("URL"),
+                  password: reveal ? entry.text("Password") : nil)
+        }
+        if parsed.flag("json") {
+            output.print(try JSONText.encode(MatchReport(suggested: matches, all: result.all.count)))
+        } else if matches.isEmpty {
+            output.print("no entry for \(parsed.positionals[1]) (\(result.all.count) entries in all)")
+        } else {
+            for match in matches {
+                output.print([match.path, match.username, match.url, match.password].compactMap { $0 }.filter { !$0.isEmpty }
+                    .joined(separator: "  "))
+            }
+        }
+        return .success
+    }
+}
+
+private struct Match: Encodable {
+    let path: String
+    let username: String
+    let url: String
+    let password: String?
+}
+
+private struct MatchReport: Encodable {
+    let schema = 1
+    let suggested: [Match]
+    let all: Int
+}
