@@ -44,6 +44,21 @@ public enum KDFParameters: Sendable, Equatable {
     }
 
     /// The name used by `info`, `export` and `convert`.
+    /// A SHA-256 identifying these exact settings (kind, costs, salt, secret): a stored derived key
+    /// serves a vault only while its header's KDF has the same fingerprint.
+    public var fingerprint: Data {
+        var text: String
+        switch self {
+        case .aesKDF(let seed, let rounds):
+            text = "aes-kdf|\(rounds)|\(seed.base64EncodedString())"
+        case .argon2(let settings):
+            text = "argon2|\(settings.variant)|\(settings.iterations)|\(settings.memoryBytes)|\(settings.parallelism)|"
+                + "\(settings.version)|\(settings.salt.base64EncodedString())|\(settings.secret?.base64EncodedString() ?? "-")|"
+                + "\(settings.associatedData?.base64EncodedString() ?? "-")"
+        }
+        return SHA256.hash(Data(text.utf8))
+    }
+
     public var name: String {
         switch self {
         case .aesKDF: "aes-kdf"

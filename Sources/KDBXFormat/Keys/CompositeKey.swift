@@ -39,6 +39,18 @@ public struct DerivedKey: Sendable {
     private let sourceKey: SecureBytes
 
     /// Runs `kdf` over `compositeKey` (checked against `limits` first).
+    /// A key restored from storage (quick unlock): `transformedKey` as `storageForm` gave it. It opens
+    /// files only through `KDBXReader.open(_:derivedKey:)`; it is never taken for any credentials.
+    public init(restoring transformedKey: SecureBytes, kdf: KDFParameters) {
+        self.kdf = kdf
+        self.transformedKey = transformedKey
+        sourceKey = SecureBytes(Data())
+    }
+
+    /// The KDF result itself, for a `DerivedKeyStore` (it opens the vault without the password while
+    /// the KDF settings and salt stay the same: keep it only in protected storage, with an expiry).
+    public var storageForm: SecureBytes { transformedKey }
+
     public init(compositeKey: CompositeKey, kdf: KDFParameters, limits: ResourceLimits = .standard) throws(KDBXError) {
         self.kdf = kdf
         sourceKey = compositeKey.rawKey

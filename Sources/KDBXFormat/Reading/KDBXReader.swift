@@ -14,8 +14,25 @@ public enum KDBXReader {
     public static func open(
         _ file: Data, key: CompositeKey, cachedKey: DerivedKey? = nil, limits: ResourceLimits = .standard
     ) throws(KDBXError) -> OpenedVault {
+        try open(file, limits: limits) { kdf throws(KDBXError) in
+            try kdf.check(against: limits)
+            return try DerivedKey.reusing(cachedKey, compositeKey: key, kdf: kdf, limits: limits)
+        }
+    }
+
+    /// Opens `file` with a derived key alone (quick unlock, no password): the header's KDF must be the
+    /// one the key was derived with, else `wrongCredentials` (the caller asks for the password).
+    public static func open(_ file: Data, derivedKey: DerivedKey, limits: ResourceLimits = .standard) throws(KDBXError) -> OpenedVault {
+        try open(file, limits: limits) { kdf throws(KDBXError) in
+            guard kdf.fingerprint == derivedKey.kdf.fingerprint else { throw .wrongCredentials }
+            return derivedKey
+        }
+    }
+
+    private static func open(
+        _ file: Data, limits: ResourceLimits, key resolveKey: (KDFParameters) throws(KDBXError) -> DerivedKey
+    ) throws(KDBXError) -> OpenedVault {
         let (header, headerLength) = try OuterHeader.parse(file)
-        try header.kdf.check(against: limits)
         if header.version.isKDBX4 {
             // Check the header's own hash before spending time on the KDF.
             let hashEnd = headerLength + 32
@@ -24,7 +41,7 @@ public enum KDBXReader {
                 throw .corrupt("header hash mismatch")
             }
         }
-        let derived = try DerivedKey.reusing(cachedKey, compositeKey: key, kdf: header.kdf, limits: limits)
+        let derived = try resolveKey(header.kdf)
         let decoded = header.version.isKDBX4
             ? try openKDBX4(file, header: header, headerLength: headerLength, key: derived, limits: limits)
             : try openKDBX3(file, header: header, headerLength: headerLength, key: derived, limits: limits)

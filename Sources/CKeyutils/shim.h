@@ -1,0 +1,2 @@
+/* libkeyutils: the Linux kernel keyring, for quick unlock (cached derived keys with an expiry). */
+#include <keyutils.h>

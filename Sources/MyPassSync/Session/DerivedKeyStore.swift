@@ -1,0 +1,88 @@
+public import Foundation
+public import KDBXFormat
+public import MyPassCrypto
+internal import CKeyutils
+
+/// Where quick unlock keeps derived keys: the KDF result of a vault, valid while the vault's KDF
+/// settings and salt stay the same (the 2Stable idea: keep the expensive Argon2 run out of
+/// memory-limited processes such as an AutoFill extension).
+public protocol DerivedKeyStore: Sendable {
+    /// Keeps `key` for the vault `vaultID` (replacing an earlier one).
+    func store(_ key: DerivedKey, for vaultID: String) throws
+    /// The stored key material and the KDF fingerprint it was derived for, if still there.
+    func load(for vaultID: String) -> (transformedKey: SecureBytes, kdfFingerprint: Data)?
+    /// Forgets the key of `vaultID`.
+    func remove(for vaultID: String)
+}
+
+/// Keys held by this process only (zeroed when removed or when the store goes away).
+public final class InMemoryDerivedKeyStore: DerivedKeyStore, @unchecked Sendable {
+    private let lock = NSLock()
+    private var keys: [String: (SecureBytes, Data)] = [:]
+
+    public init() {}
+
+    public func store(_ key: DerivedKey, for vaultID: String) {
+        lock.lock()
+        keys[vaultID] = (key.storageForm, key.kdf.fingerprint)
+        lock.unlock()
+    }
+
+    public func load(for vaultID: String) -> (transformedKey: SecureBytes, kdfFingerprint: Data)? {
+        lock.lock()
+        defer { lock.unlock() }
+        return keys[vaultID].map { ($0.0, $0.1) }
+    }
+
+    public func remove(for vaultID: String) {
+        lock.lock()
+        keys[vaultID] = nil
+        lock.unlock()
+    }
+}
+
+/// Keys in the Linux kernel's user keyring (libkeyutils): outside any process's memory, shared by
+/// this user's processes, gone after `lifetime` seconds or at logout. Payload: the KDF fingerprint
+/// (32 bytes) then the derived key.
+public struct KernelKeyringDerivedKeyStore: DerivedKeyStore {
+    public let lifetime: UInt32
+
+    public init(lifetime: UInt32 = 8 * 3600) { self.lifetime = lifetime }
+
+    /// Whether the kernel keyring can be used here (seccomp filters in some containers forbid it).
+    public static var isAvailable: Bool {
+        keyctl_get_keyring_ID(KEY_SPEC_USER_KEYRING, 0) >= 0
+    }
+
+    private func description(_ vaultID: String) -> String { "mypass-sync:derived-key:" + vaultID }
+
+    public func store(_ key: DerivedKey, for vaultID: String) throws {
+        var payload = [UInt8](key.kdf.fingerprint)
+        key.storageForm.withUnsafeBytes { payload.append(contentsOf: $0) }
+        defer { MemoryMask.wipe(&payload) }
+        let serial = add_key("user", description(vaultID), payload, payload.count, KEY_SPEC_USER_KEYRING)
+        guard serial >= 0 else {
+            throw FileError.system(operation: "add_key", path: "kernel keyring", errno: errno, message: String(cString: strerror(errno)))
+        }
+        _ = keyctl_set_timeout(serial, lifetime)
+    }
+
+    public func load(for vaultID: String) -> (transformedKey: SecureBytes, kdfFingerprint: Data)? {
+        let serial = key_serial_t(truncatingIfNeeded: keyctl_search(KEY_SPEC_USER_KEYRING, "user", description(vaultID), 0))
+        guard serial > 0 else { return nil }
+        var buffer: UnsafeMutableRawPointer?
+        let length = keyctl_read_alloc(serial, &buffer)
+        guard length > 32, let buffer else { return nil }
+        defer {
+            memset(buffer, 0, Int(length))
+            free(buffer)
+        }
+        let bytes = UnsafeRawBufferPointer(start: buffer, count: Int(length))
+        return (SecureBytes(Data(bytes[32...])), Data(bytes[..<32]))
+    }
+
+    public func remove(for vaultID: String) {
+        let serial = key_serial_t(truncatingIfNeeded: keyctl_search(KEY_SPEC_USER_KEYRING, "user", description(vaultID), 0))
+        if serial > 0 { _ = keyctl_invalidate(serial) }
+    }
+}

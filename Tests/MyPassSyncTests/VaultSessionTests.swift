@@ -1,0 +1,83 @@
+import Foundation
+import KDBXFormat
+import MyPassCore
+@testable import MyPassSync
+import Testing
+
+@Suite("Vault session: lock, unlock, quick unlock from a stored derived key", .serialized)
+struct VaultSessionTests {
+    @Test("unlock shows the vault, lock drops it")
+    func lockAndUnlock() throws {
+        let workspace = try Workspace()
+        defer { workspace.remove() }
+        let session = VaultSession(path: workspace.vaultPath, store: nil)
+        #expect(!session.isUnlocked && session.vault == nil)
+        try session.unlock(with: Workspace.key)
+        #expect(session.vault?.root.entries.map(\.title) == ["First"])
+        session.lock()
+        #expect(!session.isUnlocked && session.vault == nil)
+        #expect(try !session.quickUnlock(), "no store: the password is needed")
+    }
+
+    @Test("quick unlock opens without the password and without any KDF run")
+    func quickUnlockSkipsTheKDF() throws {
+        let workspace = try Workspace()
+        defer { workspace.remove() }
+        let store = InMemoryDerivedKeyStore()
+        try VaultSession(path: workspace.vaultPath, store: store).unlock(with: Workspace.key)
+        // Caps that forbid the vault's KDF: an open with credentials is refused, quick unlock is not.
+        let noKDF = ResourceLimits(maximumAESKDFRounds: 1)
+        #expect(throws: KDBXError.self) { try KDBXReader.open(workspace.bytes(), key: Workspace.key, limits: noKDF) }
+        let app = VaultSession(path: workspace.vaultPath, store: store, limits: noKDF)
+        #expect(try app.quickUnlock())
+        #expect(app.vault?.root.entries.map(\.title) == ["First"])
+    }
+
+    @Test("after the KDF salt changes (KeePassXC saves with a new one) quick unlock falls back to the password")
+    func saltChanged() throws {
+        let workspace = try Workspace()
+        defer { workspace.remove() }
+        let store = InMemoryDerivedKeyStore()
+        let session = VaultSession(path: workspace.vaultPath, store: store)
+        try session.unlock(with: Workspace.key)
+        let vault = try workspace.open()
+        let settings = FormatSettings(version: .v4_0, cipher: .chaCha20, kdf: .aesKDF(seed: Data(repeating: 9, count: 32), rounds: 10))
+        try KDBXWriter.serialize(vault, settings: settings, key: Workspace.key).file.write(to: URL(fileURLWithPath: workspace.vaultPath))
+        session.lock()
+        #expect(try !session.quickUnlock())
+        #expect(store.load(for: session.vaultID) == nil, "the stale key is forgotten")
+        try session.unlock(with: Workspace.key)
+        #expect(try session.quickUnlock())
+    }
+
+    @Test("a stored key that no longer opens the vault (password changed, same salt) is forgotten")
+    func passwordChangedSameSalt() throws {
+        let workspace = try Workspace()
+        defer { workspace.remove() }
+        let store = InMemoryDerivedKeyStore()
+        let session = VaultSession(path: workspace.vaultPath, store: store)
+        try session.unlock(with: Workspace.key)
+        let vault = try workspace.open()
+        let settings = FormatSettings(version: .v4_0, cipher: .chaCha20, kdf: .aesKDF(seed: Data(repeating: 2, count: 32), rounds: 10))
+        try KDBXWriter.serialize(vault, settings: settings, key: CompositeKey(password: "new password")).file
+            .write(to: URL(fileURLWithPath: workspace.vaultPath))
+        #expect(try !session.quickUnlock())
+        #expect(store.load(for: session.vaultID) == nil)
+    }
+
+    @Test("the kernel keyring keeps the key for other processes' sessions and lets it expire")
+    func kernelKeyring() throws {
+        let workspace = try Workspace()
+        defer { workspace.remove() }
+        let store = KernelKeyringDerivedKeyStore(lifetime: 2)
+        let session = VaultSession(path: workspace.vaultPath, store: store)
+        defer { session.forgetQuickUnlock() }
+        try session.unlock(with: Workspace.key)
+        let later = VaultSession(path: workspace.vaultPath, store: KernelKeyringDerivedKeyStore())
+        #expect(try later.quickUnlock())
+        #expect(later.vault?.root.entries.map(\.title) == ["First"])
+        sleep(3)
+        #expect(store.load(for: session.vaultID) == nil, "expired")
+        #expect(try !VaultSession(path: workspace.vaultPath, store: store).quickUnlock())
+    }
+}
