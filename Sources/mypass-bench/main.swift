@@ -1,6 +1,6 @@
 import Foundation
 
-// Figures, not pass/fail. `swift run -c release mypass-bench [crypto | vault [N] | merge [N] | watch [N] | open FILE | generate N DIR]`.
+// Figures, not pass/fail. `swift run -c release mypass-bench [crypto | vault [N] | merge [N] | watch [N] | open FILE | generate N DIR | quick-unlock store|open FILE]`.
 let arguments = Array(CommandLine.arguments.dropFirst())
 switch arguments.first {
 case nil, "crypto":
@@ -20,6 +20,9 @@ case "generate":
     let directory = URL(fileURLWithPath: arguments[2])
     try writeBenchmarkVault(entries: entries, directory: directory)
     _ = try writeMergeWorkload(entries: entries, directory: directory)
+case "quick-unlock":
+    guard arguments.count == 3 else { fatalError("usage: mypass-bench quick-unlock store|open FILE") }
+    try runQuickUnlockBenchmark(mode: arguments[1], path: arguments[2])
 case "open":
     guard arguments.count == 2 else { fatalError("usage: mypass-bench open FILE") }
     try runOpenBenchmark(path: arguments[1])
