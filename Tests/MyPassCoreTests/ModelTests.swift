@@ -34,12 +34,15 @@ struct ModelTests {
         #expect(!value.description.contains("horse"))
         #expect(!String(reflecting: value).contains("horse"))
         let mirror = Mirror(reflecting: value)
+        var inspected = 0
         for child in mirror.children {
             if let bytes = child.value as? [UInt8] {
-                #expect(bytes != Array(secret.utf8))
+                inspected += 1
+                #expect(bytes.count == secret.utf8.count && bytes != Array(secret.utf8))
                 #expect(!String(decoding: bytes, as: UTF8.self).contains("horse"))
             }
         }
+        #expect(inspected == 1, "the value's byte storage was found and inspected")
         #expect(value == ProtectedValue(secret))
         #expect(value != ProtectedValue(secret + "!"))
         #expect(FieldValue.protected(value).description == "ProtectedValue(hidden)")
