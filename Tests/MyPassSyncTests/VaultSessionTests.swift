@@ -6,6 +6,12 @@ import Testing
 
 @Suite("Vault session: lock, unlock, quick unlock from a stored derived key", .serialized)
 struct VaultSessionTests {
+    /// Saves the workspace's vault again with AES-KDF salt `kdfSeed` (repeated) under `key`.
+    static func resave(_ workspace: Workspace, kdfSeed: UInt8, key: CompositeKey) throws {
+        let settings = FormatSettings(version: .v4_0, cipher: .chaCha20, kdf: .aesKDF(seed: Data(repeating: kdfSeed, count: 32), rounds: 10))
+        try KDBXWriter.serialize(workspace.open(), settings: settings, key: key).file.write(to: URL(fileURLWithPath: workspace.vaultPath))
+    }
+
     @Test("unlock shows the vault, lock drops it")
     func lockAndUnlock() throws {
         let workspace = try Workspace()
@@ -40,9 +46,7 @@ struct VaultSessionTests {
         let store = InMemoryDerivedKeyStore()
         let session = VaultSession(path: workspace.vaultPath, store: store)
         try session.unlock(with: Workspace.key)
-        let vault = try workspace.open()
-        let settings = FormatSettings(version: .v4_0, cipher: .chaCha20, kdf: .aesKDF(seed: Data(repeating: 9, count: 32), rounds: 10))
-        try KDBXWriter.serialize(vault, settings: settings, key: Workspace.key).file.write(to: URL(fileURLWithPath: workspace.vaultPath))
+        try Self.resave(workspace, kdfSeed: 9, key: Workspace.key)
         session.lock()
         #expect(try !session.quickUnlock())
         #expect(store.load(for: session.vaultID) == nil, "the stale key is forgotten")
@@ -57,10 +61,7 @@ struct VaultSessionTests {
         let store = InMemoryDerivedKeyStore()
         let session = VaultSession(path: workspace.vaultPath, store: store)
         try session.unlock(with: Workspace.key)
-        let vault = try workspace.open()
-        let settings = FormatSettings(version: .v4_0, cipher: .chaCha20, kdf: .aesKDF(seed: Data(repeating: 2, count: 32), rounds: 10))
-        try KDBXWriter.serialize(vault, settings: settings, key: CompositeKey(password: "new password")).file
-            .write(to: URL(fileURLWithPath: workspace.vaultPath))
+        try Self.resave(workspace, kdfSeed: 2, key: CompositeKey(password: "new password"))  // Workspace's salt is 2 too.
         #expect(try !session.quickUnlock())
         #expect(store.load(for: session.vaultID) == nil)
     }
