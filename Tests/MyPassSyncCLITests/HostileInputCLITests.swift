@@ -15,10 +15,7 @@ struct HostileInputCLITests {
 
     /// Runs `mypass-sync arguments` under Helpers/measure.py: exit status, wall time, peak memory.
     static func measured(_ arguments: [String], input: String = "") throws -> Measured {
-        let helper = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Helpers/measure.py")
-        let outcome = try ProcessRunner.run(URL(fileURLWithPath: "/usr/bin/env"), ["python3", helper.path, try ToolRunner.binary().path] + arguments,
-                                            input: Data(input.utf8))
-        return try JSONDecoder().decode(Measured.self, from: outcome.standardOutput)
+        try ToolRunner.helperReport("measure.py", [], arguments, input: input)
     }
 
     /// The bounds every hostile input must stay within (a guard against runaway work, not a speed

@@ -12,16 +12,7 @@ struct PasswordPromptTests {
 
     /// Runs `mypass-sync arguments` on a pseudo-terminal and types `line` at the password prompt.
     static func typeAtPrompt(_ line: String, _ arguments: [String]) throws -> Screen {
-        let helper = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Helpers/type_at_prompt.py")
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["python3", helper.path, line, try ToolRunner.binary().path] + arguments
-        let output = Pipe()
-        process.standardOutput = output
-        try process.run()
-        let data = output.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return try JSONDecoder().decode(Screen.self, from: data)
+        try ToolRunner.helperReport("type_at_prompt.py", [line], arguments)
     }
 
     @Test("the prompt reads the password with echo off and the vault opens")

@@ -38,6 +38,18 @@ struct ToolRunner {
     }
 
     /// Runs `mypass-sync arguments...` with `input` on standard input and waits for it.
+    /// Runs `Helpers/SCRIPT` (a Python helper that starts `mypass-sync arguments` itself) and decodes
+    /// the JSON report it prints.
+    static func helperReport<Report: Decodable>(
+        _ script: String, _ helperArguments: [String], _ arguments: [String], input: String = ""
+    ) throws -> Report {
+        let helper = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Helpers/" + script)
+        let outcome = try ProcessRunner.run(URL(fileURLWithPath: "/usr/bin/env"),
+                                            ["python3", helper.path] + helperArguments + [try binary().path] + arguments,
+                                            input: Data(input.utf8))
+        return try JSONDecoder().decode(Report.self, from: outcome.standardOutput)
+    }
+
     /// A state directory of the test run's own, so that tests never touch the user's sync state.
     static let stateHome: String = {
         let path = FileManager.default.temporaryDirectory.appendingPathComponent("mypass-sync-test-state-\(getpid())").path
