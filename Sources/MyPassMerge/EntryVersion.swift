@@ -4,7 +4,7 @@ internal import MyPassCore
 extension Entry {
     /// The same version of an entry: same modification time and content (history aside).
     func isSameVersion(as other: Entry) -> Bool {
-        times.lastModified == other.times.lastModified && contentDigest == other.contentDigest
+        times.lastModified == other.times.lastModified && hasSameContent(as: other)
     }
 
     /// Whether this version is `earlier` or was made from it (holds it in its history).

@@ -85,4 +85,10 @@ func runOpenBenchmark(path: String) throws {
     let median = samples.sorted()[samples.count / 2]
     report("open (decrypt + decompress + parse)", median, String(format: "peak RSS %.0f MB (%.0f MB before opening)", peakResidentMegabytes(), before))
     print("entries: \(entryCount)")
+    // The same vault saved again (same settings, key already derived): the writer alone.
+    let opened = try KDBXReader.open(bytes, key: key)
+    let save = try medianSeconds(repetitions: 5) {
+        _ = try KDBXWriter.serialize(opened.vault, settings: opened.settings, key: key, cachedKey: opened.derivedKey)
+    }
+    report("save (serialize with the same settings)", save)
 }

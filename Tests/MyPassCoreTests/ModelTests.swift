@@ -77,4 +77,56 @@ struct ModelTests {
         #expect(ours.contentDigest != entry([("Title", "Mail"), ("UserName", "alice"), ("Custom", "")], tags: ["a", "b"]).contentDigest)
         #expect(ours.contentDigest != entry([("Title", "Mail"), ("UserName", "alice"), ("Custom", "x")], tags: ["a"]).contentDigest)
     }
+
+    @Test("comparing content directly agrees with the content digest for every pair of variants")
+    func contentEqualityMatchesDigest() {
+        let time = Timestamp(iso8601: "2026-02-01T10:00:00Z")!
+        let base = Entry(uuid: UUID(), tags: ["a", "b"], times: Times(allAt: time),
+                         fields: [EntryField(key: "Title", value: .plain("Mail")), EntryField(key: "Password", value: FieldValue("pw", isProtected: true)),
+                                  EntryField(key: "Custom", value: .plain("x"))],
+                         attachments: [Attachment(name: "a.txt", binary: BinaryID(sha256: "01")), Attachment(name: "b.txt", binary: BinaryID(sha256: "02"))],
+                         customData: [CustomDataItem(key: "k1", value: "v1"), CustomDataItem(key: "k2", value: "v2")])
+        var variants: [Entry] = [base]
+        func variant(_ change: (inout Entry) -> Void) { var copy = base; change(&copy); variants.append(copy) }
+        variant { $0.fields.reverse() }
+        variant { $0.fields.append(EntryField(key: "Notes", value: .plain(""))) }
+        variant { $0.fields.append(EntryField(key: "Notes", value: .plain("n"))) }
+        variant { $0.fields.append(EntryField(key: "Empty", value: .plain(""))) }
+        variant { $0.fields[1].value = FieldValue("pw", isProtected: false) }
+        variant { $0.fields[1].value = FieldValue("pw2", isProtected: true) }
+        variant { $0.fields[0].value = .plain("Mail\u{301}") }
+        variant { $0.tags.reverse() }
+        variant { $0.tags = ["a"] }
+        variant { $0.attachments.reverse() }
+        variant { $0.attachments[0].binary = BinaryID(sha256: "03") }
+        variant { $0.attachments[0].name = "c.txt" }
+        variant { $0.customData.reverse() }
+        variant { $0.customData[0].value = "other" }
+        variant { $0.customData[0].lastModified = time }
+        variant { $0.iconID = 3 }
+        variant { $0.customIconUUID = UUID() }
+        variant { $0.foregroundColor = "#FF0000" }
+        variant { $0.backgroundColor = "#00FF00" }
+        variant { $0.overrideURL = "cmd://x" }
+        variant { $0.qualityCheck = false }
+        variant { $0.times.expires = true }
+        variant { $0.times.expiryTime = Timestamp(secondsSinceYearOne: 1) }
+        variant { $0.times.lastModified = Timestamp(secondsSinceYearOne: 2) }
+        variant { $0.autoType.isEnabled = false }
+        variant { $0.autoType.defaultSequence = "{USERNAME}" }
+        variant { $0.autoType.associations = [AutoType.Association(window: "w", keystrokeSequence: "s")] }
+        variant { $0.history = [base] }
+        variant { $0.preserved = [PreservedXML(name: "X", attributes: [], text: "1", children: [])] }
+        var same = 0, different = 0
+        for first in variants {
+            for second in variants {
+                let direct = first.hasSameContent(as: second)
+                #expect(direct == (first.contentDigest == second.contentDigest))
+                if direct { same += 1 } else { different += 1 }
+            }
+        }
+        // Reordering, an empty standard field, custom data times, modification time and history do not count.
+        #expect(same == 9 * 9 + (variants.count - 9))
+        #expect(different > 0)
+    }
 }

@@ -45,7 +45,7 @@ final class PipelinedCompressor {
 /// `@unchecked Sendable`: the compressor is used only by the worker thread once it starts; `result`
 /// is written before `done` is signalled and read only after waiting for it.
 private final class CompressionWorker: @unchecked Sendable {
-    let channel = ChunkChannel(capacity: 4)
+    let channel = ChunkChannel<Data>(capacity: 4)
     private let compressor: PayloadCompressor
     private let done = DispatchSemaphore(value: 0)
     private var result: Result<Data, KDBXError> = .failure(.unwritable("compression did not finish"))

@@ -86,31 +86,6 @@ public enum KDBXReader {
         try VaultDocumentReader.read(xml, innerStream: nil, binaries: []).vault
     }
 
-    /// Hands the (decompressed) payload to `reader` in pieces.
-    private static func feed(
-        _ payload: Data, compression: PayloadCompression, to reader: PayloadDocumentReader, limits: ResourceLimits
-    ) throws(KDBXError) {
-        if compression == .gzip {
-            try PipelinedInflater.decompress(payload, limit: limits.maximumPayloadBytes) { chunk throws(KDBXError) in
-                let result: Result<Void, KDBXError> = chunk.withUnsafeBytes { bytes in
-                    Result { () throws(KDBXError) in try reader.feed(bytes) }
-                }
-                try result.get()
-            }
-            return
-        }
-        let chunkSize = 1 << 20
-        var offset = payload.startIndex
-        while offset < payload.endIndex {
-            let end = min(offset + chunkSize, payload.endIndex)
-            let result: Result<Void, KDBXError> = payload[offset..<end].withUnsafeBytes { chunk in
-                Result { () throws(KDBXError) in try reader.feed(chunk) }
-            }
-            try result.get()
-            offset = end
-        }
-    }
-
     private static func openKDBX4(
         _ file: Data, header: OuterHeader, headerLength: Int, key: DerivedKey, limits: ResourceLimits
     ) throws(KDBXError) -> Vault {
@@ -126,9 +101,8 @@ public enum KDBXReader {
         var payload = try PayloadCrypto.decryptKeepingPadding(
             ciphertext, cipher: header.cipher, key: key.cipherKey(masterSeed: header.masterSeed), iv: header.encryptionIV)
         try PayloadCrypto.removePadding(&payload, cipher: header.cipher)
-        let reader = PayloadDocumentReader.kdbx4()
-        try feed(payload, compression: header.compression, to: reader, limits: limits)
-        return try reader.finish().vault
+        return try PipelinedPayloadReader.read(payload, compression: header.compression, layout: .kdbx4,
+                                               limit: limits.maximumPayloadBytes).vault
     }
 
     private static func openKDBX3(
@@ -149,9 +123,9 @@ public enum KDBXReader {
         try PayloadCrypto.removePadding(&plaintext, cipher: header.cipher)
         let payload = try HashedBlockStream.read(plaintext.subdata(in: (plaintext.startIndex + 32)..<plaintext.endIndex),
                                                  limit: limits.maximumPayloadBytes)
-        let reader = try PayloadDocumentReader.kdbx3(innerStream: PayloadCrypto.innerStream(streamAlgorithm, key: streamKey))
-        try feed(payload, compression: header.compression, to: reader, limits: limits)
-        let document = try reader.finish()
+        let document = try PipelinedPayloadReader.read(
+            payload, compression: header.compression,
+            layout: .kdbx3(innerStream: PayloadCrypto.innerStream(streamAlgorithm, key: streamKey)), limit: limits.maximumPayloadBytes)
         if let storedHash = document.headerHash, !storedHash.isEmpty {
             guard storedHash == SHA256.hash(file.prefix(headerLength)) else {
                 throw .corrupt("header hash in Meta does not match the header")

@@ -11,7 +11,8 @@ struct DecodedDocument {
 
 /// Builds a `Vault` from the SAX events of the vault document, unmasking protected values with the
 /// inner random stream in document order and resolving attachment references into the binary pool.
-/// Feed the document in pieces (`feed`), then `finish`.
+/// Hand it the events (directly from `StrictXMLParser`, or replayed by `PipelinedPayloadReader`),
+/// then `finish`.
 final class VaultDocumentReader: XMLEventHandler {
     private var table = ElementTable()
     private var names = ElementNameTable()
@@ -28,10 +29,9 @@ final class VaultDocumentReader: XMLEventHandler {
     private var meta: Meta?
     private var headerHash: Data?
     private var documentEnded = false
-    private var parser: StrictXMLParser?
 
     /// A reader for a document whose KDBX 4 inner-header attachments are `binaries`, in order.
-    init(innerStream: StreamCipher?, binaries: [PooledBinary]) throws(KDBXError) {
+    init(innerStream: StreamCipher?, binaries: [PooledBinary]) {
         self.innerStream = innerStream
         var pool = BinaryPool()
         var references: [Int: BinaryID] = [:]
@@ -40,28 +40,18 @@ final class VaultDocumentReader: XMLEventHandler {
         }
         self.pool = pool
         self.binaryReferences = references
-        self.parser = try StrictXMLParser(handler: self)
     }
 
-    /// Reads all of `xml` into a vault.
+    /// Reads all of `xml` into a vault (on this thread).
     static func read(_ xml: Data, innerStream: StreamCipher?, binaries: [PooledBinary]) throws(KDBXError) -> DecodedDocument {
-        let reader = try VaultDocumentReader(innerStream: innerStream, binaries: binaries)
-        try reader.feed(xml)
+        let reader = VaultDocumentReader(innerStream: innerStream, binaries: binaries)
+        try StrictXMLParser.parse(xml, handler: reader)
         return try reader.finish()
     }
 
-    /// Parses the next piece of the document.
-    func feed(_ bytes: some ContiguousBytes) throws(KDBXError) {
-        guard let parser else { throw .corrupt("XML: reader already finished") }
-        try parser.feed(bytes)
-    }
-
-    /// Ends the document and returns the vault.
+    /// After the document's last event: the vault.
     func finish() throws(KDBXError) -> DecodedDocument {
-        guard let parser else { throw .corrupt("XML: reader already finished") }
-        try parser.finish()
-        self.parser = nil
-        return try assemble()
+        try assemble()
     }
 
     // MARK: Events
@@ -74,14 +64,25 @@ final class VaultDocumentReader: XMLEventHandler {
                 parsedAttributes.append((names.intern(attributeName), String(decoding: value, as: UTF8.self)))
             }
         }
+        try startElement(name, attributes: parsedAttributes)
+    }
+
+    /// An element starts whose name (and attribute names) `XMLEventRecorder` interned: its table and
+    /// this reader's agree because every new name is announced first (`defineName`).
+    func startElement(_ name: ElementName, attributes: [(ElementName, String)]) throws(KDBXError) {
         let parent = stack.last ?? -1
         if parent < 0 {
             guard !documentEnded, name == .keePassFile else { throw .corrupt("XML: the document element must be KeePassFile") }
         }
         let isConvertedSeparately = name == .entry || name == .group
-        let index = table.append(name, parent: parent, linked: !isConvertedSeparately, attributes: parsedAttributes)
+        let index = table.append(name, parent: parent, linked: !isConvertedSeparately, attributes: attributes)
         stack.append(index)
         if name == .group || name == .root { groupFrames.append(([], [])) }
+    }
+
+    /// A name the recorder interned for the first time (it gets the next identifier here too).
+    func defineName(_ name: String) {
+        _ = names.intern(name)
     }
 
     func characters(_ bytes: UnsafeBufferPointer<UInt8>) {

@@ -30,8 +30,8 @@ struct VaultDocumentWriter {
     }
 
     /// Streams the document to `sink` in pieces.
-    func write(to sink: @escaping XMLTextWriter.Sink) throws(KDBXError) {
-        let xml = try XMLTextWriter(indent: plainExport, sink: sink)
+    func write(to sink: @escaping XMLStreamWriter.Sink) throws(KDBXError) {
+        let xml = try XMLStreamWriter(indent: plainExport, sink: sink)
         let references = referenceNumbers
         xml.start("KeePassFile")
         try writeMeta(xml)
@@ -85,7 +85,7 @@ struct VaultDocumentWriter {
 
     // MARK: Elements
 
-    private func writeMeta(_ xml: XMLTextWriter) throws(KDBXError) {
+    private func writeMeta(_ xml: XMLStreamWriter) throws(KDBXError) {
         let meta = vault.meta
         xml.start("Meta")
         xml.element("Generator", meta.generator)
@@ -157,7 +157,7 @@ struct VaultDocumentWriter {
         xml.end()
     }
 
-    private func writeCustomData(_ items: [CustomDataItem], _ xml: XMLTextWriter) {
+    private func writeCustomData(_ items: [CustomDataItem], _ xml: XMLStreamWriter) {
         guard !items.isEmpty else { return }
         xml.start("CustomData")
         for item in items {
@@ -170,7 +170,7 @@ struct VaultDocumentWriter {
         xml.end()
     }
 
-    private func writeTimes(_ times: Times, _ xml: XMLTextWriter) {
+    private func writeTimes(_ times: Times, _ xml: XMLStreamWriter) {
         xml.start("Times")
         xml.element("CreationTime", time(times.created))
         xml.element("LastModificationTime", time(times.lastModified))
@@ -182,7 +182,7 @@ struct VaultDocumentWriter {
         xml.end()
     }
 
-    private func writeGroup(_ group: Group, _ xml: XMLTextWriter, _ references: [BinaryID: Int]) throws(KDBXError) {
+    private func writeGroup(_ group: Group, _ xml: XMLStreamWriter, _ references: [BinaryID: Int]) throws(KDBXError) {
         xml.start("Group")
         xml.element("UUID", uuid(group.uuid))
         xml.element("Name", group.name)
@@ -207,7 +207,7 @@ struct VaultDocumentWriter {
     }
 
     private func writeEntry(
-        _ entry: Entry, _ xml: XMLTextWriter, _ references: [BinaryID: Int], isHistoryItem: Bool
+        _ entry: Entry, _ xml: XMLStreamWriter, _ references: [BinaryID: Int], isHistoryItem: Bool
     ) throws(KDBXError) {
         xml.start("Entry")
         xml.element("UUID", uuid(entry.uuid))
@@ -261,7 +261,7 @@ struct VaultDocumentWriter {
         xml.end()
     }
 
-    private func writeAutoType(_ autoType: AutoType, _ xml: XMLTextWriter) {
+    private func writeAutoType(_ autoType: AutoType, _ xml: XMLStreamWriter) {
         xml.start("AutoType")
         xml.element("Enabled", bool(autoType.isEnabled))
         xml.element("DataTransferObfuscation", String(autoType.dataTransferObfuscation))
@@ -276,7 +276,7 @@ struct VaultDocumentWriter {
         xml.end()
     }
 
-    private func writePreserved(_ element: PreservedXML, _ xml: XMLTextWriter) {
+    private func writePreserved(_ element: PreservedXML, _ xml: XMLStreamWriter) {
         xml.start(named: element.name)
         for attribute in element.attributes { xml.attribute(named: attribute.name, attribute.value) }
         xml.text(element.text)

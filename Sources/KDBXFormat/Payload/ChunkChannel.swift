@@ -1,40 +1,9 @@
 internal import Foundation
 
-/// Decompresses on a second thread while the caller parses: a small bounded channel of chunks
-/// between the two, so the two cores work at once and memory stays at a few chunks.
-enum PipelinedInflater {
-    /// Inflates `compressed` on a helper thread and calls `consume` on the calling thread with each
-    /// decompressed chunk, in order. Errors from either side are rethrown; the helper always finishes.
-    static func decompress(
-        _ compressed: Data, limit: Int, consume: (Data) throws(KDBXError) -> Void
-    ) throws(KDBXError) {
-        let channel = ChunkChannel(capacity: 4)
-        let producer = Thread {
-            do {
-                try Gzip.decompress(compressed, limit: limit) { chunk throws(KDBXError) in
-                    guard channel.put(Data(chunk)) else { throw .corrupt("reader stopped") }
-                }
-                channel.close(with: nil)
-            } catch let error as KDBXError {
-                channel.close(with: error)
-            } catch {
-                channel.close(with: .corrupt("gzip: \(error)"))
-            }
-        }
-        producer.stackSize = 1 << 20
-        producer.start()
-        defer { channel.cancel() }
-        while let chunk = channel.take() {
-            try consume(chunk)
-        }
-        if let error = channel.waitForProducerError() { throw error }
-    }
-}
-
-/// A bounded first-in first-out channel of chunks between one producer and one consumer.
-final class ChunkChannel: @unchecked Sendable {
+/// A bounded first-in first-out channel of chunks between one producer thread and one consumer.
+final class ChunkChannel<Chunk>: @unchecked Sendable {
     private let condition = NSCondition()
-    private var chunks: [Data] = []
+    private var chunks: [Chunk] = []
     private let capacity: Int
     private var closed = false
     private var cancelled = false
@@ -46,7 +15,7 @@ final class ChunkChannel: @unchecked Sendable {
     }
 
     /// Adds a chunk, waiting while the channel is full; false once the consumer has gone.
-    func put(_ chunk: Data) -> Bool {
+    func put(_ chunk: Chunk) -> Bool {
         condition.lock()
         defer { condition.unlock() }
         while chunks.count >= capacity && !cancelled { condition.wait() }
@@ -75,7 +44,7 @@ final class ChunkChannel: @unchecked Sendable {
     }
 
     /// The next chunk, or nil at the end.
-    func take() -> Data? {
+    func take() -> Chunk? {
         condition.lock()
         defer { condition.unlock() }
         while chunks.isEmpty && !closed { condition.wait() }

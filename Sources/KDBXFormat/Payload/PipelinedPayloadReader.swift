@@ -1,0 +1,120 @@
+internal import Foundation
+internal import MyPassCrypto
+
+/// Reads a decrypted payload on two threads: a helper decompresses it, reads the KDBX 4 inner header
+/// and parses the XML into recorded events (`XMLEventRecorder`); the calling thread builds the vault
+/// from those events (`VaultDocumentReader`). The two halves cost about the same, so the two cores
+/// share the work; neither the decompressed payload nor the XML is ever held whole (a bounded channel
+/// of event chunks sits between them).
+enum PipelinedPayloadReader {
+    /// What the payload holds before its XML.
+    enum Layout {
+        /// KDBX 4: the inner header (inner stream and attachments), then the XML.
+        case kdbx4
+        /// KDBX 3.1: only the XML; protected values are masked with `innerStream`.
+        case kdbx3(innerStream: StreamCipher?)
+    }
+
+    /// The document in `payload` (gzip-compressed or not), never decompressing beyond `limit` bytes.
+    static func read(_ payload: Data, compression: PayloadCompression, layout: Layout, limit: Int) throws(KDBXError) -> DecodedDocument {
+        let channel = ChunkChannel<[UInt8]>(capacity: 4)
+        let parsing = PayloadParsing(readsInnerHeader: { if case .kdbx4 = layout { true } else { false } }(), channel: channel)
+        let helper = Thread { parsing.run(payload, compression: compression, limit: limit) }
+        helper.stackSize = 4 << 20
+        helper.start()
+        defer { channel.cancel() }
+        var reader: VaultDocumentReader?
+        while let chunk = channel.take() {
+            let current: VaultDocumentReader
+            if let reader { current = reader } else { current = try makeReader(layout, innerHeader: parsing.innerHeader) }
+            reader = current
+            try RecordedEvent.replay(chunk, into: current)
+        }
+        if let error = channel.waitForProducerError() { throw error }
+        guard let reader else { throw .corrupt("XML: empty document") }
+        return try reader.finish()
+    }
+
+    private static func makeReader(_ layout: Layout, innerHeader: InnerHeader?) throws(KDBXError) -> VaultDocumentReader {
+        switch layout {
+        case .kdbx3(let innerStream):
+            return VaultDocumentReader(innerStream: innerStream, binaries: [])
+        case .kdbx4:
+            guard let innerHeader else { throw .truncated("inner header") }
+            let stream = try PayloadCrypto.innerStream(innerHeader.streamAlgorithm, key: innerHeader.streamKey)
+            return VaultDocumentReader(innerStream: stream, binaries: innerHeader.binaries)
+        }
+    }
+}
+
+/// The helper thread's half: decompression, the inner header, the strict XML parse into recorded events.
+///
+/// `@unchecked Sendable`: everything but `innerHeader` is touched only by the helper thread;
+/// `innerHeader` is set under the lock before the first chunk is handed over.
+private final class PayloadParsing: @unchecked Sendable {
+    private let channel: ChunkChannel<[UInt8]>
+    private let readsInnerHeader: Bool
+    private let lock = NSLock()
+    private var parsedInnerHeader: InnerHeader?
+    /// KDBX 4: bytes of the inner header collected so far.
+    private var collected = Data()
+    private var recorder: XMLEventRecorder?
+    private var parser: StrictXMLParser?
+
+    init(readsInnerHeader: Bool, channel: ChunkChannel<[UInt8]>) {
+        self.readsInnerHeader = readsInnerHeader
+        self.channel = channel
+    }
+
+    /// The KDBX 4 inner header, once read.
+    var innerHeader: InnerHeader? {
+        lock.withLock { parsedInnerHeader }
+    }
+
+    func run(_ payload: Data, compression: PayloadCompression, limit: Int) {
+        do throws(KDBXError) {
+            let recorder = XMLEventRecorder { [channel] chunk in channel.put(chunk) }
+            self.recorder = recorder
+            if !readsInnerHeader { parser = try StrictXMLParser(handler: recorder) }
+            if compression == .gzip {
+                try Gzip.decompress(payload, limit: limit) { piece throws(KDBXError) in try self.feed(piece) }
+            } else {
+                let pieceSize = 1 << 20
+                var offset = payload.startIndex
+                while offset < payload.endIndex {
+                    let end = min(offset + pieceSize, payload.endIndex)
+                    let result: Result<Void, KDBXError> = payload[offset..<end].withUnsafeBytes { piece in
+                        Result { () throws(KDBXError) in try self.feed(piece) }
+                    }
+                    try result.get()
+                    offset = end
+                }
+            }
+            guard let parser else { throw .truncated("inner header") }
+            try parser.finish()
+            _ = recorder.flush()
+            channel.close(with: nil)
+        } catch {
+            // The events before the error first, so the consumer reports problems in document order.
+            _ = recorder?.flush()
+            channel.close(with: error)
+        }
+    }
+
+    /// Takes the next piece of the decompressed payload.
+    private func feed(_ bytes: UnsafeRawBufferPointer) throws(KDBXError) {
+        if let parser {
+            try parser.feed(bytes)
+            return
+        }
+        collected.append(contentsOf: bytes)
+        guard let end = try InnerHeader.length(of: collected), let recorder else { return }
+        let (inner, xmlStart) = try InnerHeader.parse(collected.prefix(end))
+        lock.withLock { parsedInnerHeader = inner }
+        let parser = try StrictXMLParser(handler: recorder)
+        self.parser = parser
+        let rest = collected[(collected.startIndex + xmlStart)...]
+        collected = Data()
+        try parser.feed(rest)
+    }
+}

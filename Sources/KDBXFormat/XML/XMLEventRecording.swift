@@ -1,0 +1,152 @@
+internal import Foundation
+
+/// Records the SAX events of `StrictXMLParser` as compact byte chunks, so that parsing (on one thread)
+/// and building the vault from the events (on another) overlap. Names are interned here (libxml2's
+/// name pointers are only meaningful on the parsing side) and sent as identifiers; a name seen for
+/// the first time is announced before its use. Chunks go to `deliver` at event boundaries once they
+/// reach `chunkSize`; `deliver` returning false (the consumer stopped) stops the parse.
+///
+/// Layout, native byte order, lengths and identifiers `UInt32`: start `1, name, attributeCount,
+/// (name, valueLength, value)...`; characters `2, length, bytes`; end `3`; new name `4, length, UTF-8`.
+final class XMLEventRecorder: XMLEventHandler {
+    static let chunkSize = 256 * 1024
+    private var chunk: [UInt8] = []
+    private var names = ElementNameTable()
+    /// How many names the consumer knows (the known names, then those announced).
+    private var announced = ElementName.knownNames.count
+    private let deliver: ([UInt8]) -> Bool
+
+    init(deliver: @escaping ([UInt8]) -> Bool) {
+        self.deliver = deliver
+        chunk.reserveCapacity(Self.chunkSize + 4096)
+    }
+
+    func startElement(_ namePointer: UnsafePointer<UInt8>, attributes: XMLAttributes) throws(KDBXError) {
+        let name = intern(namePointer)
+        var interned: [(ElementName, UnsafeBufferPointer<UInt8>)] = []
+        if !attributes.isEmpty {
+            try attributes.forEach { attributeName, value throws(KDBXError) in interned.append((intern(attributeName), value)) }
+        }
+        chunk.append(RecordedEvent.start.rawValue)
+        appendNumber(Int(name.id))
+        appendNumber(interned.count)
+        for (attributeName, value) in interned {
+            appendNumber(Int(attributeName.id))
+            appendBlock(value)
+        }
+        try flushIfFull()
+    }
+
+    func endElement() throws(KDBXError) {
+        chunk.append(RecordedEvent.end.rawValue)
+        try flushIfFull()
+    }
+
+    func characters(_ bytes: UnsafeBufferPointer<UInt8>) {
+        chunk.append(RecordedEvent.characters.rawValue)
+        appendBlock(bytes)
+        // Not flushed here (this callback cannot stop the parse): the next start or end tag flushes.
+    }
+
+    /// Hands over what is left; false if the consumer has stopped.
+    func flush() -> Bool {
+        guard !chunk.isEmpty else { return true }
+        let full = chunk
+        chunk.removeAll(keepingCapacity: true)
+        return deliver(full)
+    }
+
+    private func intern(_ pointer: UnsafePointer<UInt8>) -> ElementName {
+        let name = names.intern(pointer)
+        while announced <= Int(name.id) {
+            chunk.append(RecordedEvent.newName.rawValue)
+            let text = names.string(ElementName(id: Int32(announced)))
+            appendNumber(text.utf8.count)
+            chunk.append(contentsOf: text.utf8)
+            announced += 1
+        }
+        return name
+    }
+
+    private func flushIfFull() throws(KDBXError) {
+        guard chunk.count >= Self.chunkSize else { return }
+        guard flush() else { throw .corrupt("the document reader stopped") }
+    }
+
+    private func appendBlock(_ bytes: UnsafeBufferPointer<UInt8>) {
+        appendNumber(bytes.count)
+        chunk.append(contentsOf: bytes)
+    }
+
+    private func appendNumber(_ value: Int) {
+        withUnsafeBytes(of: UInt32(truncatingIfNeeded: value)) { chunk.append(contentsOf: $0) }
+    }
+}
+
+/// The kinds of recorded events.
+enum RecordedEvent: UInt8 {
+    case start = 1
+    case characters = 2
+    case end = 3
+    case newName = 4
+
+    /// Plays one recorded chunk into `reader`, in order.
+    static func replay(_ chunk: [UInt8], into reader: VaultDocumentReader) throws(KDBXError) {
+        let result: Result<Void, KDBXError> = chunk.withUnsafeBytes { bytes in
+            Result { () throws(KDBXError) in
+                var events = RecordedEventReader(bytes)
+                while !events.isAtEnd {
+                    switch RecordedEvent(rawValue: events.byte()) {
+                    case .start:
+                        let name = ElementName(id: Int32(events.number()))
+                        let count = events.number()
+                        var attributes: [(ElementName, String)] = []
+                        for _ in 0..<count {
+                            let attributeName = ElementName(id: Int32(events.number()))
+                            attributes.append((attributeName, String(decoding: events.block(), as: UTF8.self)))
+                        }
+                        try reader.startElement(name, attributes: attributes)
+                    case .characters:
+                        reader.characters(events.block())
+                    case .end:
+                        try reader.endElement()
+                    case .newName:
+                        reader.defineName(String(decoding: events.block(), as: UTF8.self))
+                    case nil:
+                        throw .corrupt("XML: recorded event stream damaged")
+                    }
+                }
+            }
+        }
+        try result.get()
+    }
+}
+
+/// Reads the recorder's layout (the bytes come from this process, written by `XMLEventRecorder`).
+private struct RecordedEventReader {
+    private let bytes: UnsafeRawBufferPointer
+    private var offset = 0
+
+    init(_ bytes: UnsafeRawBufferPointer) {
+        self.bytes = bytes
+    }
+
+    var isAtEnd: Bool { offset >= bytes.count }
+
+    mutating func byte() -> UInt8 {
+        defer { offset += 1 }
+        return bytes[offset]
+    }
+
+    mutating func number() -> Int {
+        defer { offset += 4 }
+        return Int(bytes.loadUnaligned(fromByteOffset: offset, as: UInt32.self))
+    }
+
+    /// A length-prefixed run of bytes.
+    mutating func block() -> UnsafeBufferPointer<UInt8> {
+        let length = number()
+        defer { offset += length }
+        return UnsafeRawBufferPointer(rebasing: bytes[offset..<(offset + length)]).bindMemory(to: UInt8.self)
+    }
+}
