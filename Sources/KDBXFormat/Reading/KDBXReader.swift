@@ -83,7 +83,9 @@ public enum KDBXReader {
 
     /// Reads a decrypted XML document (KeePass's XML export, or `plainXML`) into a vault.
     public static func vault(fromPlainXML xml: Data) throws(KDBXError) -> Vault {
-        try VaultDocumentReader.read(xml, innerStream: nil, binaries: []).vault
+        // The same two-thread path as a file's payload (so the fuzzer of this entry point covers it).
+        try PipelinedPayloadReader.read(xml, compression: .none, layout: .kdbx3(innerStream: nil),
+                                        limit: ResourceLimits.standard.maximumPayloadBytes).vault
     }
 
     private static func openKDBX4(

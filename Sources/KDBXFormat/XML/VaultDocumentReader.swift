@@ -11,9 +11,9 @@ struct DecodedDocument {
 
 /// Builds a `Vault` from the SAX events of the vault document, unmasking protected values with the
 /// inner random stream in document order and resolving attachment references into the binary pool.
-/// Hand it the events (directly from `StrictXMLParser`, or replayed by `PipelinedPayloadReader`),
-/// then `finish`.
-final class VaultDocumentReader: XMLEventHandler {
+/// It receives the events `XMLEventRecorder` recorded on the parsing thread (`RecordedEvent.replay`),
+/// then `finish` returns the vault.
+final class VaultDocumentReader {
     private var table = ElementTable()
     private var names = ElementNameTable()
     /// Indices of the open elements, innermost last.
@@ -42,13 +42,6 @@ final class VaultDocumentReader: XMLEventHandler {
         self.binaryReferences = references
     }
 
-    /// Reads all of `xml` into a vault (on this thread).
-    static func read(_ xml: Data, innerStream: StreamCipher?, binaries: [PooledBinary]) throws(KDBXError) -> DecodedDocument {
-        let reader = VaultDocumentReader(innerStream: innerStream, binaries: binaries)
-        try StrictXMLParser.parse(xml, handler: reader)
-        return try reader.finish()
-    }
-
     /// After the document's last event: the vault.
     func finish() throws(KDBXError) -> DecodedDocument {
         try assemble()
@@ -56,18 +49,7 @@ final class VaultDocumentReader: XMLEventHandler {
 
     // MARK: Events
 
-    func startElement(_ namePointer: UnsafePointer<UInt8>, attributes: XMLAttributes) throws(KDBXError) {
-        let name = names.intern(namePointer)
-        var parsedAttributes: [(ElementName, String)] = []
-        if !attributes.isEmpty {
-            try attributes.forEach { attributeName, value throws(KDBXError) in
-                parsedAttributes.append((names.intern(attributeName), String(decoding: value, as: UTF8.self)))
-            }
-        }
-        try startElement(name, attributes: parsedAttributes)
-    }
-
-    /// An element starts whose name (and attribute names) `XMLEventRecorder` interned: its table and
+    /// An element starts. Its name (and attribute names) `XMLEventRecorder` interned: its table and
     /// this reader's agree because every new name is announced first (`defineName`).
     func startElement(_ name: ElementName, attributes: [(ElementName, String)]) throws(KDBXError) {
         let parent = stack.last ?? -1
@@ -85,10 +67,12 @@ final class VaultDocumentReader: XMLEventHandler {
         _ = names.intern(name)
     }
 
+    /// Character data inside the innermost open element.
     func characters(_ bytes: UnsafeBufferPointer<UInt8>) {
         if let index = stack.last { table.appendText(bytes, to: index) }
     }
 
+    /// The innermost open element ends: entries, groups and Meta become model values here.
     func endElement() throws(KDBXError) {
         guard let index = stack.popLast() else { throw .corrupt("XML: unbalanced end tag") }
         let name = table.name(index)

@@ -14,10 +14,14 @@ extension ElementTable {
     func optionalBool(_ index: Int, names: ElementNameTable, allowingNull: Bool = true) throws(KDBXError) -> Bool? {
         let raw = bytes(index)
         if raw.isEmpty { return allowingNull ? nil : false }
-        let lowered = raw.map { $0 | 0x20 }
-        if lowered.elementsEqual("true".utf8) { return true }
-        if lowered.elementsEqual("false".utf8) { return false }
-        if allowingNull && lowered.elementsEqual("null".utf8) { return nil }
+        /// ASCII case-insensitive comparison (no lowered copy: this runs for several elements per entry).
+        func matches(_ word: StaticString) -> Bool {
+            raw.count == word.utf8CodeUnitCount && zip(raw, UnsafeBufferPointer(start: word.utf8Start, count: word.utf8CodeUnitCount))
+                .allSatisfy { $0 | 0x20 == $1 }
+        }
+        if matches("true") { return true }
+        if matches("false") { return false }
+        if allowingNull && matches("null") { return nil }
         throw .corrupt("\(names.string(name(index))): not a boolean")
     }
 
