@@ -22,13 +22,15 @@ public enum MemoryMask {
     /// XORs `bytes` with the keystream for `nonce` (masks plain bytes, unmasks masked ones).
     public static func apply(to bytes: inout [UInt8], nonce: UInt64) {
         guard !bytes.isEmpty else { return }
-        var nonceBytes = [UInt8](repeating: 0, count: 12)
-        for index in 0..<8 { nonceBytes[index] = UInt8(truncatingIfNeeded: nonce >> (8 * index)) }
-        key.withUnsafeBytes { keyBytes in
-            bytes.withUnsafeMutableBufferPointer { buffer in
-                _ = crypto_stream_chacha20_ietf_xor_ic(
-                    buffer.baseAddress!, buffer.baseAddress!, UInt64(buffer.count), nonceBytes,
-                    0, keyBytes.bindMemory(to: UInt8.self).baseAddress!)
+        // The 96-bit IETF nonce: the 64-bit counter value, little-endian, then zeros (on the stack).
+        var nonceBytes: (UInt64, UInt32) = (nonce.littleEndian, 0)
+        withUnsafeBytes(of: &nonceBytes) { nonceBuffer in
+            key.withUnsafeBytes { keyBytes in
+                bytes.withUnsafeMutableBufferPointer { buffer in
+                    _ = crypto_stream_chacha20_ietf_xor_ic(
+                        buffer.baseAddress!, buffer.baseAddress!, UInt64(buffer.count),
+                        nonceBuffer.bindMemory(to: UInt8.self).baseAddress!, 0, keyBytes.bindMemory(to: UInt8.self).baseAddress!)
+                }
             }
         }
     }
@@ -36,14 +38,16 @@ public enum MemoryMask {
     /// A 128-bit BLAKE2b of `bytes` keyed with this process's masking key: equal values give equal
     /// digests, and without the key (never stored) the digest says nothing about the value.
     public static func keyedDigest(of bytes: [UInt8]) -> (UInt64, UInt64) {
-        var output = [UInt8](repeating: 0, count: 16)
-        key.withUnsafeBytes { keyBytes in
-            bytes.withUnsafeBufferPointer { input in
-                _ = crypto_generichash(&output, 16, input.baseAddress, UInt64(input.count),
-                                       keyBytes.bindMemory(to: UInt8.self).baseAddress, keyBytes.count)
+        var output: (UInt64, UInt64) = (0, 0)
+        withUnsafeMutableBytes(of: &output) { outputBuffer in
+            key.withUnsafeBytes { keyBytes in
+                bytes.withUnsafeBufferPointer { input in
+                    _ = crypto_generichash(outputBuffer.bindMemory(to: UInt8.self).baseAddress!, 16, input.baseAddress, UInt64(input.count),
+                                           keyBytes.bindMemory(to: UInt8.self).baseAddress, keyBytes.count)
+                }
             }
         }
-        return output.withUnsafeBytes { ($0.load(fromByteOffset: 0, as: UInt64.self), $0.load(fromByteOffset: 8, as: UInt64.self)) }
+        return output
     }
 
     /// Overwrites `bytes` with zeros in a way the compiler does not remove.

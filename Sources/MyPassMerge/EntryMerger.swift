@@ -1,5 +1,5 @@
-public import Foundation
-public import MyPassCore
+internal import Foundation
+internal import MyPassCore
 
 /// The field-level three-way merge of one entry present on both sides (MERGE.md rules 2-5, 10).
 struct EntryMerger {

@@ -1,4 +1,4 @@
-public import MyPassCore
+internal import MyPassCore
 
 /// The field-level three-way merge of one group's own properties (name, notes, icon, settings,
 /// tags, custom data); children and parent are merged by `VaultMerger`.

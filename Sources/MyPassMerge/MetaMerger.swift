@@ -1,5 +1,5 @@
-public import Foundation
-public import MyPassCore
+internal import Foundation
+internal import MyPassCore
 
 /// Merges the vault settings (MERGE.md rule 11): each field three-way, conflicts decided by its own
 /// `*Changed` time (SettingsChanged for the settings without one); custom data per key; custom

@@ -1,4 +1,4 @@
-public import Foundation
+internal import Foundation
 public import MyPassCore
 
 /// What differs between two vaults, in the merge's change vocabulary: the changes that turn `a` into

@@ -1,5 +1,5 @@
-public import Foundation
-public import MyPassCore
+internal import Foundation
+internal import MyPassCore
 
 /// Every entry and group of a vault by UUID, with its parent and its place among its siblings.
 struct VaultIndex {

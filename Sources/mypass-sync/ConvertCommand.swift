@@ -1,5 +1,6 @@
 internal import Foundation
 internal import KDBXFormat
+internal import MyPassCore
 internal import MyPassCrypto
 internal import MyPassSync
 
@@ -50,6 +51,7 @@ struct ConvertCommand: Command {
         guard check.vault == unlocked.opened.vault else {
             throw KDBXError.unwritable("the converted file did not read back identical; nothing was written")
         }
+        ProcessLifetime.keepUntilExit(check)
         try AtomicFileWriter.write(file, toPath: outputPath)
         let header = try KDBXReader.header(of: file)
         output.print("wrote \(outputPath): " + HeaderFacts(header).oneLine)

@@ -1,5 +1,6 @@
 internal import Foundation
 internal import KDBXFormat
+internal import MyPassCore
 internal import MyPassCrypto
 internal import MyPassSync
 
@@ -89,7 +90,9 @@ enum Credentials {
         let limits = try limits(arguments, command: command)
         try header.kdf.check(against: limits)
         let key = try compositeKey(arguments, vaultPath: path, command: command)
-        return Unlocked(opened: try KDBXReader.open(bytes, key: key, limits: limits), key: key, limits: limits, fingerprint: fingerprint)
+        let opened = try KDBXReader.open(bytes, key: key, limits: limits)
+        ProcessLifetime.keepUntilExit(opened)  // never freed entry by entry: the process ends soon
+        return Unlocked(opened: opened, key: key, limits: limits, fingerprint: fingerprint)
     }
 
     /// The local vault and other copies of it (`merge`), opened in parallel, one per core, after one
@@ -107,6 +110,7 @@ enum Credentials {
         let otherFiles = try others.map { try FileReading.readAll(atPath: $0) }
         let derived = try KDBXReader.deriveKey(for: bytes, key: key, limits: limits)
         let opened = KDBXReader.open(files: [(bytes, key)] + otherFiles.map { ($0, otherKey) }, cachedKey: derived, limits: limits)
+        ProcessLifetime.keepUntilExit(opened)
         let local = Unlocked(opened: try opened[0].get(), key: key, limits: limits, fingerprint: fingerprint)
         return (local, otherKey, Array(opened.dropFirst()))
     }

@@ -88,6 +88,7 @@ struct MergeCommand: Command {
                 guard check.vault == vault else {
                     throw KDBXError.unwritable("the merged file did not read back identical; nothing was written")
                 }
+                ProcessLifetime.keepUntilExit(check)
                 try AtomicFileWriter.write(file, toPath: outputPath)
                 report.written = outputPath
             } else if changed {
@@ -105,6 +106,7 @@ struct MergeCommand: Command {
                 report.written = localPath
             }
         }
+        ProcessLifetime.keepUntilExit(vault)
         report.dryRun = parsed.flag("dry-run")
         output.print(parsed.flag("json") ? try JSONText.encode(report) : report.humanText(local: localPath))
         return parsed.flag("exit-code") && report.sections.contains(where: { !$0.changes.isEmpty }) ? .differences : .success

@@ -23,7 +23,7 @@ struct ConflictCopyTests {
     func names(name: String, engine: ConflictCopies.Engine?) throws {
         let workspace = try Workspace()
         defer { workspace.remove() }
-        FileManager.default.createFile(atPath: workspace.directory.appendingPathComponent(name).path, contents: Data())
+        #expect(FileManager.default.createFile(atPath: workspace.directory.appendingPathComponent(name).path, contents: Data()))
         let found = ConflictCopies.find(for: workspace.vaultPath)
         #expect(found.map(\.engine) == (engine.map { [$0] } ?? []))
     }

@@ -1,4 +1,4 @@
-public import Foundation
+internal import Foundation
 
 /// What the system asks credentials for: a web page (URL), a domain, or an app (bundle identifier or
 /// Android package, `androidapp://…`).

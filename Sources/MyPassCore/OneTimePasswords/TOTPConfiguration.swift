@@ -1,5 +1,5 @@
-public import Foundation
-public import MyPassCrypto
+internal import Foundation
+internal import MyPassCrypto
 
 extension TOTP {
     /// The one-time-password configuration an entry stores, in any form clients write it: an `otp`

@@ -1,4 +1,4 @@
-public import Foundation
+internal import Foundation
 
 /// Copies of a vault that sync engines leave beside it when two devices changed it at once.
 public enum ConflictCopies {

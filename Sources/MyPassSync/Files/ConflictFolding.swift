@@ -1,4 +1,4 @@
-public import Foundation
+internal import Foundation
 public import KDBXFormat
 public import MyPassCore
 public import MyPassMerge
@@ -47,6 +47,7 @@ public enum ConflictFolding {
             // The base only where both sides descend from it; else each entry's ancestor is inferred.
             let fitting = base.flatMap { VaultMerger.descends(vault, from: $0) && VaultMerger.descends(opened.vault, from: $0) ? $0 : nil }
             let result = try VaultMerger.merge(base: fitting, local: vault, remote: opened.vault)
+            DeferredRelease.drop(opened)
             vault = result.vault
             merged.append((copy, result.changes))
         }

@@ -161,7 +161,9 @@ public final class SyncSession: @unchecked Sendable {
         do {
             let written = try DurableFile.replace(atPath: path, with: file, policy: .onlyIf(fingerprint)) { bytes in
                 let check = try KDBXReader.open(bytes, key: self.key, cachedKey: derived, limits: self.limits)
-                guard check.vault == self.vault else { throw KDBXError.unwritable("the written vault differs from the one saved") }
+                let identical = check.vault == self.vault
+                DeferredRelease.drop(check)  // freed off this thread: the rename is waiting
+                guard identical else { throw KDBXError.unwritable("the written vault differs from the one saved") }
             }
             fingerprint = written
             rememberBase(file, written)

@@ -1,6 +1,6 @@
-public import Foundation
+internal import Foundation
 public import KDBXFormat
-public import MyPassCore
+internal import MyPassCore
 public import MyPassMerge
 
 /// Keeps one vault in step with its file: notices external changes (by fingerprint), takes them in
@@ -151,7 +151,9 @@ public final class VaultWatcher: @unchecked Sendable {
             let outcomes = try ConflictFolding.fold(copies, into: session, base: opened.vault, key: key, cachedKey: opened.derivedKey,
                                                     limits: limits, dryRun: false)
             if !session.fingerprint.sameContent(as: current.fingerprint) { ownWrite = session.fingerprint }
+            let previous = known
             known = (session.fingerprint, session.opened)
+            DeferredRelease.drop(previous)
             for outcome in outcomes {
                 switch outcome.result {
                 case "merged":
