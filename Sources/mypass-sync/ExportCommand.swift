@@ -37,10 +37,13 @@ struct ExportCommand: Command {
         if isatty(STDOUT_FILENO) == 1 {
             output.printError("warning: the export below contains every secret of the vault in plain text")
         }
+        // Written as produced: never the whole document in memory.
         if format == "json" {
-            output.print(try JSONText.encode(ExportDocument(unlocked.opened)))
+            var streams = output
+            try ExportStream { streams.emit($0) }.write(unlocked.opened)
         } else {
-            output.print(String(decoding: try KDBXWriter.plainXML(unlocked.opened.vault), as: UTF8.self))
+            var streams = output
+            try KDBXWriter.writePlainXML(unlocked.opened.vault) { streams.emit(bytes: $0) }
         }
         return .success
     }

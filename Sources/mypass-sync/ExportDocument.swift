@@ -125,6 +125,14 @@ struct ExportDocument: Encodable {
         let deletedAt: String
     }
 
+    /// Everything but the groups and entries below the root (`ExportStream` writes those itself).
+    init(shallow opened: OpenedVault) {
+        var bare = opened.vault
+        bare.root.groups = []
+        bare.root.entries = []
+        self.init(OpenedVault(vault: bare, settings: opened.settings, derivedKey: opened.derivedKey))
+    }
+
     init(_ opened: OpenedVault) {
         let vault = opened.vault
         format = FormatFacts(

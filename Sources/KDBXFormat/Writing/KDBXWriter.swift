@@ -33,11 +33,18 @@ public enum KDBXWriter {
 
     /// The decrypted XML document of `vault` (KeePass's XML export: secrets in plain text).
     public static func plainXML(_ vault: Vault) throws(KDBXError) -> Data {
+        var document = Data()
+        try writePlainXML(vault) { document.append(contentsOf: $0) }
+        return document
+    }
+
+    /// The same document handed to `sink` in pieces as it is written (never held whole).
+    public static func writePlainXML(_ vault: Vault, to sink: @escaping (UnsafeRawBufferPointer) -> Void) throws(KDBXError) {
         var writer = VaultDocumentWriter(
             vault: vault, version: .v4_1, innerStream: nil, headerHash: nil,
             binaryOrder: usedBinaries(of: vault), compressMetaBinaries: false)
         writer.plainExport = true
-        return try writer.write()
+        try writer.write { bytes throws(KDBXError) in sink(bytes) }
     }
 
     /// `requested`, raised to 4.1 when the vault holds data only KDBX 4.1 can store.
