@@ -28,6 +28,7 @@ enum SessionOptions {
     static func open(_ arguments: ParsedArguments, path: String, key: CompositeKey, command: String) throws -> SyncSession {
         let limits = try Credentials.limits(arguments, command: command)
         let session = try SyncSession(path: path, key: key, state: state(arguments), limits: limits)
+        ProcessLifetime.keepUntilExit(session)  // its vault is never freed entry by entry: the process ends soon
         session.keepsBackup = try arguments.flag("backup") || DeviceSettings.load().backups
         return session
     }
