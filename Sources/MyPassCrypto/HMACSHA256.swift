@@ -1,7 +1,7 @@
 public import Foundation
-internal import CSodium
+internal import CGcrypt
 
-/// HMAC-SHA-256 (RFC 2104) with a key of any length, from libsodium.
+/// HMAC-SHA-256 (RFC 2104) with a key of any length, from libgcrypt (see `GcryptDigest`).
 public enum HMACSHA256 {
     /// Tag length in bytes.
     public static let byteCount = 32
@@ -22,30 +22,22 @@ public enum HMACSHA256 {
 
     /// Incremental HMAC-SHA-256 over several pieces of input (a block index, a length, the block).
     public struct Authenticator: ~Copyable {
-        private var state = crypto_auth_hmacsha256_state()
+        private var digest: GcryptDigest
 
         /// An authenticator keyed with `key`.
         public init(key: SecureBytes) {
-            try? CryptoLibraries.ensureInitialized()
-            key.withUnsafeBytes { keyBytes in
-                _ = crypto_auth_hmacsha256_init(&state, keyBytes.bindMemory(to: UInt8.self).baseAddress!, keyBytes.count)
-            }
+            digest = GcryptDigest(algorithm: Int32(GCRY_MD_SHA256.rawValue), hmacKey: key)
         }
 
         /// Adds `bytes` to the message.
         public mutating func update(_ bytes: some ContiguousBytes) {
-            bytes.withUnsafeBytes { buffer in
-                _ = crypto_auth_hmacsha256_update(&state, buffer.bindMemory(to: UInt8.self).baseAddress, UInt64(buffer.count))
-            }
+            bytes.withUnsafeBytes { digest.update($0) }
         }
 
-        /// The code for everything added; consumes the authenticator and wipes its state.
+        /// The code for everything added; consumes the authenticator (libgcrypt wipes its state).
         public consuming func finalize() -> Data {
             var code = Data(count: HMACSHA256.byteCount)
-            code.withUnsafeMutableBytes { out in
-                _ = crypto_auth_hmacsha256_final(&state, out.bindMemory(to: UInt8.self).baseAddress!)
-            }
-            sodium_memzero(&state, MemoryLayout<crypto_auth_hmacsha256_state>.size)
+            code.withUnsafeMutableBytes { digest.finish(into: $0) }
             return code
         }
     }

@@ -1,7 +1,7 @@
 public import Foundation
-internal import CSodium
+internal import CGcrypt
 
-/// SHA-256 (FIPS 180-4), from libsodium.
+/// SHA-256 (FIPS 180-4), from libgcrypt (see `GcryptDigest`).
 public enum SHA256 {
     /// Digest length in bytes.
     public static let byteCount = 32
@@ -21,7 +21,7 @@ public enum SHA256 {
     }
 }
 
-/// SHA-512 (FIPS 180-4), from libsodium.
+/// SHA-512 (FIPS 180-4), from libgcrypt.
 public enum SHA512 {
     /// Digest length in bytes.
     public static let byteCount = 64
@@ -53,52 +53,30 @@ public struct SHA2Hasher: ~Copyable {
 
     /// The function this hasher computes.
     public let variant: Variant
-    private var state256 = crypto_hash_sha256_state()
-    private var state512 = crypto_hash_sha512_state()
+    private var digest: GcryptDigest
 
     /// A fresh hasher for `variant`.
     public init(_ variant: Variant) {
-        // The hash functions need no library initialisation; this only keeps the order uniform.
-        try? CryptoLibraries.ensureInitialized()
         self.variant = variant
-        switch variant {
-        case .sha256: crypto_hash_sha256_init(&state256)
-        case .sha512: crypto_hash_sha512_init(&state512)
-        }
+        digest = GcryptDigest(algorithm: Int32(variant == .sha256 ? GCRY_MD_SHA256.rawValue : GCRY_MD_SHA512.rawValue))
     }
 
     /// Adds `bytes` to the message.
     public mutating func update(_ bytes: some ContiguousBytes) {
-        bytes.withUnsafeBytes { buffer in
-            let pointer = buffer.bindMemory(to: UInt8.self).baseAddress
-            switch variant {
-            case .sha256: _ = crypto_hash_sha256_update(&state256, pointer, UInt64(buffer.count))
-            case .sha512: _ = crypto_hash_sha512_update(&state512, pointer, UInt64(buffer.count))
-            }
-        }
+        bytes.withUnsafeBytes { digest.update($0) }
     }
 
     /// The digest of everything added; consumes the hasher.
     public consuming func finalize() -> Data {
-        var digest = Data(count: variant.byteCount)
-        digest.withUnsafeMutableBytes { finish(into: $0) }
-        return digest
+        var output = Data(count: variant.byteCount)
+        output.withUnsafeMutableBytes { digest.finish(into: $0) }
+        return output
     }
 
     /// The digest of everything added, in secure memory; consumes the hasher.
     public consuming func finalizeSecure() -> SecureBytes {
-        var digest = SecureBytes(count: variant.byteCount)
-        digest.withUnsafeMutableBytes { finish(into: $0) }
-        return digest
-    }
-
-    private mutating func finish(into output: UnsafeMutableRawBufferPointer) {
-        let pointer = output.bindMemory(to: UInt8.self).baseAddress!
-        switch variant {
-        case .sha256: _ = crypto_hash_sha256_final(&state256, pointer)
-        case .sha512: _ = crypto_hash_sha512_final(&state512, pointer)
-        }
-        sodium_memzero(&state256, MemoryLayout<crypto_hash_sha256_state>.size)
-        sodium_memzero(&state512, MemoryLayout<crypto_hash_sha512_state>.size)
+        var output = SecureBytes(count: variant.byteCount)
+        output.withUnsafeMutableBytes { digest.finish(into: $0) }
+        return output
     }
 }
