@@ -159,7 +159,8 @@ struct ElementTable {
 
     /// Whether attribute `name` holds KeePass's true.
     func isTrue(_ index: Int, _ name: ElementName) -> Bool {
-        attribute(index, name)?.lowercased() == "true"
+        guard let value = attribute(index, name), value.utf8.count == 4 else { return false }
+        return zip(value.utf8, "true".utf8).allSatisfy { $0 | 0x20 == $1 }
     }
 
     /// Element `index` and everything below it, as preserved XML.

@@ -224,7 +224,7 @@ final class VaultDocumentReader {
         guard let valueIndex = table.child(index, .value) else { return EntryField(key: key, value: .plain("")) }
         if let bytes = table.unprotectedBytes(valueIndex) {
             // Invalid UTF-8 is repaired exactly as String(decoding:) would, then masked.
-            let valid = String(validating: bytes, as: UTF8.self) != nil
+            let valid = bytes.allSatisfy { $0 < 0x80 } || String(validating: bytes, as: UTF8.self) != nil
             let utf8 = valid ? bytes : Array(String(decoding: bytes, as: UTF8.self).utf8)
             return EntryField(key: key, value: .protected(ProtectedValue(maskingUTF8: utf8)))
         }
