@@ -6,11 +6,14 @@ internal import Foundation
 /// the first time is announced before its use. Chunks go to `deliver` at event boundaries once they
 /// reach `chunkSize`; `deliver` returning false (the consumer stopped) stops the parse.
 ///
-/// Layout, native byte order, lengths and identifiers `UInt32`: start `1, name, attributeCount,
+/// Layout, lengths and identifiers little-endian `UInt32`: start `1, name, attributeCount,
 /// (name, valueLength, value)...`; characters `2, length, bytes`; end `3`; new name `4, length, UTF-8`.
 final class XMLEventRecorder: XMLEventHandler {
     static let chunkSize = 256 * 1024
-    private var chunk: [UInt8] = []
+    /// The chunk being filled (a plain buffer: these appends are the parsing thread's hottest code).
+    private var buffer: UnsafeMutableRawPointer
+    private var capacity = XMLEventRecorder.chunkSize + 4096
+    private var used = 0
     private var names = ElementNameTable()
     /// How many names the consumer knows (the known names, then those announced).
     private var announced = ElementName.knownNames.count
@@ -18,7 +21,11 @@ final class XMLEventRecorder: XMLEventHandler {
 
     init(deliver: @escaping ([UInt8]) -> Bool) {
         self.deliver = deliver
-        chunk.reserveCapacity(Self.chunkSize + 4096)
+        buffer = .allocate(byteCount: capacity, alignment: 16)
+    }
+
+    deinit {
+        buffer.deallocate()
     }
 
     func startElement(_ namePointer: UnsafePointer<UInt8>, attributes: XMLAttributes) throws(KDBXError) {
@@ -27,59 +34,79 @@ final class XMLEventRecorder: XMLEventHandler {
         if !attributes.isEmpty {
             try attributes.forEach { attributeName, value throws(KDBXError) in interned.append((intern(attributeName), value)) }
         }
-        chunk.append(RecordedEvent.start.rawValue)
+        appendByte(RecordedEvent.start.rawValue)
         appendNumber(Int(name.id))
         appendNumber(interned.count)
         for (attributeName, value) in interned {
             appendNumber(Int(attributeName.id))
-            appendBlock(value)
+            appendBlock(UnsafeRawBufferPointer(value))
         }
         try flushIfFull()
     }
 
     func endElement() throws(KDBXError) {
-        chunk.append(RecordedEvent.end.rawValue)
+        appendByte(RecordedEvent.end.rawValue)
         try flushIfFull()
     }
 
     func characters(_ bytes: UnsafeBufferPointer<UInt8>) {
-        chunk.append(RecordedEvent.characters.rawValue)
-        appendBlock(bytes)
+        appendByte(RecordedEvent.characters.rawValue)
+        appendBlock(UnsafeRawBufferPointer(bytes))
         // Not flushed here (this callback cannot stop the parse): the next start or end tag flushes.
     }
 
     /// Hands over what is left; false if the consumer has stopped.
     func flush() -> Bool {
-        guard !chunk.isEmpty else { return true }
-        let full = chunk
-        chunk.removeAll(keepingCapacity: true)
-        return deliver(full)
+        guard used > 0 else { return true }
+        let chunk = [UInt8](UnsafeRawBufferPointer(start: buffer, count: used))
+        used = 0
+        return deliver(chunk)
     }
 
     private func intern(_ pointer: UnsafePointer<UInt8>) -> ElementName {
         let name = names.intern(pointer)
         while announced <= Int(name.id) {
-            chunk.append(RecordedEvent.newName.rawValue)
-            let text = names.string(ElementName(id: Int32(announced)))
-            appendNumber(text.utf8.count)
-            chunk.append(contentsOf: text.utf8)
+            appendByte(RecordedEvent.newName.rawValue)
+            var text = names.string(ElementName(id: Int32(announced)))
+            text.withUTF8 { appendBlock(UnsafeRawBufferPointer($0)) }
             announced += 1
         }
         return name
     }
 
     private func flushIfFull() throws(KDBXError) {
-        guard chunk.count >= Self.chunkSize else { return }
+        guard used >= Self.chunkSize else { return }
         guard flush() else { throw .corrupt("the document reader stopped") }
     }
 
-    private func appendBlock(_ bytes: UnsafeBufferPointer<UInt8>) {
-        appendNumber(bytes.count)
-        chunk.append(contentsOf: bytes)
+    private func reserve(_ count: Int) {
+        guard used + count > capacity else { return }
+        let grown = UnsafeMutableRawPointer.allocate(byteCount: max(capacity * 2, used + count), alignment: 16)
+        grown.copyMemory(from: buffer, byteCount: used)
+        buffer.deallocate()
+        buffer = grown
+        capacity = max(capacity * 2, used + count)
     }
 
+    private func appendByte(_ byte: UInt8) {
+        reserve(1)
+        buffer.storeBytes(of: byte, toByteOffset: used, as: UInt8.self)
+        used += 1
+    }
+
+    /// Lengths and identifiers: little-endian `UInt32`.
     private func appendNumber(_ value: Int) {
-        withUnsafeBytes(of: UInt32(truncatingIfNeeded: value)) { chunk.append(contentsOf: $0) }
+        reserve(4)
+        buffer.storeBytes(of: UInt32(truncatingIfNeeded: value).littleEndian, toByteOffset: used, as: UInt32.self)
+        used += 4
+    }
+
+    private func appendBlock(_ bytes: UnsafeRawBufferPointer) {
+        appendNumber(bytes.count)
+        guard bytes.count > 0, let base = bytes.baseAddress else { return }
+        reserve(bytes.count)
+        (buffer + used).copyMemory(from: base, byteCount: bytes.count)
+        used += bytes.count
     }
 }
 
@@ -140,7 +167,7 @@ private struct RecordedEventReader {
 
     mutating func number() -> Int {
         defer { offset += 4 }
-        return Int(bytes.loadUnaligned(fromByteOffset: offset, as: UInt32.self))
+        return Int(UInt32(littleEndian: bytes.loadUnaligned(fromByteOffset: offset, as: UInt32.self)))
     }
 
     /// A length-prefixed run of bytes.
