@@ -194,6 +194,10 @@ final class VaultDocumentReader {
     private func decodeEntry(_ index: Int, history: [Entry]?) throws(KDBXError) -> Entry {
         guard let uuidIndex = table.child(index, .uuid) else { throw .corrupt("XML: Entry without UUID") }
         var entry = Entry(uuid: try table.uuid(uuidIndex, names: names), times: try decodeTimes(table.child(index, .times)))
+        // One allocation for the fields instead of one per doubling.
+        var fieldCount = 0
+        try table.forEachChild(index) { child throws(KDBXError) in if table.name(child) == .string { fieldCount += 1 } }
+        entry.fields.reserveCapacity(fieldCount)
         try table.forEachChild(index) { child throws(KDBXError) in
             switch table.name(child) {
             case .uuid, .times: break
