@@ -74,13 +74,18 @@ struct VaultDocumentWriter {
     /// Masks `bytes` with the inner stream and returns base64.
     private func protect(_ bytes: [UInt8]) throws(KDBXError) -> String {
         var masked = bytes
+        return try protect(inPlace: &masked)
+    }
+
+    /// Masks `bytes` in place with the inner stream and returns base64.
+    private func protect(inPlace bytes: inout [UInt8]) throws(KDBXError) -> String {
         if let innerStream {
-            let result: Result<Void, CryptoError> = masked.withUnsafeMutableBytes { buffer in
+            let result: Result<Void, CryptoError> = bytes.withUnsafeMutableBytes { buffer in
                 Result { () throws(CryptoError) in try innerStream.apply(to: buffer) }
             }
             if case .failure(let error) = result { throw .crypto(error) }
         }
-        return Data(masked).base64EncodedString()
+        return bytes.withUnsafeBytes { Base64.encode($0) }
     }
 
     // MARK: Elements
@@ -232,9 +237,7 @@ struct VaultDocumentWriter {
                 xml.text(value.reveal())
             case .protected(let value):
                 xml.attribute("Protected", "True")
-                var bytes = Array(value.reveal().utf8)
-                xml.text(try protect(bytes))
-                MemoryMask.wipe(&bytes)
+                xml.text(try value.withRevealedBytes { (bytes: inout [UInt8]) throws(KDBXError) in try protect(inPlace: &bytes) })
             }
             xml.end()
             xml.end()

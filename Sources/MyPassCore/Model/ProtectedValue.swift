@@ -32,6 +32,15 @@ public struct ProtectedValue: Sendable, CustomStringConvertible, CustomDebugStri
         return String(decoding: bytes, as: UTF8.self)
     }
 
+    /// Calls `body` with the plain UTF-8 bytes in a scratch array it may change (a writer masks them
+    /// in place for the file), wiped afterwards: no `String` copy of the secret is made.
+    public func withRevealedBytes<Result, Failure: Error>(_ body: (inout [UInt8]) throws(Failure) -> Result) throws(Failure) -> Result {
+        var bytes = masked
+        MemoryMask.apply(to: &bytes, nonce: nonce)
+        defer { MemoryMask.wipe(&bytes) }
+        return try body(&bytes)
+    }
+
     /// The value's UTF-8 length in bytes (not secret: KeePass's HistoryMaxSize counts it).
     public var utf8Count: Int { masked.count }
 
