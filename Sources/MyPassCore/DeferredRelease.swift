@@ -3,13 +3,28 @@ internal import Dispatch
 /// Frees large values (a parsed vault: tens of thousands of objects) on a background thread, so that
 /// the thread that finished with them goes on at once. Freeing a 10,000-entry vault one object at a
 /// time takes about 0.1 s; on a save or a watcher's reaction that time is on the critical path.
+///
+/// A process that ends after one job (every command but `watch`) sets `keepsUntilExit`: then nothing
+/// is freed object by object at all (the system reclaims the address space at exit, at no cost), and
+/// no background freeing competes for the cores with the job's remaining work.
 public enum DeferredRelease {
     private static let queue = DispatchQueue(label: "mypass.deferred-release", qos: .utility)
+    nonisolated(unsafe) private static var keepsValues = false
 
-    /// Takes the caller's last reference to `value` and drops it on the background queue. The caller
-    /// must not keep another reference it still uses from another thread (values here are immutable
-    /// model values or objects the caller is done with).
+    /// Set once, at process start, before any other thread runs.
+    public static var keepsUntilExit: Bool {
+        get { keepsValues }
+        set { keepsValues = newValue }
+    }
+
+    /// Takes the caller's last reference to `value` and drops it on the background queue (or keeps it
+    /// until exit). The caller must not keep another reference it still uses from another thread
+    /// (values here are immutable model values or objects the caller is done with).
     public static func drop<Value>(_ value: consuming Value) {
+        if keepsValues {
+            ProcessLifetime.keepUntilExit(value)
+            return
+        }
         let box = UncheckedBox(value)
         queue.async { _ = box }
     }
@@ -29,10 +44,11 @@ public enum DeferredRelease {
 /// Values a command-line process needs until it exits: kept, never freed one object at a time (the
 /// system reclaims the whole address space at exit, which costs nothing).
 public enum ProcessLifetime {
+    private static let lock = DispatchQueue(label: "mypass.process-lifetime")
     nonisolated(unsafe) private static var kept: [Any] = []
 
-    /// Keeps `value` alive until the process exits. Call from the main thread only.
+    /// Keeps `value` alive until the process exits (from any thread).
     public static func keepUntilExit(_ value: Any) {
-        kept.append(value)
+        lock.sync { kept.append(value) }
     }
 }

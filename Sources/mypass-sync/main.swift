@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import MyPassCore
 import MyPassCrypto
 import MyPassSync
 
@@ -9,6 +10,10 @@ ProcessProtection.disableCoreDumps()
 
 // Test convenience (documented in the README): faults planned in MYPASS_SYNC_FAULTS.
 SystemCalls.injectFromEnvironment()
+
+// Every command but `watch` ends after one job: large values are kept until exit instead of being
+// freed object by object (which would compete with the job's last steps for the two cores).
+if CommandLine.arguments.dropFirst().first != "watch" { DeferredRelease.keepsUntilExit = true }
 
 // The whole program: parse, run, map the outcome to an exit status.
 let status = CommandLineTool.run(arguments: Array(CommandLine.arguments.dropFirst()))
