@@ -143,21 +143,17 @@ struct EntryMerger {
     }
 
     private func mergeHistory(into outcome: inout Outcome, maxItems: Int, maxSize: Int64, binarySize: (BinaryID) -> Int) {
-        struct Key: Hashable {
-            let time: Timestamp
-            let digest: Data
-        }
-        func key(_ entry: Entry) -> Key { Key(time: entry.times.lastModified, digest: entry.contentDigest) }
+        func key(_ entry: Entry) -> VersionKey { VersionKey(entry) }
         let localKeys = Set(local.history.map(key))
         let remoteKeys = Set(remote.history.map(key))
         let ancestorKeys = Set(historyAncestor?.history.map(key) ?? [])
         let historyBaseTime = historyAncestor?.times.lastModified
         let localCleans = historyBaseTime.map { local.times.lastModified >= $0 } ?? false
         let remoteCleans = historyBaseTime.map { remote.times.lastModified >= $0 } ?? false
-        var items: [Key: Entry] = [:]
+        var items: [VersionKey: Entry] = [:]
         /// Two copies of one version (same time and content) may differ in location or access
         /// bookkeeping: keep the smaller by a fixed order, so both devices keep the same copy.
-        func keep(_ item: Entry, as itemKey: Key) {
+        func keep(_ item: Entry, as itemKey: VersionKey) {
             if let existing = items[itemKey], !precedes(item, existing) { return }
             items[itemKey] = item
         }
@@ -183,7 +179,7 @@ struct EntryMerger {
             if lhs.key.time != rhs.key.time { return lhs.key.time < rhs.key.time }
             if let left = localOrder[lhs.key], let right = localOrder[rhs.key] { return left < right }
             if let left = remoteOrder[lhs.key], let right = remoteOrder[rhs.key] { return left < right }
-            return lhs.key.digest.lexicographicallyPrecedes(rhs.key.digest)
+            return lhs.key.version.contentDigest.lexicographicallyPrecedes(rhs.key.version.contentDigest)
         }.map(\.value)
         var trimmed = outcome.entry
         trimmed.history = history

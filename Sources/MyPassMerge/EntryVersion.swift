@@ -12,3 +12,24 @@ extension Entry {
         isSameVersion(as: earlier) || history.contains { $0.isSameVersion(as: earlier) }
     }
 }
+
+/// A version of an entry as a set or dictionary key: equal exactly when `isSameVersion` (same time
+/// and content), hashed by UUID and time alone, so that no content digest has to be computed.
+struct VersionKey: Hashable {
+    let version: Entry
+
+    init(_ version: Entry) {
+        self.version = version
+    }
+
+    var time: Timestamp { version.times.lastModified }
+
+    static func == (lhs: VersionKey, rhs: VersionKey) -> Bool {
+        lhs.version.isSameVersion(as: rhs.version)
+    }
+
+    func hash(into hasher: inout Hasher) {
+        hasher.combine(version.uuid)
+        hasher.combine(version.times.lastModified)
+    }
+}

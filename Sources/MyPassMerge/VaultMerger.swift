@@ -185,17 +185,12 @@ private final class MergeRun {
     /// The newest version both sides hold (current or in history) with the same time and content: the
     /// entry's ancestor when the base does not know it (MERGE.md rule 2).
     private func inferredAncestor(_ mine: Entry, _ theirs: Entry) -> Entry? {
-        struct Key: Hashable {
-            let time: Timestamp
-            let digest: Data
-        }
-        let theirVersions = Dictionary(([theirs.withoutHistory] + theirs.history).map { (Key(time: $0.times.lastModified, digest: $0.contentDigest), $0) },
-                                       uniquingKeysWith: { first, _ in first })
+        let theirVersions = Set(([theirs.withoutHistory] + theirs.history).map(VersionKey.init))
         // Histories are oldest first: of two shared versions from the same second, the later one in
         // this side's sequence is the newer.
         let sequence = mine.history + [mine.withoutHistory]
         return sequence.indices
-            .filter { theirVersions[Key(time: sequence[$0].times.lastModified, digest: sequence[$0].contentDigest)] != nil }
+            .filter { theirVersions.contains(VersionKey(sequence[$0])) }
             .max { (sequence[$0].times.lastModified, $0) < (sequence[$1].times.lastModified, $1) }
             .map { sequence[$0] }
     }
