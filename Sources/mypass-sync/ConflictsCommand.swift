@@ -7,9 +7,10 @@ internal import MyPassSync
 struct ConflictsCommand: Command {
     let name = "conflicts"
     let summary = "List (and with --merge, fold in) the sync-conflict copies of the vaults in a folder."
-    let usage = "mypass-sync conflicts <vault-or-folder> [--merge] [--dry-run] [--json] [credentials]"
+    let usage = "mypass-sync conflicts <vault-or-folder> [--merge [--dry-run] | --merged] [--json] [credentials]"
     let options: [OptionSpec] = [
-        .flag("--merge", help: "Merge each copy into its vault, then move it into merged-conflicts/ (never deleted)."),
+        .flag("--merge", help: "Merge each copy into its vault; keep it on this device (state directory) and remove it from the folder."),
+        .flag("--merged", help: "List the copies this device merged and keeps (no password needed)."),
         .flag("--dry-run", help: "With --merge: show what would be merged; change nothing."),
         .flag("--json", help: "Print one JSON document (schema 1)."),
     ] + Credentials.options + [SessionOptions.stateOption, SessionOptions.backupOption]
@@ -23,6 +24,10 @@ struct ConflictsCommand: Command {
         Recognised: NAME.sync-conflict-YYYYMMDD-HHMMSS-DEVICE.kdbx (Syncthing),
         NAME (… conflicted copy …).kdbx (Dropbox), NAME (conflicted copy …).kdbx (Nextcloud, ownCloud).
         Copies that do not open with the vault's credentials are reported and left where they are.
+        A merged copy, or one that carried nothing new, is kept on this device outside the synced folder
+        (the newest \(RetiredCopies.maximumCount) per vault, for \(Int(RetiredCopies.maximumAge / 86_400)) days; see --merged) and removed
+        from the folder only after the merged vault is durably saved. A merge that changes nothing
+        leaves the vault file untouched.
         """
     }
 
@@ -30,6 +35,10 @@ struct ConflictsCommand: Command {
         let vault: String
         let copies: [ConflictCopies.Copy]
         let outcomes: [ConflictFolding.Outcome]
+        /// Whether the vault file was replaced by this run.
+        var wroteVault = false
+        /// With --merged: the copies this device keeps.
+        var merged: [RetiredCopies.Copy]?
     }
 
     struct Report: Encodable {
@@ -53,9 +62,22 @@ struct ConflictsCommand: Command {
         var reports: [VaultReport] = []
         // The credentials are asked once and used for every vault of the folder.
         var key: CompositeKey?
+        guard !(parsed.flag("merge") && parsed.flag("merged")) else {
+            throw CommandLineError.usage(message: "--merge and --merged do not go together", command: name)
+        }
+        if parsed.flag("merged") {
+            let state = SessionOptions.state(parsed)
+            for vault in vaults {
+                reports.append(VaultReport(vault: vault, copies: ConflictCopies.find(for: vault), outcomes: [],
+                                           merged: RetiredCopies(state: state, vaultPath: vault).list()))
+            }
+            output.print(parsed.flag("json") ? try JSONText.encode(Report(vaults: reports)) : Self.mergedText(reports))
+            return .success
+        }
         for vault in vaults {
             let copies = ConflictCopies.find(for: vault)
             var outcomes: [ConflictFolding.Outcome] = []
+            var wroteVault = false
             if parsed.flag("merge") && !copies.isEmpty {
                 let vaultKey = try key ?? Credentials.compositeKey(parsed, vaultPath: vault, command: name)
                 key = vaultKey
@@ -65,10 +87,12 @@ struct ConflictsCommand: Command {
                     try? KDBXReader.open(record.bytes, key: vaultKey, limits: limits).vault
                 }
                 let session = try SessionOptions.open(parsed, path: vault, key: vaultKey, command: name)
-                outcomes = try ConflictFolding.fold(copies, into: session, base: base, key: vaultKey, limits: limits,
-                                                    dryRun: parsed.flag("dry-run"))
+                let folded = try ConflictFolding.fold(copies, into: session, base: base, key: vaultKey, limits: limits,
+                                                      dryRun: parsed.flag("dry-run"))
+                outcomes = folded.outcomes
+                wroteVault = folded.wroteVault
             }
-            reports.append(VaultReport(vault: vault, copies: copies, outcomes: outcomes))
+            reports.append(VaultReport(vault: vault, copies: copies, outcomes: outcomes, wroteVault: wroteVault))
         }
         if parsed.flag("json") {
             output.print(try JSONText.encode(Report(vaults: reports)))
@@ -78,12 +102,27 @@ struct ConflictsCommand: Command {
                 lines.append("\(report.vault): \(report.copies.isEmpty ? "no conflict copies" : "\(report.copies.count) conflict cop\(report.copies.count == 1 ? "y" : "ies")")")
                 for copy in report.copies where report.outcomes.isEmpty { lines.append("  \(copy.path) (\(copy.engine.rawValue))") }
                 for outcome in report.outcomes {
-                    lines.append("  \(outcome.copy): \(outcome.result)" + (outcome.movedTo.map { ", moved to \($0)" } ?? ""))
+                    lines.append("  \(outcome.copy): \(outcome.result.rawValue)" + (outcome.movedTo.map { ", kept as \($0)" } ?? ""))
                     lines += outcome.changes.map { "    " + ChangeText.line($0) }
+                }
+                if parsed.flag("merge") && !parsed.flag("dry-run") && !report.outcomes.isEmpty {
+                    lines.append(report.wroteVault ? "  wrote \(report.vault)" : "  unchanged: \(report.vault) was not written")
                 }
             }
             output.print(lines.joined(separator: "\n"))
         }
         return .success
+    }
+
+    /// The `--merged` listing as text.
+    static func mergedText(_ reports: [VaultReport]) -> String {
+        var lines: [String] = []
+        let formatter = ISO8601DateFormatter()
+        for report in reports {
+            let merged = report.merged ?? []
+            lines.append("\(report.vault): \(merged.isEmpty ? "no merged copies kept" : "\(merged.count) merged cop\(merged.count == 1 ? "y" : "ies") kept")")
+            lines += merged.map { "  \(formatter.string(from: $0.retired)) \($0.originalName) (\($0.size) bytes): \($0.path)" }
+        }
+        return lines.joined(separator: "\n")
     }
 }

@@ -175,8 +175,8 @@ struct EditCommand: Command {
             if let password { entry.setField("Password", FieldValue(password, isProtected: true)) }
         }
         session.update(vault)
-        try SessionOptions.saveEdit(session, output: &output)
-        output.print("edited \(parsed.positionals[1])")
+        let wrote = try SessionOptions.saveEdit(session, output: &output)
+        output.print(wrote ? "edited \(parsed.positionals[1])" : "unchanged \(parsed.positionals[1]): the edit changed nothing; the vault was not written")
         return .success
     }
 }
@@ -214,7 +214,10 @@ struct MoveCommand: Command {
         let entry = try requireEntry(parsed.positionals[1], session.vault, name)
         let group = try requireGroup(parsed.positionals[2], session.vault, name)
         session.update(try session.vault.movingEntry(entry.uuid, to: group.uuid))
-        try SessionOptions.saveEdit(session, output: &output)
+        guard try SessionOptions.saveEdit(session, output: &output) else {
+            output.print("unchanged \(parsed.positionals[1]): already in that group; the vault was not written")
+            return .success
+        }
         output.print("moved to \(EntryPaths.path(of: entry.uuid, in: session.vault) ?? parsed.positionals[2])")
         return .success
     }

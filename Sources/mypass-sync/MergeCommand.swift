@@ -95,19 +95,20 @@ struct MergeCommand: Command {
                 // LOCAL is replaced only if it is still the version merged into (compare-and-swap); a
                 // change made meanwhile is merged in too.
                 let session = try SyncSession(path: localPath, working: unlocked.opened, key: unlocked.key, state: state,
-                                              limits: unlocked.limits, basedOn: unlocked.fingerprint)
+                                              limits: unlocked.limits, basedOn: unlocked.fingerprint, workingIsOnDisk: true)
                 if rotated != nil { session.adoptCredentials(key: writeKey, settings: writeSettings, derivedKey: writeDerived) }
                 session.keepsBackup = try parsed.flag("backup") || DeviceSettings.load().backups
                 session.update(vault)
-                let late = try session.saveMerging()
-                if !late.isEmpty {
-                    report.sections.append(.init(remote: localPath + " (changed during the merge)", changes: late, warnings: []))
+                let save = try session.saveMerging()
+                if !save.mergedFromDisk.isEmpty {
+                    report.sections.append(.init(remote: localPath + " (changed during the merge)", changes: save.mergedFromDisk, warnings: []))
                 }
-                report.written = localPath
+                report.written = save.wroteFile ? localPath : nil
             }
         }
         ProcessLifetime.keepUntilExit(vault)
         report.dryRun = parsed.flag("dry-run")
+        report.unchanged = !report.dryRun && report.written == nil
         output.print(parsed.flag("json") ? try JSONText.encode(report) : report.humanText(local: localPath))
         return parsed.flag("exit-code") && report.sections.contains(where: { !$0.changes.isEmpty }) ? .differences : .success
     }
@@ -138,6 +139,8 @@ struct MergeReport: Encodable {
     var sections: [Section] = []
     var written: String?
     var dryRun = false
+    /// Nothing to write: the merged content is what LOCAL already holds (the file is left untouched).
+    var unchanged = false
 
     /// A review of what changes in the local vault.
     func humanText(local: String) -> String {
@@ -155,6 +158,8 @@ struct MergeReport: Encodable {
             lines.append("wrote \(written)")
         } else if dryRun {
             lines.append("dry run: nothing written")
+        } else {
+            lines.append("unchanged: \(local) already holds the merged content; not written")
         }
         return lines.joined(separator: "\n")
     }

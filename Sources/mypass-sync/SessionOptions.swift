@@ -33,12 +33,15 @@ enum SessionOptions {
         return session
     }
 
-    /// Saves an edit; a change another program made meanwhile is merged in, not written over.
-    static func saveEdit(_ session: SyncSession, output: inout StandardStreams) throws {
-        let merged = try session.saveMerging()
-        if !merged.isEmpty {
-            output.printError("note: the vault changed on disk meanwhile; merged \(merged.count) change(s) from it")
+    /// Saves an edit; a change another program made meanwhile is merged in, not written over. Returns
+    /// whether the file was written (an edit that changes nothing leaves it byte for byte as it was).
+    @discardableResult
+    static func saveEdit(_ session: SyncSession, output: inout StandardStreams) throws -> Bool {
+        let save = try session.saveMerging()
+        if !save.mergedFromDisk.isEmpty {
+            output.printError("note: the vault changed on disk meanwhile; merged \(save.mergedFromDisk.count) change(s) from it")
         }
         for warning in session.warnings { output.printError("warning: \(warning)") }
+        return save.wroteFile
     }
 }

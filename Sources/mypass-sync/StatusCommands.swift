@@ -66,6 +66,8 @@ struct ResolveCommand: Command {
         let changes: [Change]
         let warnings: [String]
         let backup: String?
+        /// Whether the vault file was replaced (false: the outcome was already its content).
+        let wroteFile: Bool
     }
 
     func run(arguments: [String], output: inout StandardStreams) throws -> ExitCode {
@@ -86,11 +88,12 @@ struct ResolveCommand: Command {
             resolution = try session.resolve(conflict, by: decision)
         } else {
             // Nothing changed on disk: reload keeps the disk version; the others write the working copy.
-            if decision != .reload { _ = try session.saveMerging() }
-            resolution = SyncSession.Resolution(decision: decision, changes: [], warnings: ["the vault had not changed on disk"], backup: nil)
+            let wrote = try decision != .reload && session.saveMerging().wroteFile
+            resolution = SyncSession.Resolution(decision: decision, changes: [], warnings: ["the vault had not changed on disk"], backup: nil,
+                                                wroteFile: wrote)
         }
         let report = Report(decision: decision.rawValue, changes: resolution.changes, warnings: resolution.warnings + session.warnings,
-                            backup: resolution.backup)
+                            backup: resolution.backup, wroteFile: resolution.wroteFile)
         if parsed.flag("json") {
             output.print(try JSONText.encode(report))
         } else {
@@ -98,6 +101,7 @@ struct ResolveCommand: Command {
             lines += resolution.changes.map { "  " + ChangeText.line($0) }
             lines += report.warnings.map { "  warning: \($0)" }
             if let backup = resolution.backup { lines.append("backup: \(backup)") }
+            if decision != .reload && !resolution.wroteFile { lines.append("unchanged: the vault already held this content; not written") }
             output.print(lines.joined(separator: "\n"))
         }
         return .success

@@ -24,6 +24,8 @@ struct WatchCommand: Command {
 
     /// Quiet time after the last event before a vault is checked (a sync engine writes in bursts).
     static let defaultDebounce: TimeInterval = 0.3
+    /// How long `--once` waits for a sync engine's transfer into the folder to finish.
+    static let onceTransferWait: TimeInterval = 30
 
     func run(arguments: [String], output: inout StandardStreams) throws -> ExitCode {
         let parsed = try ParsedArguments.parse(arguments, options: options, command: name)
@@ -55,7 +57,11 @@ struct WatchCommand: Command {
                          copyPolicy: copyPolicy) { printer.print($0) }
         }
         if parsed.flag("once") {
-            for watcher in watchers { watcher.check() }
+            for watcher in watchers {
+                // A sync engine mid-transfer: wait (bounded) until it has renamed its file into place.
+                let deadline = Date().addingTimeInterval(Self.onceTransferWait)
+                while !watcher.check() && watcher.waitingForTransfer && Date() < deadline { usleep(200_000) }
+            }
             return .success
         }
         let dirty = DirtySet()

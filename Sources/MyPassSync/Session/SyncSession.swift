@@ -28,7 +28,28 @@ public final class SyncSession: @unchecked Sendable {
     /// What `save` did.
     public enum SaveOutcome: Sendable {
         case saved(Fingerprint)
+        /// The working snapshot is the content of the file this session knows: nothing was written
+        /// (a rewrite with new seeds would be a new version to every sync engine, and two devices
+        /// rewriting the same merge make a new conflict copy: a storm).
+        case unchanged(Fingerprint)
         case conflict(Conflict)
+
+        /// Whether the file was replaced; nil for a conflict (nothing decided yet).
+        public var wroteFile: Bool? {
+            switch self {
+            case .saved: true
+            case .unchanged: false
+            case .conflict: nil
+            }
+        }
+    }
+
+    /// What `saveMerging` did.
+    public struct MergingSave: Sendable {
+        /// Changes taken in from a version another program wrote meanwhile.
+        public let mergedFromDisk: [Change]
+        /// Whether the file was replaced (false: the content was already on disk).
+        public let wroteFile: Bool
     }
 
     /// What a decision did.
@@ -38,12 +59,15 @@ public final class SyncSession: @unchecked Sendable {
         public let warnings: [String]
         /// Where the copy that was not kept went.
         public let backup: String?
+        /// Whether the vault file was replaced (false: the outcome was already the content on disk).
+        public let wroteFile: Bool
 
-        public init(decision: Decision, changes: [Change], warnings: [String], backup: String?) {
+        public init(decision: Decision, changes: [Change], warnings: [String], backup: String?, wroteFile: Bool) {
             self.decision = decision
             self.changes = changes
             self.warnings = warnings
             self.backup = backup
+            self.wroteFile = wroteFile
         }
     }
 
@@ -54,6 +78,10 @@ public final class SyncSession: @unchecked Sendable {
     public private(set) var fingerprint: Fingerprint
     private var key: CompositeKey
     private var derivedKey: DerivedKey
+    /// The content of the file at `fingerprint`, when this session has read or written it.
+    private var diskContent: (vault: Vault, settings: FormatSettings)?
+    /// The key was replaced by `adoptCredentials`: the next save writes even when the content is the same.
+    private var credentialsAdopted = false
     private let limits: ResourceLimits
     /// Bounded retries of a merge-and-save while the file keeps changing.
     public static let maximumAttempts = 5
@@ -70,6 +98,7 @@ public final class SyncSession: @unchecked Sendable {
         self.settings = opened.settings
         self.derivedKey = opened.derivedKey
         self.fingerprint = fingerprint
+        self.diskContent = (opened.vault, opened.settings)
         if state.base(for: path)?.record.fingerprint.sameContent(as: fingerprint) != true {
             rememberBase(bytes, fingerprint)
         }
@@ -92,10 +121,11 @@ public final class SyncSession: @unchecked Sendable {
 
     /// Resumes work on `path` with a working copy made elsewhere (`working`, e.g. a file of unsaved
     /// edits), based on `basedOn` or else the version this device last synced (the state's record):
-    /// a save then sees any change made on disk since.
+    /// a save then sees any change made on disk since. `workingIsOnDisk`: `working` is the content of
+    /// the file at `basedOn` (read by the caller), so a save that changes nothing writes nothing.
     public init(
         path: String, working: OpenedVault, key: CompositeKey, state: SyncStateStore, limits: ResourceLimits = .standard,
-        basedOn explicit: Fingerprint? = nil
+        basedOn explicit: Fingerprint? = nil, workingIsOnDisk: Bool = false
     ) throws {
         guard let basedOn = explicit ?? state.base(for: path)?.record.fingerprint else {
             throw SaveError.changedOnDisk(current: try DurableFile.fingerprint(atPath: path))
@@ -108,6 +138,14 @@ public final class SyncSession: @unchecked Sendable {
         self.settings = working.settings
         self.derivedKey = working.derivedKey
         self.fingerprint = basedOn
+        self.diskContent = workingIsOnDisk ? (working.vault, working.settings) : nil
+    }
+
+    /// Whether the working snapshot is exactly the content of the file this session knows (so a save
+    /// has nothing to write).
+    public var matchesDisk: Bool {
+        guard let diskContent, !credentialsAdopted else { return false }
+        return diskContent.settings == settings && diskContent.vault == vault
     }
 
     /// The version on disk now, as a conflict to decide on, or nil when it is still this session's.
@@ -123,6 +161,7 @@ public final class SyncSession: @unchecked Sendable {
         self.key = key
         self.settings = settings
         self.derivedKey = derivedKey
+        credentialsAdopted = true
     }
 
     /// Replaces the working snapshot (an edit made through the vault's edit functions).
@@ -154,6 +193,8 @@ public final class SyncSession: @unchecked Sendable {
     var beforeReplace: (() -> Void)?
 
     private func saveLocked() throws -> SaveOutcome {
+        if diskContent == nil { learnDiskContent() }
+        if matchesDisk { return .unchanged(fingerprint) }
         if keepsBackup { try writeNeighbourBackup() }
         beforeReplace?()
         let (file, derived) = try KDBXWriter.serialize(vault, settings: settings, key: key, cachedKey: derivedKey, limits: limits)
@@ -166,11 +207,22 @@ public final class SyncSession: @unchecked Sendable {
                 guard identical else { throw KDBXError.unwritable("the written vault differs from the one saved") }
             }
             fingerprint = written
+            diskContent = (vault, settings)
+            credentialsAdopted = false
             rememberBase(file, written)
             return .saved(written)
         } catch SaveError.changedOnDisk {
             return .conflict(try readDisk())
         }
+    }
+
+    /// Reads the file when it is still the version this session is based on, so that a save can tell
+    /// whether it would change anything (a session resumed from a working copy made elsewhere).
+    private func learnDiskContent() {
+        guard let (bytes, current) = try? DurableFile.read(atPath: path),
+              current.sameContent(as: fingerprint) && current.inode == fingerprint.inode,
+              let opened = try? KDBXReader.open(bytes, key: key, cachedKey: derivedKey, limits: limits) else { return }
+        diskContent = (opened.vault, opened.settings)
     }
 
     /// Copies the version about to be replaced to `<vault>.bak` (only if it is the one this session knows).
@@ -199,20 +251,27 @@ public final class SyncSession: @unchecked Sendable {
                 vault = current.disk.vault
                 settings = current.disk.settings
                 fingerprint = current.diskFingerprint
+                diskContent = (current.disk.vault, current.disk.settings)
                 rememberBase(current.diskBytes, current.diskFingerprint)
-                return Resolution(decision: .reload, changes: VaultDiff.diff(from: conflict.disk.vault, to: vault), warnings: [], backup: backup)
+                return Resolution(decision: .reload, changes: VaultDiff.diff(from: conflict.disk.vault, to: vault), warnings: [], backup: backup,
+                                  wroteFile: false)
             case .overwrite:
-                let backup = try writeBackup(bytes: current.diskBytes, suffix: "disk")
                 fingerprint = current.diskFingerprint
-                if case .saved = try saveLocked() {
-                    return Resolution(decision: .overwrite, changes: VaultDiff.diff(from: current.disk.vault, to: vault), warnings: [], backup: backup)
+                diskContent = (current.disk.vault, current.disk.settings)
+                let backup = matchesDisk ? nil : try writeBackup(bytes: current.diskBytes, suffix: "disk")
+                let outcome = try saveLocked()
+                if let wrote = outcome.wroteFile {
+                    return Resolution(decision: .overwrite, changes: VaultDiff.diff(from: current.disk.vault, to: vault), warnings: [],
+                                      backup: backup, wroteFile: wrote)
                 }
             case .merge:
                 let result = try VaultMerger.merge(base: base(), local: vault, remote: current.disk.vault)
                 vault = result.vault
                 fingerprint = current.diskFingerprint
-                if case .saved = try saveLocked() {
-                    return Resolution(decision: .merge, changes: result.changes, warnings: result.warnings, backup: nil)
+                diskContent = (current.disk.vault, current.disk.settings)
+                let outcome = try saveLocked()
+                if let wrote = outcome.wroteFile {
+                    return Resolution(decision: .merge, changes: result.changes, warnings: result.warnings, backup: nil, wroteFile: wrote)
                 }
             }
             current = try readDisk()
@@ -221,10 +280,14 @@ public final class SyncSession: @unchecked Sendable {
     }
 
     /// Saves, merging in whatever another program wrote meanwhile (what the entry commands do).
-    public func saveMerging() throws -> [Change] {
+    @discardableResult
+    public func saveMerging() throws -> MergingSave {
         switch try save() {
-        case .saved: return []
-        case .conflict(let conflict): return try resolve(conflict, by: .merge).changes
+        case .saved: return MergingSave(mergedFromDisk: [], wroteFile: true)
+        case .unchanged: return MergingSave(mergedFromDisk: [], wroteFile: false)
+        case .conflict(let conflict):
+            let resolution = try resolve(conflict, by: .merge)
+            return MergingSave(mergedFromDisk: resolution.changes, wroteFile: resolution.wroteFile)
         }
     }
 

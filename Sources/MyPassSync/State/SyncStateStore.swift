@@ -40,13 +40,23 @@ public struct SyncStateStore: Sendable {
 
     /// Creates the directory (0700) if needed.
     func prepare() throws(FileError) {
+        try Self.makePrivateDirectory(directory)
+    }
+
+    /// Creates `path` and any missing parents with mode 0700 from the start (no window with a wider
+    /// mode); an existing path must be a real directory (not a symlink to one).
+    static func makePrivateDirectory(_ path: String) throws(FileError) {
         var status = stat()
-        if stat(directory, &status) == 0 { return }
-        do {
-            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true,
-                                                    attributes: [.posixPermissions: 0o700])
-        } catch {
-            throw .system(operation: "mkdir", path: directory, errno: EACCES, message: "cannot create the state directory")
+        if lstat(path, &status) == 0 {
+            guard (status.st_mode & S_IFMT) == S_IFDIR else {
+                throw .system(operation: "mkdir", path: path, errno: ENOTDIR, message: "exists and is not a directory")
+            }
+            return
+        }
+        let parent = (path as NSString).deletingLastPathComponent
+        if !parent.isEmpty && parent != path && parent != "/" && stat(parent, &status) != 0 { try makePrivateDirectory(parent) }
+        guard mkdir(path, 0o700) == 0 || errno == EEXIST else {
+            throw .system(operation: "mkdir", path: path, errno: errno, message: "cannot create the state directory")
         }
     }
 

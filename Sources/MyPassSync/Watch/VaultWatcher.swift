@@ -45,6 +45,8 @@ public final class VaultWatcher: @unchecked Sendable {
     /// The version this watcher last wrote, until its own inotify event has been seen.
     private var ownWrite: Fingerprint?
     private var missingReported = false
+    /// A sync engine's transfer into the folder was reported and is still awaited.
+    public private(set) var waitingForTransfer = false
 
     public init(
         path: String, key: CompositeKey, state: SyncStateStore, limits: ResourceLimits, policy: Policy, copyPolicy: CopyPolicy,
@@ -67,6 +69,14 @@ public final class VaultWatcher: @unchecked Sendable {
     /// be read yet (half written or missing) and the pass should be retried later.
     @discardableResult
     public func check() -> Bool {
+        // The sync engine is still writing the vault or a copy: what is there now is about to change.
+        let transfers = SyncTransfers.inProgress(for: path)
+        if !transfers.isEmpty {
+            if !waitingForTransfer { report("waitingForSync", "a sync engine is transferring \(transfers.joined(separator: ", ")); waiting until it is done") }
+            waitingForTransfer = true
+            return false
+        }
+        waitingForTransfer = false
         let current: (bytes: Data, fingerprint: Fingerprint)
         do {
             current = try DurableFile.read(atPath: path)
@@ -147,24 +157,31 @@ public final class VaultWatcher: @unchecked Sendable {
             } else {
                 opened = try KDBXReader.open(current.bytes, key: key, cachedKey: cachedKey, limits: limits)
             }
-            let session = try SyncSession(path: path, working: opened, key: key, state: state, limits: limits, basedOn: current.fingerprint)
-            let outcomes = try ConflictFolding.fold(copies, into: session, base: opened.vault, key: key, cachedKey: opened.derivedKey,
-                                                    limits: limits, dryRun: false)
-            if !session.fingerprint.sameContent(as: current.fingerprint) { ownWrite = session.fingerprint }
+            let session = try SyncSession(path: path, working: opened, key: key, state: state, limits: limits, basedOn: current.fingerprint,
+                                          workingIsOnDisk: true)
+            let folded = try ConflictFolding.fold(copies, into: session, base: opened.vault, key: key, cachedKey: opened.derivedKey,
+                                                  limits: limits, dryRun: false)
+            if folded.wroteVault { ownWrite = session.fingerprint }
             let previous = known
             known = (session.fingerprint, session.opened)
             DeferredRelease.drop(previous)
-            for outcome in outcomes {
+            var retryLater = false
+            for outcome in folded.outcomes {
                 switch outcome.result {
-                case "merged":
+                case .merged:
                     report("conflictCopyMerged", "\(outcome.copy) -> \(outcome.movedTo ?? "")", changes: outcome.changes)
-                default:
+                case .nothingNew:
+                    report("conflictCopyRetired", "\(outcome.copy) -> \(outcome.movedTo ?? ""): it carried nothing new; the vault was not written for it")
+                case .changedMeanwhile, .wouldMerge:
+                    retryLater = true
+                case .otherCredentials, .otherDatabase, .unreadable:
                     if !reportedCopies.contains(outcome.copy) {
                         reportedCopies.insert(outcome.copy)
-                        report("conflictCopyLeft", "\(outcome.copy): \(outcome.result)")
+                        report("conflictCopyLeft", "\(outcome.copy): \(outcome.result.rawValue)")
                     }
                 }
             }
+            if retryLater { return false }
         } catch {
             report("error", "folding conflict copies: \(error)")
             return false

@@ -1,0 +1,114 @@
+internal import Foundation
+public import KDBXFormat
+public import MyPassCore
+public import MyPassMerge
+
+/// Folds the sync-conflict copies of a vault into it: each copy merged three-way (base: this device's
+/// sync state when both sides descend from it, else each entry's ancestor inferred from history), the
+/// result saved by compare-and-swap — and only when it differs from what the file already holds: a
+/// copy that carries nothing new is retired without touching the vault (two devices rewriting the
+/// same merge would make the sync engine produce yet another copy). Each copy merged or found to
+/// carry nothing new is then kept on this device outside the synced folder (`RetiredCopies`) and
+/// removed from the folder, after the vault is durably saved; the other devices get the deletion and
+/// the vault that holds the copy's content. Copies that do not open with the vault's credentials, or
+/// are another database, are reported and left where they are.
+public enum ConflictFolding {
+    /// What became of one copy.
+    public enum Result: String, Sendable, Encodable {
+        /// Merged in: it brought changes.
+        case merged
+        /// Everything it holds was in the vault already: retired, the vault not written for it.
+        case nothingNew
+        /// Dry run: would be merged (`changes` says what it brings; none: nothing new).
+        case wouldMerge
+        /// Does not open with the vault's credentials.
+        case otherCredentials
+        /// Opens, but is another database (its root group differs).
+        case otherDatabase
+        /// Not a readable vault (damaged, half written, not a regular file).
+        case unreadable
+        /// Changed while it was being merged: left in the folder for the next pass.
+        case changedMeanwhile
+    }
+
+    /// What happened to one copy.
+    public struct Outcome: Sendable, Encodable {
+        public let copy: String
+        public let engine: ConflictCopies.Engine
+        public let result: Result
+        public let changes: [Change]
+        /// Where the copy is kept on this device now (nil: left in the folder).
+        public let movedTo: String?
+    }
+
+    /// What one fold did.
+    public struct Report: Sendable, Encodable {
+        public let outcomes: [Outcome]
+        /// Whether the vault file was replaced (false: nothing new, or a dry run).
+        public let wroteVault: Bool
+    }
+
+    /// Merges the copies of the vault `session` holds against `base` (the version this device had
+    /// synced before this run; nil: inferred from history); `dryRun` merges in memory only and moves
+    /// nothing. Copies that share the vault's KDF salt (written by mypass-sync) reuse `cachedKey`
+    /// instead of running the KDF.
+    public static func fold(
+        _ copies: [ConflictCopies.Copy], into session: SyncSession, base: Vault?, key: CompositeKey, cachedKey: DerivedKey? = nil,
+        limits: ResourceLimits, dryRun: Bool
+    ) throws -> Report {
+        var outcomes: [Outcome] = []
+        var taken: [(copy: ConflictCopies.Copy, bytes: Data, fingerprint: Fingerprint, changes: [Change], newContent: Bool)] = []
+        var vault = session.vault
+        for copy in copies {
+            let read: (bytes: Data, fingerprint: Fingerprint)
+            let opened: OpenedVault
+            do {
+                read = try DurableFile.read(atPath: copy.path)
+                opened = try KDBXReader.open(read.bytes, key: key, cachedKey: cachedKey, limits: limits)
+            } catch KDBXError.wrongCredentials {
+                outcomes.append(Outcome(copy: copy.path, engine: copy.engine, result: .otherCredentials, changes: [], movedTo: nil))
+                continue
+            } catch {
+                outcomes.append(Outcome(copy: copy.path, engine: copy.engine, result: .unreadable, changes: [], movedTo: nil))
+                continue
+            }
+            guard opened.vault.root.uuid == vault.root.uuid else {
+                outcomes.append(Outcome(copy: copy.path, engine: copy.engine, result: .otherDatabase, changes: [], movedTo: nil))
+                continue
+            }
+            // The base only where both sides descend from it; else each entry's ancestor is inferred.
+            let fitting = base.flatMap { VaultMerger.descends(vault, from: $0) && VaultMerger.descends(opened.vault, from: $0) ? $0 : nil }
+            let result = try VaultMerger.merge(base: fitting, local: vault, remote: opened.vault)
+            DeferredRelease.drop(opened)
+            let newContent = result.vault != vault
+            vault = result.vault
+            taken.append((copy, read.bytes, read.fingerprint, newContent ? result.changes : [], newContent))
+        }
+        guard !dryRun else {
+            let wouldMerge = taken.map { Outcome(copy: $0.copy.path, engine: $0.copy.engine, result: .wouldMerge, changes: $0.changes, movedTo: nil) }
+            return Report(outcomes: outcomes + wouldMerge, wroteVault: false)
+        }
+        var wroteVault = false
+        if !taken.isEmpty {
+            session.update(vault)
+            wroteVault = try session.saveMerging().wroteFile
+        }
+        // The vault now durably holds every taken copy's content: keep each copy here, then take it
+        // out of the synced folder (unless it changed since it was read: then the next pass has it).
+        let retired = RetiredCopies(state: session.state, vaultPath: session.path)
+        for item in taken {
+            let current = try? DurableFile.fingerprint(atPath: item.copy.path)
+            guard let current, current.sameContent(as: item.fingerprint) && current.inode == item.fingerprint.inode else {
+                outcomes.append(Outcome(copy: item.copy.path, engine: item.copy.engine, result: .changedMeanwhile, changes: item.changes, movedTo: nil))
+                continue
+            }
+            let kept = try retired.keep(item.bytes, originalName: (item.copy.path as NSString).lastPathComponent)
+            if SystemCalls.unlink(item.copy.path) != 0 && errno != ENOENT {
+                throw FileReading.error(errno, "remove the merged conflict copy", item.copy.path)
+            }
+            outcomes.append(Outcome(copy: item.copy.path, engine: item.copy.engine, result: item.newContent ? .merged : .nothingNew,
+                                    changes: item.changes, movedTo: kept))
+        }
+        return Report(outcomes: outcomes, wroteVault: wroteVault)
+    }
+}

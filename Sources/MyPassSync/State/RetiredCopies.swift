@@ -1,0 +1,88 @@
+public import Foundation
+#if canImport(Glibc)
+internal import Glibc
+#endif
+
+/// Conflict copies this device has merged (or found to carry nothing new), kept on this device
+/// outside the synced folder: in the sync state directory, one 0700 folder per vault, each copy 0600
+/// under `<unix time>-<its name in the folder>`. A copy moved anywhere inside the synced folder would
+/// be shipped to every device again; kept here it costs nothing to the others. Bounded: the newest
+/// `maximumCount` per vault, none older than `maximumAge`.
+public struct RetiredCopies: Sendable {
+    /// How many retired copies are kept per vault.
+    public static let maximumCount = 50
+    /// How long a retired copy is kept.
+    public static let maximumAge: TimeInterval = 90 * 24 * 3600
+
+    /// One kept copy.
+    public struct Copy: Sendable, Encodable, Equatable {
+        /// Where it is kept now.
+        public let path: String
+        /// Its name in the synced folder.
+        public let originalName: String
+        /// When it was retired.
+        public let retired: Date
+        public let size: Int
+    }
+
+    public let state: SyncStateStore
+    /// The vault the copies belong to.
+    public let vaultPath: String
+
+    public init(state: SyncStateStore, vaultPath: String) {
+        self.state = state
+        self.vaultPath = vaultPath
+    }
+
+    /// The folder of this vault's retired copies.
+    public var folder: String { state.stem(for: vaultPath) + ".merged-copies" }
+
+    /// Keeps `bytes` (the copy named `name` in the synced folder) durably; returns where. Old copies
+    /// beyond the retention are removed.
+    public func keep(_ bytes: Data, originalName name: String, at time: Date = Date()) throws(FileError) -> String {
+        try state.prepare()
+        try SyncStateStore.makePrivateDirectory(folder)
+        var destination = folder + "/\(Int(time.timeIntervalSince1970))-" + name
+        var counter = 1
+        while access(destination, F_OK) == 0 {
+            destination = folder + "/\(Int(time.timeIntervalSince1970))-\(counter)-" + name
+            counter += 1
+        }
+        do {
+            _ = try DurableFile.replace(atPath: destination, with: bytes, policy: .onlyIf(nil))
+        } catch {
+            if case .file(let fileError) = error { throw fileError }
+            throw .system(operation: "write", path: destination, errno: EIO, message: error.description)
+        }
+        prune(now: time)
+        return destination
+    }
+
+    /// The kept copies, newest first.
+    public func list() -> [Copy] {
+        guard let names = try? FileManager.default.contentsOfDirectory(atPath: folder) else { return [] }
+        var copies: [Copy] = []
+        for name in names where !name.hasPrefix(DurableFile.temporaryPrefix) {
+            var status = stat()
+            let path = folder + "/" + name
+            guard lstat(path, &status) == 0, (status.st_mode & S_IFMT) == S_IFREG,
+                  let dash = name.firstIndex(of: "-"), let seconds = Int(name[..<dash]) else { continue }
+            var original = String(name[name.index(after: dash)...])
+            // `<time>-<n>-<name>` when two copies of one name were retired in the same second.
+            if let second = original.firstIndex(of: "-"), Int(original[..<second]) != nil {
+                original = String(original[original.index(after: second)...])
+            }
+            copies.append(Copy(path: path, originalName: original, retired: Date(timeIntervalSince1970: Double(seconds)),
+                               size: Int(status.st_size)))
+        }
+        return copies.sorted { ($0.retired, $0.path) > ($1.retired, $1.path) }
+    }
+
+    /// Removes copies older than `maximumAge` and all but the newest `maximumCount`.
+    func prune(now: Date) {
+        for (index, copy) in list().enumerated()
+        where index >= Self.maximumCount || now.timeIntervalSince(copy.retired) > Self.maximumAge {
+            _ = SystemCalls.unlink(copy.path)
+        }
+    }
+}
