@@ -55,12 +55,10 @@ struct SecretHygieneTests {
         }
         // Every file under the scratch folder (vaults, state, base copies, backups, moved copies).
         #expect(SecretScan.filesWithSecrets(under: root).isEmpty, "\(SecretScan.filesWithSecrets(under: root))")
-        // Modes: what the tool created is 0600 (files) and 0700 (folders). The copies moved into
-        // merged-conflicts/ are the sync engine's files and keep their mode (changing it would sync
-        // to every device); the folder that holds them is the tool's and 0700.
-        let asideMode = try mode(folder.appendingPathComponent("merged-conflicts").path)
-        #expect(asideMode == 0o700)
-        for path in [state] {
+        // Modes: what the tool created is 0600 (files) and 0700 (folders), the merged copies it keeps
+        // in the state directory included.
+        #expect(!FileManager.default.fileExists(atPath: folder.appendingPathComponent("merged-conflicts").path))
+        for path in [state] + (try FileManager.default.contentsOfDirectory(atPath: state)).filter { $0.hasSuffix(".merged-copies") }.map { state + "/" + $0 } {
             let folderMode = try mode(path)
             #expect(folderMode == 0o700, "\(path) is \(String(folderMode, radix: 8))")
             for name in try FileManager.default.contentsOfDirectory(atPath: path) {

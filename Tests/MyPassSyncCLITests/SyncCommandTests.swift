@@ -1,4 +1,6 @@
 import Foundation
+import KDBXFormat
+import MyPassCore
 import Testing
 import TestSupport
 #if canImport(Glibc)
@@ -191,9 +193,9 @@ struct SyncCommandTests {
     }
 }
 
-@Suite("conflicts: sync-conflict copies folded in and moved aside (end to end)", .serialized)
+@Suite("conflicts: sync-conflict copies folded in, kept outside the folder (end to end)", .serialized)
 struct ConflictsCommandTests {
-    @Test("Syncthing and Dropbox copies are merged, moved to merged-conflicts, others left alone")
+    @Test("Syncthing and Dropbox copies are merged, kept in the state directory and removed from the folder; others left alone")
     func foldCopies() throws {
         let directory = try CLIFixtures.scratch()
         defer { try? FileManager.default.removeItem(at: directory) }
@@ -223,9 +225,65 @@ struct ConflictsCommandTests {
         #expect(merged.standardOutput.contains("\"otherCredentials\""))
         #expect(!FileManager.default.fileExists(atPath: syncthing) && !FileManager.default.fileExists(atPath: dropbox))
         #expect(FileManager.default.fileExists(atPath: foreign))
-        let aside = try FileManager.default.contentsOfDirectory(atPath: directory.appendingPathComponent("merged-conflicts").path)
-        #expect(Set(aside) == ["pw.sync-conflict-20261129-101010-PHONE.kdbx", "pw (Alice's conflicted copy 2026-11-29).kdbx"])
+        #expect(!FileManager.default.fileExists(atPath: directory.appendingPathComponent("merged-conflicts").path))
+        let kept = try ToolRunner.run(["conflicts", "--merged", "--json", "--state-dir", state, vault])
+        #expect(kept.status == 0)
+        let report = try JSONSerialization.jsonObject(with: Data(kept.standardOutput.utf8)) as? [String: Any]
+        let listed = ((report?["vaults"] as? [[String: Any]])?.first?["merged"] as? [[String: Any]]) ?? []
+        #expect(Set(listed.compactMap { $0["originalName"] as? String })
+            == ["pw.sync-conflict-20261129-101010-PHONE.kdbx", "pw (Alice's conflicted copy 2026-11-29).kdbx"])
+        for path in listed.compactMap({ $0["path"] as? String }) {
+            #expect(path.hasPrefix(state + "/"), "kept inside the synced folder: \(path)")
+            #expect(try KDBXReader.open(Data(contentsOf: URL(fileURLWithPath: path)), key: CompositeKey(password: password)).vault.root.entries.count > 0)
+        }
         let titles = try ToolRunner.run(["ls", "--password-stdin", "--state-dir", state, vault], input: password + "\n").standardOutput
         #expect(titles.contains("From phone") && titles.contains("From laptop"))
+    }
+
+    @Test("a copy that carries nothing new is retired and the vault left byte for byte, mtime and inode as they were")
+    func nothingNew() throws {
+        let directory = try CLIFixtures.scratch()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let vault = directory.appendingPathComponent("pw.kdbx").path
+        let state = directory.appendingPathComponent("state").path
+        let input = CLIFixtures.kdbx31Password + "\n"
+        try FileManager.default.copyItem(atPath: CLIFixtures.kdbx31, toPath: vault)
+        #expect(try ToolRunner.run(["add", "--password-stdin", "--state-dir", state, vault, "/Added"], input: input).status == 0)
+        // An older version of the vault and an exact copy: neither carries anything new.
+        let older = directory.appendingPathComponent("pw.sync-conflict-20261130-120000-ABCDEFG.kdbx").path
+        let same = directory.appendingPathComponent("pw (conflicted copy 2026-11-30 120001).kdbx").path
+        try FileManager.default.copyItem(atPath: CLIFixtures.kdbx31, toPath: older)
+        try FileManager.default.copyItem(atPath: vault, toPath: same)
+        let before = try FileIdentity(vault)
+        let merged = try ToolRunner.run(["conflicts", "--merge", "--json", "--password-stdin", "--state-dir", state, vault], input: input)
+        #expect(merged.status == 0, "\(merged.standardError)")
+        #expect(try FileIdentity(vault) == before, "the vault was rewritten")
+        let report = try JSONSerialization.jsonObject(with: Data(merged.standardOutput.utf8)) as? [String: Any]
+        let first = (report?["vaults"] as? [[String: Any]])?.first
+        #expect(first?["wroteVault"] as? Bool == false)
+        #expect(((first?["outcomes"] as? [[String: Any]]) ?? []).compactMap { $0["result"] as? String } == ["nothingNew", "nothingNew"])
+        #expect(!FileManager.default.fileExists(atPath: older) && !FileManager.default.fileExists(atPath: same))
+        // The watcher reports the same as an event and leaves the vault alone too.
+        try FileManager.default.copyItem(atPath: vault, toPath: older)
+        let watch = try ToolRunner.run(["watch", "--once", "--json", "--password-stdin", "--state-dir", state, vault], input: input)
+        #expect(watch.standardOutput.contains("\"conflictCopyRetired\""), "\(watch.standardOutput)")
+        #expect(!watch.standardOutput.contains("\"conflictCopyMerged\""))
+        #expect(try FileIdentity(vault) == before, "the watcher rewrote the vault")
+        #expect(!FileManager.default.fileExists(atPath: older))
+    }
+}
+
+/// What tells a file rewritten from one left alone: content, inode and modification time.
+struct FileIdentity: Equatable {
+    let bytes: Data
+    let inode: UInt64
+    let modified: Int
+
+    init(_ path: String) throws {
+        bytes = try Data(contentsOf: URL(fileURLWithPath: path))
+        var info = stat()
+        guard stat(path, &info) == 0 else { throw CocoaError(.fileNoSuchFile) }
+        inode = UInt64(info.st_ino)
+        modified = info.st_mtim.tv_sec * 1_000_000_000 + info.st_mtim.tv_nsec
     }
 }

@@ -109,6 +109,31 @@ struct WatchCommandTests {
         _ = directory
     }
 
+    @Test("while Syncthing is still transferring the vault the watcher waits; then it takes the new vault and merges the copy into it")
+    func waitsForTransfer() throws {
+        let watch = try WatchProcess()
+        let folder = (watch.vault as NSString).deletingLastPathComponent
+        let incoming = try watch.editedCopy(["add", "From the transfer"], name: "incoming.kdbx")
+        let copy = try watch.editedCopy(["add", "From the conflict"], name: "conflict.kdbx")
+        // Syncthing writes the incoming vault under its temporary name while a copy is already there.
+        let temporary = folder + "/.syncthing.pw.kdbx.tmp"
+        try FileManager.default.copyItem(atPath: incoming, toPath: temporary)
+        #expect(rename(copy, folder + "/pw.sync-conflict-20261130-101010-PHONE.kdbx") == 0)
+        for _ in 0..<8 {  // still being written: its modification time moves
+            usleep(250_000)
+            #expect(utimes(temporary, nil) == 0)
+        }
+        #expect(FileManager.default.fileExists(atPath: folder + "/pw.sync-conflict-20261130-101010-PHONE.kdbx"), "merged during the transfer")
+        #expect(rename(temporary, watch.vault) == 0)
+        usleep(1_500_000)
+        let final = try ProcessRunner.run(URL(fileURLWithPath: "/usr/bin/env"), ["keepassxc-cli", "ls", "-q", watch.vault],
+                                          input: Data((WatchProcess.password + "\n").utf8), environment: ["QT_QPA_PLATFORM": "offscreen"])
+        let events = watch.stop()
+        #expect(kinds(events).contains("waitingForSync"), "\(kinds(events))")
+        #expect(addedTitles(events, kind: "conflictCopyMerged") == ["From the conflict"])
+        #expect(final.output.contains("From the transfer") && final.output.contains("From the conflict"), "\(final.output)")
+    }
+
     @Test("a vault deleted and recreated is waited for, not treated as empty")
     func deleteAndRecreate() throws {
         let watch = try WatchProcess()

@@ -38,9 +38,10 @@ struct ConflictCopyTests {
         let copy = workspace.directory.appendingPathComponent("vault-DESKTOP-1A2B3C4.kdbx")
         try KDBXWriter.serialize(stranger, settings: settings, key: Workspace.key).file.write(to: copy)
         let session = try SyncSession(path: workspace.vaultPath, key: Workspace.key, state: workspace.state)
-        let outcomes = try ConflictFolding.fold(ConflictCopies.find(for: workspace.vaultPath), into: session, base: session.vault,
-                                                key: Workspace.key, limits: .standard, dryRun: false)
-        #expect(outcomes.map(\.result) == ["otherDatabase"])
+        let folded = try ConflictFolding.fold(ConflictCopies.find(for: workspace.vaultPath), into: session, base: session.vault,
+                                              key: Workspace.key, limits: .standard, dryRun: false)
+        #expect(folded.outcomes.map(\.result) == [.otherDatabase])
+        #expect(!folded.wroteVault)
         #expect(FileManager.default.fileExists(atPath: copy.path))
         #expect(try workspace.open().root.entries.map(\.title) == ["First"])
     }
