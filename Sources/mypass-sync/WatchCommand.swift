@@ -11,12 +11,13 @@ internal import MyPassSync
 struct WatchCommand: Command {
     let name = "watch"
     let summary = "Keep watching vaults: take in external changes, fold in sync-conflict copies."
-    let usage = "mypass-sync watch <vault>... [--policy merge|reload|ask] [--conflict-copies merge|report|ignore] [--poll SECONDS] [--json] [--once] [credentials]"
+    let usage = "mypass-sync watch <vault>... [--policy merge|reload|ask] [--conflict-copies merge|report|ignore] [--poll SECONDS] [--debounce SECONDS] [--copy-grace SECONDS] [--json] [--once] [credentials]"
     let options: [OptionSpec] = [
-        .value("--policy", valueName: "merge|reload|ask", help: "On an external change: take it in (merge, reload) or report a decision (ask). Default merge."),
+        .value("--policy", valueName: "merge|reload|ask", help: "On an external change: take it in, putting back what a program saving over an unread version dropped (merge, the default); take it as it is (reload); or report a decision (ask)."),
         .value("--conflict-copies", valueName: "merge|report|ignore", help: "Sync-conflict copies: fold in (default), report, ignore."),
         .value("--poll", valueName: "seconds", help: "Also compare fingerprints every SECONDS (for NFS, SMB, sshfs, FUSE)."),
         .value("--debounce", valueName: "seconds", help: "Quiet time after the last event before a vault is read (default 0.3)."),
+        .value("--copy-grace", valueName: "seconds", help: "Leave a conflict copy made on another device to that device this long before merging it here (default 15; 0: at once)."),
         .flag("--json", help: "One JSON object per line per event."),
         .flag("--once", help: "Handle what is pending, then exit."),
     ] + Credentials.options + [SessionOptions.stateOption]
@@ -24,6 +25,9 @@ struct WatchCommand: Command {
 
     /// Quiet time after the last event before a vault is checked (a sync engine writes in bursts).
     static let defaultDebounce: TimeInterval = 0.3
+    /// How long a conflict copy that arrived from another device is left to that device (which
+    /// merges it at once): about a sync engine's default watcher delay plus a transfer.
+    static let defaultCopyGrace: TimeInterval = 15
     /// How long `--once` waits for a sync engine's transfer into the folder to finish.
     static let onceTransferWait: TimeInterval = 30
 
@@ -46,6 +50,12 @@ struct WatchCommand: Command {
             }
             return seconds
         } ?? Self.defaultDebounce
+        let copyGrace = try parsed.value("copy-grace").map { text -> TimeInterval in
+            guard let seconds = Double(text), seconds >= 0, seconds <= 3600 else {
+                throw CommandLineError.usage(message: "--copy-grace takes seconds (0 to 3600)", command: name)
+            }
+            return seconds
+        } ?? Self.defaultCopyGrace
         let vaults = parsed.positionals.map { DurableFile.resolvedPath($0) }
         let first = try FileReading.readAll(atPath: vaults[0])
         try KDBXReader.header(of: first).kdf.check(against: Credentials.limits(parsed, command: name))  // Before the password.
@@ -53,8 +63,9 @@ struct WatchCommand: Command {
         let limits = try Credentials.limits(parsed, command: name)
         let printer = EventPrinter(json: parsed.flag("json"))
         let watchers = vaults.map { path in
+            // --once handles what is pending now, copies from other devices included.
             VaultWatcher(path: path, key: key, state: SessionOptions.state(parsed), limits: limits, policy: policy,
-                         copyPolicy: copyPolicy) { printer.print($0) }
+                         copyPolicy: copyPolicy, foreignCopyGrace: parsed.flag("once") ? 0 : copyGrace) { printer.print($0) }
         }
         if parsed.flag("once") {
             for watcher in watchers {

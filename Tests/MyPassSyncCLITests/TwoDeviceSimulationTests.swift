@@ -28,7 +28,7 @@ private final class SimulatedDevice {
         log = root.appendingPathComponent("watch-\(name).log")
         FileManager.default.createFile(atPath: log.path, contents: nil)
         process.executableURL = try ToolRunner.binary()
-        process.arguments = ["watch", "--json", "--debounce", "0.05", "--password-stdin", "--state-dir", stateDirectory, vault]
+        process.arguments = ["watch", "--json", "--debounce", "0.05", "--copy-grace", "2", "--password-stdin", "--state-dir", stateDirectory, vault]
         let input = Pipe()
         process.standardInput = input
         let logHandle = try FileHandle(forWritingTo: log)
@@ -123,7 +123,7 @@ private struct FolderSync {
     }
 
     /// New copies go across; copies gone on one side (retired there) go on the other.
-    private mutating func syncCopies(_ first: SimulatedDevice, _ second: SimulatedDevice) throws {
+    mutating func syncCopies(_ first: SimulatedDevice, _ second: SimulatedDevice) throws {
         let firstCopies = Set(first.conflictCopies()), secondCopies = Set(second.conflictCopies())
         for (from, to, here, there) in [(first, second, firstCopies, secondCopies), (second, first, secondCopies, firstCopies)] {
             for name in here.subtracting(there) {
@@ -190,9 +190,16 @@ struct TwoDeviceSimulationTests {
             derived = opened.derivedKey
             return opened.vault.root.entries.map(\.title)
         }
+        /// Waits until both watchers have taken in their files and no copy is left; meanwhile copies
+        /// and their deletions keep propagating every half second, as the sync engine would.
         func waitUntilSettled() throws {
             let deadline = Date().addingTimeInterval(20)
+            var lastPropagation = Date()
             while !devices.allSatisfy({ $0.isSettled() }) {
+                if Date().timeIntervalSince(lastPropagation) > 0.5 {
+                    try sync.syncCopies(devices[0], devices[1])
+                    lastPropagation = Date()
+                }
                 guard Date() < deadline, devices.allSatisfy(\.isRunning) else {
                     let states = devices.map { device in
                         let tail = ((try? String(contentsOf: device.log, encoding: .utf8)) ?? "").split(separator: "\n").suffix(3)

@@ -98,7 +98,7 @@ struct WatchCommandTests {
 
     @Test("a Syncthing conflict copy is merged and moved aside; our own write is not reported as a change")
     func conflictCopy() throws {
-        let watch = try WatchProcess()
+        let watch = try WatchProcess(extraArguments: ["--copy-grace", "0"])
         let copy = try watch.editedCopy(["add", "From the conflict"])
         let conflictName = (watch.vault as NSString).deletingLastPathComponent + "/pw.sync-conflict-20261129-121212-PHONE.kdbx"
         #expect(rename(copy, conflictName) == 0)
@@ -111,7 +111,7 @@ struct WatchCommandTests {
 
     @Test("while Syncthing is still transferring the vault the watcher waits; then it takes the new vault and merges the copy into it")
     func waitsForTransfer() throws {
-        let watch = try WatchProcess()
+        let watch = try WatchProcess(extraArguments: ["--copy-grace", "0"])
         let folder = (watch.vault as NSString).deletingLastPathComponent
         let incoming = try watch.editedCopy(["add", "From the transfer"], name: "incoming.kdbx")
         let copy = try watch.editedCopy(["add", "From the conflict"], name: "conflict.kdbx")
@@ -132,6 +132,52 @@ struct WatchCommandTests {
         #expect(kinds(events).contains("waitingForSync"), "\(kinds(events))")
         #expect(addedTitles(events, kind: "conflictCopyMerged") == ["From the conflict"])
         #expect(final.output.contains("From the transfer") && final.output.contains("From the conflict"), "\(final.output)")
+    }
+
+    @Test("a copy made on another device is left to that device for the grace: its merged vault arrives, nothing is written here; a copy left longer is merged")
+    func foreignCopyGrace() throws {
+        let watch = try WatchProcess(extraArguments: ["--copy-grace", "3"])
+        let folder = (watch.vault as NSString).deletingLastPathComponent
+        let copyPath = folder + "/pw.sync-conflict-20261130-101010-PHONE.kdbx"
+        // The other device's version, shipped here as a new file (a new inode, not this vault's).
+        let copy = try watch.editedCopy(["add", "From elsewhere"], name: "copy.kdbx")
+        #expect(rename(copy, copyPath) == 0)
+        usleep(1_500_000)
+        #expect(FileManager.default.fileExists(atPath: copyPath), "merged at once although another device made it")
+        // That device merged it: its vault (with the copy's entry) arrives, the copy's deletion follows.
+        let merged = try watch.editedCopy(["add", "From elsewhere"], name: "merged.kdbx")
+        #expect(rename(merged, watch.vault) == 0)
+        #expect(unlink(copyPath) == 0)
+        usleep(4_000_000)
+        // A copy whose device never merges it (no watcher there) is merged here after the grace.
+        let late = try watch.editedCopy(["add", "Left alone"], name: "late.kdbx")
+        #expect(rename(late, copyPath) == 0)
+        usleep(1_000_000)
+        #expect(FileManager.default.fileExists(atPath: copyPath))
+        usleep(5_000_000)  // the grace, then the next check (a deferred copy is looked at again each second)
+        let mergedAfterGrace = !FileManager.default.fileExists(atPath: copyPath)
+        let events = watch.stop()
+        #expect(mergedAfterGrace, "not merged after the grace: \(events.map { "\($0["kind"] ?? "") \($0["detail"] ?? "")" })")
+        #expect(addedTitles(events, kind: "reloaded") == ["From elsewhere"])
+        #expect(addedTitles(events, kind: "conflictCopyMerged") == ["Left alone"], "\(kinds(events))")
+        #expect(kinds(events).filter { $0 == "ownWriteIgnored" }.count == 1, "\(kinds(events))")
+    }
+
+    @Test("a program that saves over a version it had not read drops an entry: the watcher puts it back")
+    func restoresBlindOverwrite() throws {
+        let watch = try WatchProcess()
+        let stale = try watch.editedCopy(["add", "Blind save"], name: "stale.kdbx")  // made from the version before "Synced here"
+        let synced = try watch.editedCopy(["add", "Synced here"], name: "synced.kdbx")
+        #expect(rename(synced, watch.vault) == 0)
+        usleep(1_200_000)
+        #expect(rename(stale, watch.vault) == 0)  // "Synced here" is gone, with no deletion recorded
+        usleep(1_500_000)
+        let final = try ProcessRunner.run(URL(fileURLWithPath: "/usr/bin/env"), ["keepassxc-cli", "ls", "-q", watch.vault],
+                                          input: Data((WatchProcess.password + "\n").utf8), environment: ["QT_QPA_PLATFORM": "offscreen"])
+        let events = watch.stop()
+        #expect(kinds(events).contains("restored"), "\(kinds(events))")
+        #expect(final.output.contains("Synced here") && final.output.contains("Blind save"), "\(final.output)")
+        #expect(kinds(events).filter { $0 == "restored" }.count == 1, "restored more than once: \(kinds(events))")
     }
 
     @Test("a vault deleted and recreated is waited for, not treated as empty")

@@ -47,11 +47,30 @@ public final class VaultWatcher: @unchecked Sendable {
     private var missingReported = false
     /// A sync engine's transfer into the folder was reported and is still awaited.
     public private(set) var waitingForTransfer = false
+    /// How long a conflict copy this device did not make is left for the device that made it (see
+    /// `init`); 0: merged at once.
+    private let foreignCopyGrace: Double
+    /// Inodes the vault file had when this watcher read it, newest last: a copy with one of them is
+    /// this device's own version, renamed aside by the sync engine on this device.
+    private var vaultInodes: [UInt64] = []
+    /// When each foreign copy was first seen.
+    private var foreignCopiesSeen: [CopyIdentity: Date] = [:]
+    private struct CopyIdentity: Hashable {
+        let path: String
+        let inode: UInt64
+    }
 
+    /// `foreignCopyGrace`: a sync engine makes a conflict copy on one device (by renaming that
+    /// device's version aside) and ships it to the others. If every device merged it at once, each
+    /// would write the same merge as a new version at the same moment, and the engine would make one
+    /// more copy of those. So a copy that arrived from elsewhere is left for this long to the device
+    /// that made it: usually that device's merged vault arrives and the copy's deletion follows, and
+    /// nothing is left to do here. After the grace (that device may run no watcher) it is merged here.
     public init(
         path: String, key: CompositeKey, state: SyncStateStore, limits: ResourceLimits, policy: Policy, copyPolicy: CopyPolicy,
-        emit: @escaping @Sendable (Event) -> Void
+        foreignCopyGrace: Double = 0, emit: @escaping @Sendable (Event) -> Void
     ) {
+        self.foreignCopyGrace = foreignCopyGrace
         self.path = path
         self.key = key
         self.state = state
@@ -90,6 +109,10 @@ public final class VaultWatcher: @unchecked Sendable {
         }
         if missingReported { report("vaultBack") }
         missingReported = false
+        if vaultInodes.last != current.fingerprint.inode {
+            vaultInodes.append(current.fingerprint.inode)
+            if vaultInodes.count > 32 { vaultInodes.removeFirst() }
+        }
         let record = state.base(for: path)
         if let record, record.record.fingerprint.sameContent(as: current.fingerprint) {
             if let ownWrite, ownWrite.sameContent(as: current.fingerprint) {
@@ -135,12 +158,42 @@ public final class VaultWatcher: @unchecked Sendable {
         }
         do { try state.record(current.bytes, fingerprint: current.fingerprint, for: path) } catch { report("error", "\(error)") }
         known = (current.fingerprint, disk)
+        // No copy holds this device's version: what it synced must still be there.
+        if policy == .merge, let base, ConflictCopies.find(for: path).isEmpty {
+            return restoreLostContent(base: base, disk: disk, fingerprint: current.fingerprint)
+        }
         return checkCopies(current)
+    }
+
+    /// A new version that lacks content of the one this device synced, with no deletion recorded and
+    /// no conflict copy holding it, was saved by a program over a version it had not read (KeePassXC
+    /// saves without checking the file; a sync engine replaced the file while it had it open). The
+    /// three-way merge of the synced version and the new one puts the lost content back ("absence is
+    /// not deletion"); a new version that descends from the synced one merges to itself and nothing
+    /// is written.
+    private func restoreLostContent(base: Vault, disk: OpenedVault, fingerprint: Fingerprint) -> Bool {
+        do {
+            let result = try VaultMerger.merge(base: base, local: base, remote: disk.vault)
+            guard result.vault != disk.vault else { return true }
+            let session = try SyncSession(path: path, working: disk, key: key, state: state, limits: limits, basedOn: fingerprint,
+                                          workingIsOnDisk: true)
+            session.update(result.vault)
+            let save = try session.saveMerging()
+            if save.wroteFile { ownWrite = session.fingerprint }
+            known = (session.fingerprint, session.opened)
+            report("restored", "the new version lacked content this device had synced, with no deletion recorded (a program saved over a version it had not read); put back",
+                   changes: VaultDiff.diff(from: disk.vault, to: session.vault))
+        } catch {
+            report("error", "restoring lost content: \(error)")
+            return false
+        }
+        return true
     }
 
     /// Conflict copies: merged (and moved aside), reported once, or ignored.
     private func checkCopies(_ current: (bytes: Data, fingerprint: Fingerprint)) -> Bool {
         let copies = ConflictCopies.find(for: path)
+        if copies.isEmpty { foreignCopiesSeen = [:] }
         guard !copies.isEmpty, copyPolicy != .ignore else { return true }
         if copyPolicy == .report {
             for copy in copies where !reportedCopies.contains(copy.path) {
@@ -149,6 +202,24 @@ public final class VaultWatcher: @unchecked Sendable {
             }
             return true
         }
+        // Copies that arrived from another device wait for that device to merge them (see init).
+        var deferred = false
+        let now = Date()
+        let ready = copies.filter { copy in
+            guard foreignCopyGrace > 0 else { return true }
+            var status = stat()
+            guard stat(copy.path, &status) == 0 else { return true }
+            if vaultInodes.contains(UInt64(status.st_ino)) { return true }
+            let identity = CopyIdentity(path: copy.path, inode: UInt64(status.st_ino))
+            let seen = foreignCopiesSeen[identity, default: now]
+            foreignCopiesSeen[identity] = seen
+            if now.timeIntervalSince(seen) >= foreignCopyGrace { return true }
+            deferred = true
+            return false
+        }
+        let present = Set(copies.map(\.path))
+        foreignCopiesSeen = foreignCopiesSeen.filter { present.contains($0.key.path) }
+        guard !ready.isEmpty else { return !deferred }
         do {
             // The file is the version recorded as base (check() made sure): its parse serves as both.
             let opened: OpenedVault
@@ -159,7 +230,7 @@ public final class VaultWatcher: @unchecked Sendable {
             }
             let session = try SyncSession(path: path, working: opened, key: key, state: state, limits: limits, basedOn: current.fingerprint,
                                           workingIsOnDisk: true)
-            let folded = try ConflictFolding.fold(copies, into: session, base: opened.vault, key: key, cachedKey: opened.derivedKey,
+            let folded = try ConflictFolding.fold(ready, into: session, base: opened.vault, key: key, cachedKey: opened.derivedKey,
                                                   limits: limits, dryRun: false)
             if folded.wroteVault { ownWrite = session.fingerprint }
             let previous = known
@@ -181,7 +252,7 @@ public final class VaultWatcher: @unchecked Sendable {
                     }
                 }
             }
-            if retryLater { return false }
+            if retryLater || deferred { return false }
         } catch {
             report("error", "folding conflict copies: \(error)")
             return false

@@ -187,7 +187,7 @@ class FolderMonitor(threading.Thread):
             state = self.state()
             with self.lock:
                 for _, name, *_ in state:
-                    if COPY.search(name) and name not in self.copies:
+                    if COPY.search(name) and not TEMPORARY.match(name) and name not in self.copies:
                         self.copies[name] = now
                 if state != self.snapshot:
                     self.snapshot = state
