@@ -173,7 +173,9 @@ public final class VaultWatcher: @unchecked Sendable {
     /// is written.
     private func restoreLostContent(base: Vault, disk: OpenedVault, fingerprint: Fingerprint) -> Bool {
         do {
-            let result = try VaultMerger.merge(base: base, local: base, remote: disk.vault)
+            // The new version is the local side: ties (the same version written in another order of
+            // fields, say) keep its form, so a descendant merges to exactly itself.
+            let result = try VaultMerger.merge(base: base, local: disk.vault, remote: base)
             guard result.vault != disk.vault else { return true }
             let session = try SyncSession(path: path, working: disk, key: key, state: state, limits: limits, basedOn: fingerprint,
                                           workingIsOnDisk: true)
