@@ -29,6 +29,7 @@ private struct SyncthingRun: Decodable {
     let leftInFolders: [String: [String]]?
     let vaultWrites: [String: Int]?
     let syncthingNotRescanned: Int?
+    let staleTemporaries: [String]?
     let folders: [String]
 }
 
@@ -50,7 +51,8 @@ struct RealSyncthingTests {
 
     /// The checks every configuration must pass; prints the figures.
     private func check(_ report: SyncthingRun, root: URL) throws {
-        defer { try? FileManager.default.removeItem(at: root) }
+        // MYPASS_SYNCTHING_KEEP leaves the folders, Syncthing homes and logs for a look.
+        defer { if ProcessInfo.processInfo.environment["MYPASS_SYNCTHING_KEEP"] == nil { try? FileManager.default.removeItem(at: root) } }
         #expect(report.errors.isEmpty, "\(report.errors)")
         #expect(report.peerAddresses?.count == 2 && report.peerAddresses?.allSatisfy { $0?.hasPrefix("127.0.0.1:") == true } == true,
                 "the Syncthing peers did not connect over loopback: \(String(describing: report.peerAddresses))")
@@ -81,7 +83,8 @@ struct RealSyncthingTests {
             (\(report.edits.filter { $0.tool == "keepassxc-cli" }.count) with keepassxc-cli), \(report.copies?.count ?? 0) conflict copies \
             (\(report.copiesWithNothingNew?.count ?? 0) carried nothing new), \(afterLast.count) after the last edit; quiet \
             \(report.secondsFromLastEditToQuiet ?? -1) s after the last edit (\(quietAfterCopy) s after the last copy); vault writes by the \
-            watchers \(report.vaultWrites ?? [:]); Syncthing 'modified but not rescanned' \(report.syncthingNotRescanned ?? -1)
+            watchers \(report.vaultWrites ?? [:]); Syncthing 'modified but not rescanned' \(report.syncthingNotRescanned ?? -1), \
+            temporary files of abandoned pulls left by Syncthing \(report.staleTemporaries ?? [])
             """)
     }
 

@@ -60,8 +60,11 @@ public enum DurableFile {
     /// from the temp file and throws if they are not the intended vault. Returns the new fingerprint.
     /// `durable: false` skips the fsyncs (still atomic): for derived data such as the sync state, whose
     /// loss after a power cut only costs the next merge its most recent base.
+    /// `mayReplace` is asked just before the compare-and-swap: false refuses like a changed file
+    /// (a sync engine began a transfer into the folder meanwhile, say).
     public static func replace(
-        atPath path: String, with data: Data, policy: ReplacePolicy, durable: Bool = true, verify: (Data) throws -> Void = { _ in }
+        atPath path: String, with data: Data, policy: ReplacePolicy, durable: Bool = true, verify: (Data) throws -> Void = { _ in },
+        mayReplace: () -> Bool = { true }
     ) throws(SaveError) -> Fingerprint {
         let target = resolvedPath(path)
         let directory = (target as NSString).deletingLastPathComponent.isEmpty ? "." : (target as NSString).deletingLastPathComponent
@@ -83,7 +86,7 @@ public enum DurableFile {
             }
             do throws(SaveError) {
                 try finish(temporary: temporary, target: target, directory: directory, data: data, policy: policy, durable: durable,
-                           verify: verify)
+                           verify: verify, mayReplace: mayReplace)
             } catch {
                 _ = SystemCalls.unlink(temporary)
                 throw error
@@ -115,13 +118,18 @@ public enum DurableFile {
 
     private static func finish(
         temporary: String, target: String, directory: String, data: Data, policy: ReplacePolicy, durable: Bool,
-        verify: (Data) throws -> Void
+        verify: (Data) throws -> Void, mayReplace: () -> Bool
     ) throws(SaveError) {
         // Read back what reached the disk and let the caller check it is the intended vault.
         let written: Data
         do { written = try FileReading.readAll(atPath: temporary) } catch { throw .file(error) }
         guard written == data else { throw .verificationFailed("the bytes on disk differ from the bytes written") }
         do { try verify(written) } catch { throw .verificationFailed(String(describing: error)) }
+        guard mayReplace() else {
+            let current: Fingerprint?
+            do { current = try fingerprint(atPath: target) } catch { throw .file(error) }
+            throw .changedOnDisk(current: current)
+        }
         // Compare-and-swap: only the version this save was based on may be replaced.
         if case .onlyIf(let expected) = policy {
             let current: Fingerprint?

@@ -32,6 +32,18 @@ public enum SyncTransfers {
         }
     }
 
+    /// Waits while a transfer into `vaultPath` or its copies is in progress, at most `limit` seconds.
+    /// Returns whether none is in progress now.
+    @discardableResult
+    public static func waitWhileInProgress(for vaultPath: String, limit: TimeInterval) -> Bool {
+        let deadline = Date().addingTimeInterval(limit)
+        while !inProgress(for: vaultPath).isEmpty {
+            guard Date() < deadline else { return false }
+            usleep(100_000)
+        }
+        return true
+    }
+
     /// The name a sync engine's temporary file `name` will be renamed to, if it is one.
     public static func targetName(ofTemporary name: String) -> String? {
         for (prefix, suffix) in [(".syncthing.", ".tmp"), ("~syncthing~", ".tmp")]

@@ -189,6 +189,12 @@ public final class SyncSession: @unchecked Sendable {
     /// Whether each save first keeps the version it replaces as `<vault>.bak` (0600).
     public var keepsBackup = false
 
+    /// How long a save waits while a sync engine is transferring a new version of the vault (or a
+    /// copy) into its folder: writing meanwhile makes the engine abandon its transfer ("file modified
+    /// but not rescanned"), leave its temporary file and retry a minute later. After the wait the
+    /// save proceeds (the compare-and-swap still sees any change).
+    public var transferWait: Double = 10
+
     /// Test hook: runs just before each replace attempt (a test makes "another writer" act there).
     var beforeReplace: (() -> Void)?
 
@@ -197,15 +203,16 @@ public final class SyncSession: @unchecked Sendable {
         if matchesDisk { return .unchanged(fingerprint) }
         if keepsBackup { try writeNeighbourBackup() }
         beforeReplace?()
+        SyncTransfers.waitWhileInProgress(for: path, limit: transferWait)
         let (file, derived) = try KDBXWriter.serialize(vault, settings: settings, key: key, cachedKey: derivedKey, limits: limits)
         derivedKey = derived
         do {
-            let written = try DurableFile.replace(atPath: path, with: file, policy: .onlyIf(fingerprint)) { bytes in
+            let written = try DurableFile.replace(atPath: path, with: file, policy: .onlyIf(fingerprint), verify: { bytes in
                 let check = try KDBXReader.open(bytes, key: self.key, cachedKey: derived, limits: self.limits)
                 let identical = check.vault == self.vault
                 DeferredRelease.drop(check)  // freed off this thread: the rename is waiting
                 guard identical else { throw KDBXError.unwritable("the written vault differs from the one saved") }
-            }
+            }, mayReplace: { SyncTransfers.inProgress(for: self.path).isEmpty })
             fingerprint = written
             diskContent = (vault, settings)
             credentialsAdopted = false

@@ -25,6 +25,16 @@ import xml.etree.ElementTree as ET
 
 COPY = re.compile(r"\.sync-conflict-\d{8}-\d{6}-[A-Z0-9]{7}\.")
 TEMPORARY = re.compile(r"^(\.syncthing\..*\.tmp|~syncthing~.*\.tmp)$")
+# Syncthing keeps the temporary file of a pull it abandoned (the file changed under it: a concurrent
+# edit) for reuse by the next pull of that file, up to a day. Untouched this long it is not a transfer.
+STALE_AFTER = 5.0
+
+
+def stale(folder, name):
+    try:
+        return time.time() - os.stat(os.path.join(folder, name)).st_mtime >= STALE_AFTER
+    except OSError:
+        return True
 
 
 def free_port():
@@ -199,13 +209,13 @@ class FolderMonitor(threading.Thread):
             return sorted(name for name, seen in self.copies.items() if seen >= moment)
 
 
-def wait_for(condition, timeout, what):
+def wait_for(condition, timeout, what, describe=None):
     deadline = time.time() + timeout
     while time.time() < deadline:
         if condition():
             return
         time.sleep(0.1)
-    raise RuntimeError(f"timed out after {timeout} s waiting for {what}")
+    raise RuntimeError(f"timed out after {timeout} s waiting for {what}" + (f"; {describe()}" if describe else ""))
 
 
 def titles(device, password):
@@ -284,10 +294,23 @@ def main():
             for thread in threads:
                 thread.join()
 
+        def describe():
+            parts = []
+            for device in devices:
+                try:
+                    status = device.rest("/rest/db/status?folder=vault")
+                    state = f"{status.get('state')} need {status.get('needTotalItems')}"
+                except OSError as error:
+                    state = str(error)
+                parts.append(f"{device.name}: {sorted(device.names())}, Syncthing {state}")
+            same = open(devices[0].vault, "rb").read() == open(devices[1].vault, "rb").read()
+            return "; ".join(parts) + f"; same vault: {same}"
+
         def quiet_for(seconds):
             with monitor.lock:
                 idle = time.time() - monitor.last_activity >= seconds
-            names = [name for device in devices for name in device.names() if COPY.search(name) or TEMPORARY.match(name)]
+            names = [name for device in devices for name in device.names()
+                     if COPY.search(name) or (TEMPORARY.match(name) and not stale(device.folder, name))]
             same = open(devices[0].vault, "rb").read() == open(devices[1].vault, "rb").read()
             return idle and not names and same and all(device.folder_idle() for device in devices)
 
@@ -301,14 +324,15 @@ def main():
             time.sleep(rng.uniform(0.2, 2.5) * max(1, arguments.delay))
         # Settle, then one last simultaneous edit on both devices: a real conflict whose aftermath is measured.
         settle_started = time.time()
-        wait_for(lambda: quiet_for(arguments.delay + 4), arguments.quiet_timeout + 60, "the folder to settle before the last round")
+        wait_for(lambda: quiet_for(arguments.delay + 4), arguments.quiet_timeout + 60, "the folder to settle before the last round",
+                 describe)
         report["settleBeforeLastRound"] = round(time.time() - settle_started, 1)
         last_edit = time.time()
         concurrent(arguments.rounds)
         last_edit = max(last_edit, time.time())
         quiet_after = arguments.delay + 5
         try:
-            wait_for(lambda: quiet_for(quiet_after), arguments.quiet_timeout, "the folder to be quiet after the last edit")
+            wait_for(lambda: quiet_for(quiet_after), arguments.quiet_timeout, "the folder to be quiet after the last edit", describe)
             report["quiet"] = True
         except RuntimeError as error:
             report["quiet"] = False
@@ -336,7 +360,11 @@ def main():
         report["copiesHandled"] = handled
         report["copiesWithNothingNew"] = sorted(name for name, kinds in handled.items() if "conflictCopyMerged" not in kinds)
         report["leftInFolders"] = {device.name: sorted(name for name in device.names()
-                                                       if name not in ("vault.kdbx", ".stfolder")) for device in devices}
+                                                       if name not in ("vault.kdbx", ".stfolder")
+                                                       and not (TEMPORARY.match(name) and stale(device.folder, name)))
+                                   for device in devices}
+        report["staleTemporaries"] = sorted(f"{device.name}/{name}" for device in devices for name in device.names()
+                                            if TEMPORARY.match(name) and stale(device.folder, name))
         report["vaultWrites"] = {device.name: report["eventCounts"].get(device.name, {}).get("ownWriteIgnored", 0) for device in devices}
         report["folders"] = [device.folder for device in devices]
         report["states"] = [device.state for device in devices]
