@@ -240,6 +240,7 @@ def main():
     devices = [Device("alpha", arguments.root), Device("beta", arguments.root)]
     report = {"delay": arguments.delay, "rounds": arguments.rounds, "seed": arguments.seed, "edits": [], "folders": [],
               "errors": []}
+    monitor = None
     try:
         devices[0].configure(devices[1], arguments.delay)
         devices[1].configure(devices[0], arguments.delay)
@@ -373,6 +374,9 @@ def main():
         report["syncthingNotRescanned"] = text.count("modified but not rescanned")
     except Exception as error:  # reported, so the test shows what went wrong
         report["errors"].append(f"{type(error).__name__}: {error}")
+        if monitor is not None:
+            monitor.running = False
+            report["copies"] = sorted(monitor.copies)
     finally:
         for device in devices:
             device.stop()
