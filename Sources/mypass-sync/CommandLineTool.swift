@@ -88,33 +88,33 @@ enum CommandLineTool {
         switch error {
         case CommandLineError.usage(let message, let commandName):
             let hint = commandName.map { "\(toolName) help \($0)" } ?? "\(toolName) --help"
-            output.printError("error: \(message)\nSee '\(hint)'.")
+            output.printError("error: \(message.terminalSafe)\nSee '\(hint)'.")
             return .usage
         case let error as KDBXError:
-            var message = "error: \(error)"
+            var message = "error: \(String(describing: error).terminalSafe)"
             if case .resourceCapExceeded(let detail) = error, detail.contains("Argon2 memory") {
                 message += "\nIf you trust this file, raise the cap with --max-kdf-memory <bytes>."
             }
             output.printError(message)
             return exitCode(for: error)
         case let error as FileError:
-            output.printError("error: \(error)")
+            output.printError("error: \(String(describing: error).terminalSafe)")
             return .ioError
         case let error as MergeError:
-            output.printError("error: \(error)")
+            output.printError("error: \(String(describing: error).terminalSafe)")
             return .refusedForSafety
         case let error as VaultEditError:
-            output.printError("error: \(error)")
+            output.printError("error: \(String(describing: error).terminalSafe)")
             return .usage
         case let error as SaveError:
-            output.printError("error: \(error)")
+            output.printError("error: \(String(describing: error).terminalSafe)")
             if case .file = error { return .ioError }
             return .refusedForSafety
         case let error as MergeRefusal:
-            output.printError("error: \(error)")
+            output.printError("error: \(String(describing: error).terminalSafe)")
             return .refusedForSafety
         default:
-            output.printError("error: \(error)")
+            output.printError("error: \(String(describing: error).terminalSafe)")
             return .ioError
         }
     }

@@ -39,6 +39,8 @@ struct ConflictsCommand: Command {
         var wroteVault = false
         /// With --merged: the copies this device keeps.
         var merged: [RetiredCopies.Copy]?
+        /// Why this vault of the folder was not merged (it does not open with the credentials given).
+        var skipped: String?
     }
 
     struct Report: Encodable {
@@ -86,7 +88,15 @@ struct ConflictsCommand: Command {
                 let base = SessionOptions.state(parsed).base(for: vault).flatMap { record in
                     try? KDBXReader.open(record.bytes, key: vaultKey, limits: limits).vault
                 }
-                let session = try SessionOptions.open(parsed, path: vault, key: vaultKey, command: name)
+                let session: SyncSession
+                do {
+                    session = try SessionOptions.open(parsed, path: vault, key: vaultKey, command: name)
+                } catch KDBXError.wrongCredentials where isDirectory.boolValue {
+                    // Another vault of the folder with other credentials (anyone who can write there
+                    // can plant one): said, and the other vaults are still handled.
+                    reports.append(VaultReport(vault: vault, copies: copies, outcomes: [], skipped: "otherCredentials"))
+                    continue
+                }
                 let folded = try ConflictFolding.fold(copies, into: session, base: base, key: vaultKey, limits: limits,
                                                       dryRun: parsed.flag("dry-run"))
                 outcomes = folded.outcomes
@@ -99,14 +109,15 @@ struct ConflictsCommand: Command {
         } else {
             var lines: [String] = []
             for report in reports {
-                lines.append("\(report.vault): \(report.copies.isEmpty ? "no conflict copies" : "\(report.copies.count) conflict cop\(report.copies.count == 1 ? "y" : "ies")")")
-                for copy in report.copies where report.outcomes.isEmpty { lines.append("  \(copy.path) (\(copy.engine.rawValue))") }
+                lines.append("\(report.vault.terminalSafe): \(report.copies.isEmpty ? "no conflict copies" : "\(report.copies.count) conflict cop\(report.copies.count == 1 ? "y" : "ies")")"
+                    + (report.skipped.map { "; skipped: \($0 == "otherCredentials" ? "it does not open with these credentials" : $0)" } ?? ""))
+                for copy in report.copies where report.outcomes.isEmpty { lines.append("  \(copy.path.terminalSafe) (\(copy.engine.rawValue))") }
                 for outcome in report.outcomes {
-                    lines.append("  \(outcome.copy): \(outcome.result.rawValue)" + (outcome.movedTo.map { ", kept as \($0)" } ?? ""))
+                    lines.append("  \(outcome.copy.terminalSafe): \(outcome.result.rawValue)" + (outcome.movedTo.map { ", kept as \($0.terminalSafe)" } ?? ""))
                     lines += outcome.changes.map { "    " + ChangeText.line($0) }
                 }
                 if parsed.flag("merge") && !parsed.flag("dry-run") && !report.outcomes.isEmpty {
-                    lines.append(report.wroteVault ? "  wrote \(report.vault)" : "  unchanged: \(report.vault) was not written")
+                    lines.append(report.wroteVault ? "  wrote \(report.vault.terminalSafe)" : "  unchanged: \(report.vault.terminalSafe) was not written")
                 }
             }
             output.print(lines.joined(separator: "\n"))
@@ -120,8 +131,8 @@ struct ConflictsCommand: Command {
         let formatter = ISO8601DateFormatter()
         for report in reports {
             let merged = report.merged ?? []
-            lines.append("\(report.vault): \(merged.isEmpty ? "no merged copies kept" : "\(merged.count) merged cop\(merged.count == 1 ? "y" : "ies") kept")")
-            lines += merged.map { "  \(formatter.string(from: $0.retired)) \($0.originalName) (\($0.size) bytes): \($0.path)" }
+            lines.append("\(report.vault.terminalSafe): \(merged.isEmpty ? "no merged copies kept" : "\(merged.count) merged cop\(merged.count == 1 ? "y" : "ies") kept")")
+            lines += merged.map { "  \(formatter.string(from: $0.retired)) \($0.originalName.terminalSafe) (\($0.size) bytes): \($0.path.terminalSafe)" }
         }
         return lines.joined(separator: "\n")
     }

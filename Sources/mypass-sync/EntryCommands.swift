@@ -79,9 +79,9 @@ struct ListCommand: Command {
         let group = try requireGroup(parsed.positionals.count > 1 ? parsed.positionals[1] : "/", session.vault, name)
         var lines: [String] = []
         func list(_ group: Group, indent: String) {
-            for entry in group.entries { lines.append(indent + entry.title) }
+            for entry in group.entries { lines.append(indent + entry.title.terminalSafe) }
             for child in group.groups {
-                lines.append(indent + child.name + "/")
+                lines.append(indent + child.name.terminalSafe + "/")
                 if parsed.flag("recursive") { list(child, indent: indent + "  ") }
             }
         }
@@ -106,10 +106,10 @@ struct ShowCommand: Command {
         var lines: [String] = []
         for field in entry.fields {
             let value = field.value.isProtected && !parsed.flag("reveal") ? "PROTECTED" : field.value.text
-            lines.append("\(field.key): \(value)")
+            lines.append("\(field.key.terminalSafe): \(value.terminalSafe)")
         }
-        lines.append("Tags: \(entry.tags.joined(separator: ", "))")
-        if !entry.attachments.isEmpty { lines.append("Attachments: \(entry.attachments.map(\.name).joined(separator: ", "))") }
+        lines.append("Tags: \(entry.tags.joined(separator: ", ").terminalSafe)")
+        if !entry.attachments.isEmpty { lines.append("Attachments: \(entry.attachments.map(\.name).joined(separator: ", ").terminalSafe)") }
         lines.append("Modified: \(entry.times.lastModified.iso8601)")
         lines.append("UUID: \(entry.uuid.canonicalString)")
         output.print(lines.joined(separator: "\n"))
@@ -242,7 +242,7 @@ struct SearchCommand: Command {
             for entry in group.entries {
                 let haystack = [entry.title, entry.userName, entry.url, entry.notes] + entry.tags
                 if haystack.contains(where: { $0.lowercased().contains(term) }) {
-                    paths.append("/" + (names + [entry.title]).joined(separator: "/"))
+                    paths.append(("/" + (names + [entry.title]).joined(separator: "/")).terminalSafe)
                 }
             }
         }

@@ -147,12 +147,12 @@ struct MergeReport: Encodable {
         var lines: [String] = []
         for section in sections {
             if section.changes.isEmpty {
-                lines.append("\(section.remote): nothing to merge")
+                lines.append("\(section.remote.terminalSafe): nothing to merge")
             } else {
-                lines.append("\(section.remote): \(section.changes.count) change(s) to \(local)")
+                lines.append("\(section.remote.terminalSafe): \(section.changes.count) change(s) to \(local.terminalSafe)")
                 for change in section.changes { lines.append("  " + ChangeText.line(change)) }
             }
-            for warning in section.warnings { lines.append("  warning: \(warning)") }
+            for warning in section.warnings { lines.append("  warning: \(warning.terminalSafe)") }
         }
         if let written {
             lines.append("wrote \(written)")
@@ -180,9 +180,9 @@ enum ChangeText {
         case .metaChanged: "~ settings"
         case .recycleBinMerged: "~ recycle bin"
         }
-        var text = "\(verb) \(change.subject.rawValue) \(change.path)"
-        if !change.fields.isEmpty { text += ": " + change.fields.joined(separator: ", ") }
-        if !change.detail.isEmpty { text += " (\(change.detail))" }
+        var text = "\(verb) \(change.subject.rawValue) \(change.path.terminalSafe)"
+        if !change.fields.isEmpty { text += ": " + change.fields.joined(separator: ", ").terminalSafe }
+        if !change.detail.isEmpty { text += " (\(change.detail.terminalSafe))" }
         return text
     }
 }

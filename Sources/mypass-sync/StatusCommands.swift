@@ -32,14 +32,14 @@ struct StatusCommand: Command {
         if parsed.flag("json") {
             output.print(try JSONText.encode(report))
         } else {
-            var lines = ["vault: \(path)"]
+            var lines = ["vault: \(path.terminalSafe)"]
             switch changed {
             case nil: lines.append("state: never synced on this device (no base: a merge will infer its ancestors)")
             case true?: lines.append("state: changed on disk since this device last synced it")
             case false?: lines.append("state: unchanged since this device last synced it")
             }
             lines.append(report.conflictCopies.isEmpty ? "conflict copies: none"
-                         : "conflict copies:\n" + report.conflictCopies.map { "  \($0.path) (\($0.engine.rawValue))" }.joined(separator: "\n"))
+                         : "conflict copies:\n" + report.conflictCopies.map { "  \($0.path.terminalSafe) (\($0.engine.rawValue))" }.joined(separator: "\n"))
             output.print(lines.joined(separator: "\n"))
         }
         return .success

@@ -192,7 +192,7 @@ private final class EventPrinter: @unchecked Sendable {
             let line = Line(time: time, kind: event.kind, vault: event.vault, detail: event.detail, changes: event.changes)
             text = (try? String(decoding: encoder.encode(line), as: UTF8.self)) ?? "{}"
         } else {
-            text = "\(time) \(event.kind) \(event.vault)" + (event.detail.isEmpty ? "" : ": \(event.detail)")
+            text = "\(time) \(event.kind) \(event.vault.terminalSafe)" + (event.detail.isEmpty ? "" : ": \(event.detail.terminalSafe)")
             for change in event.changes { text += "\n  " + ChangeText.line(change) }
         }
         lock.lock()

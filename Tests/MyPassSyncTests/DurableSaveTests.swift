@@ -53,7 +53,7 @@ struct Workspace {
 
 @Suite("Durable compare-and-swap saves", .serialized)
 struct DurableSaveTests {
-    @Test("a save replaces the vault, keeps its mode, and records the new base")
+    @Test("a save replaces the vault, writes it 0600 whatever mode it had, and records the new base")
     func save() throws {
         let workspace = try Workspace()
         defer { workspace.remove() }
@@ -63,7 +63,7 @@ struct DurableSaveTests {
         guard case .saved(let fingerprint) = try session.save() else { Issue.record("expected a save"); return }
         #expect(try workspace.open().root.entries.map(\.title) == ["First", "Second"])
         let attributes = try FileManager.default.attributesOfItem(atPath: workspace.vaultPath)
-        #expect(attributes[.posixPermissions] as? Int == 0o640)
+        #expect(attributes[.posixPermissions] as? Int == 0o600)
         #expect(workspace.state.base(for: workspace.vaultPath)?.record.fingerprint == fingerprint)
         #expect(try workspace.strayFiles().isEmpty)
     }

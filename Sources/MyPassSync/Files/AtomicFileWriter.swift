@@ -6,7 +6,7 @@ internal import Glibc
 /// Replaces a file atomically and durably whatever is there (new output files, explicit
 /// overwrites); `DurableFile.replace` with `.onlyIf` is the compare-and-swap save of a vault.
 public enum AtomicFileWriter {
-    /// Writes `data` to `path` (symlinks resolved; a new file is 0600, an existing one keeps its mode).
+    /// Writes `data` to `path`, 0600. A symlink at `path` is replaced by the file, never followed.
     public static func write(_ data: Data, toPath path: String) throws(FileError) {
         do {
             _ = try DurableFile.replace(atPath: path, with: data, policy: .anything)

@@ -22,6 +22,17 @@ public enum SaveError: Error, Sendable, CustomStringConvertible {
     }
 }
 
+/// What a save does when the path names a symlink.
+public enum SymlinkRule: Sendable {
+    /// Writes the link's target: only for the vault the user named (a vault kept elsewhere and linked
+    /// into the folder, say).
+    case writeTarget
+    /// Replaces the link itself with the file; its target is never touched. For everything else the
+    /// tool writes (backups, outputs, state): a link planted in a shared folder must not redirect a
+    /// write to another file of the user's.
+    case replaceLink
+}
+
 /// What a save may replace.
 public enum ReplacePolicy: Sendable {
     /// Only the version with this fingerprint (nil: only if no file exists yet) — compare-and-swap.
@@ -40,10 +51,12 @@ public enum DurableFile {
     public static let temporaryPrefix = ".mypass-sync-tmp-"
 
     /// The bytes at `path` and their fingerprint.
-    public static func read(atPath path: String) throws(FileError) -> (bytes: Data, fingerprint: Fingerprint) {
-        let bytes = try FileReading.readAll(atPath: path)
+    public static func read(
+        atPath path: String, followSymlinks: Bool = true, limit: Int64 = FileReading.maximumSize
+    ) throws(FileError) -> (bytes: Data, fingerprint: Fingerprint) {
+        let bytes = try FileReading.readAll(atPath: path, followSymlinks: followSymlinks, limit: limit)
         var status = stat()
-        guard stat(path, &status) == 0 else { throw FileReading.error(errno, "stat", path) }
+        guard (followSymlinks ? stat(path, &status) : lstat(path, &status)) == 0 else { throw FileReading.error(errno, "stat", path) }
         return (bytes, Fingerprint(status: status, bytes: bytes))
     }
 
@@ -62,15 +75,18 @@ public enum DurableFile {
     /// loss after a power cut only costs the next merge its most recent base.
     /// `mayReplace` is asked just before the compare-and-swap: false refuses like a changed file
     /// (a sync engine began a transfer into the folder meanwhile, say).
+    /// The file is written 0600 whatever mode the replaced one had (a sync engine carries permission
+    /// bits from other devices: a planted 0666 must not make the vault world-readable); its owner is
+    /// kept for the vault (`symlinks: .writeTarget`).
     public static func replace(
-        atPath path: String, with data: Data, policy: ReplacePolicy, durable: Bool = true, verify: (Data) throws -> Void = { _ in },
-        mayReplace: () -> Bool = { true }
+        atPath path: String, with data: Data, policy: ReplacePolicy, durable: Bool = true, symlinks: SymlinkRule = .replaceLink,
+        verify: (Data) throws -> Void = { _ in }, mayReplace: () -> Bool = { true }
     ) throws(SaveError) -> Fingerprint {
-        let target = resolvedPath(path)
+        let target = symlinks == .writeTarget ? resolvedPath(path) : path
         let directory = (target as NSString).deletingLastPathComponent.isEmpty ? "." : (target as NSString).deletingLastPathComponent
         var existing = stat()
-        let exists = stat(target, &existing) == 0
-        let mode: mode_t = exists ? existing.st_mode & 0o777 : 0o600
+        let exists = symlinks == .writeTarget && stat(target, &existing) == 0 && (existing.st_mode & S_IFMT) == S_IFREG
+        let mode: mode_t = 0o600
         var attempt = 0
         while true {
             attempt += 1
@@ -92,7 +108,7 @@ public enum DurableFile {
                 throw error
             }
             var status = stat()
-            guard stat(target, &status) == 0 else { throw .file(FileReading.error(errno, "stat", target)) }
+            guard lstat(target, &status) == 0 else { throw .file(FileReading.error(errno, "stat", target)) }
             return Fingerprint(status: status, bytes: data)
         }
     }

@@ -1,4 +1,7 @@
 internal import Foundation
+#if canImport(Glibc)
+internal import Glibc
+#endif
 public import KDBXFormat
 public import MyPassCore
 public import MyPassMerge
@@ -25,8 +28,10 @@ public enum ConflictFolding {
         case otherCredentials
         /// Opens, but is another database (its root group differs).
         case otherDatabase
-        /// Not a readable vault (damaged, half written, not a regular file).
+        /// Not a readable vault (damaged, half written, not a regular file, a symlink).
         case unreadable
+        /// Far larger than the vault (`copySizeLimit`): not read.
+        case tooLarge
         /// Changed while it was being merged: left in the folder for the next pass.
         case changedMeanwhile
     }
@@ -48,14 +53,26 @@ public enum ConflictFolding {
         public let wroteVault: Bool
     }
 
+    /// The largest copy read for a vault of `vaultSize` bytes: a copy is another version of the same
+    /// vault, so anything far larger is junk planted in the folder (read, it would cost memory and
+    /// time on every check).
+    public static func copySizeLimit(forVaultOf vaultSize: Int) -> Int64 {
+        max(Int64(vaultSize) * 8, 16 << 20)
+    }
+
     /// Merges the copies of the vault `session` holds against `base` (the version this device had
     /// synced before this run; nil: inferred from history); `dryRun` merges in memory only and moves
     /// nothing. Copies that share the vault's KDF salt (written by mypass-sync) reuse `cachedKey`
-    /// instead of running the KDF.
+    /// instead of running the KDF. A copy is read only if it is a regular file (a symlink planted
+    /// under a copy's name could point at a private vault of the same database) no larger than
+    /// `sizeLimit` (default `copySizeLimit`).
     public static func fold(
         _ copies: [ConflictCopies.Copy], into session: SyncSession, base: Vault?, key: CompositeKey, cachedKey: DerivedKey? = nil,
-        limits: ResourceLimits, dryRun: Bool
+        limits: ResourceLimits, dryRun: Bool, sizeLimit: Int64? = nil
     ) throws -> Report {
+        var vaultStatus = stat()
+        let vaultSize = stat(session.path, &vaultStatus) == 0 ? Int(vaultStatus.st_size) : 0
+        let limit = sizeLimit ?? copySizeLimit(forVaultOf: vaultSize)
         var outcomes: [Outcome] = []
         var taken: [(copy: ConflictCopies.Copy, bytes: Data, fingerprint: Fingerprint, changes: [Change], newContent: Bool)] = []
         var vault = session.vault
@@ -63,8 +80,11 @@ public enum ConflictFolding {
             let read: (bytes: Data, fingerprint: Fingerprint)
             let opened: OpenedVault
             do {
-                read = try DurableFile.read(atPath: copy.path)
+                read = try DurableFile.read(atPath: copy.path, followSymlinks: false, limit: limit)
                 opened = try KDBXReader.open(read.bytes, key: key, cachedKey: cachedKey, limits: limits)
+            } catch FileError.tooLarge {
+                outcomes.append(Outcome(copy: copy.path, engine: copy.engine, result: .tooLarge, changes: [], movedTo: nil))
+                continue
             } catch KDBXError.wrongCredentials {
                 outcomes.append(Outcome(copy: copy.path, engine: copy.engine, result: .otherCredentials, changes: [], movedTo: nil))
                 continue
@@ -97,7 +117,7 @@ public enum ConflictFolding {
         // out of the synced folder (unless it changed since it was read: then the next pass has it).
         let retired = RetiredCopies(state: session.state, vaultPath: session.path)
         for item in taken {
-            let current = try? DurableFile.fingerprint(atPath: item.copy.path)
+            let current = try? DurableFile.read(atPath: item.copy.path, followSymlinks: false, limit: limit).fingerprint
             guard let current, current.sameContent(as: item.fingerprint) && current.inode == item.fingerprint.inode else {
                 outcomes.append(Outcome(copy: item.copy.path, engine: item.copy.engine, result: .changedMeanwhile, changes: item.changes, movedTo: nil))
                 continue

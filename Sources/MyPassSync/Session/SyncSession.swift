@@ -207,7 +207,7 @@ public final class SyncSession: @unchecked Sendable {
         let (file, derived) = try KDBXWriter.serialize(vault, settings: settings, key: key, cachedKey: derivedKey, limits: limits)
         derivedKey = derived
         do {
-            let written = try DurableFile.replace(atPath: path, with: file, policy: .onlyIf(fingerprint), verify: { bytes in
+            let written = try DurableFile.replace(atPath: path, with: file, policy: .onlyIf(fingerprint), symlinks: .writeTarget, verify: { bytes in
                 let check = try KDBXReader.open(bytes, key: self.key, cachedKey: derived, limits: self.limits)
                 let identical = check.vault == self.vault
                 DeferredRelease.drop(check)  // freed off this thread: the rename is waiting

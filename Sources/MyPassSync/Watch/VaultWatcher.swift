@@ -138,9 +138,10 @@ public final class VaultWatcher: @unchecked Sendable {
         }
         // Entries older than the base are a rollback unless a conflict copy beside the file holds the
         // newer versions (the sync engine moved this device's version aside): folding it in keeps them.
-        let copiesHoldNewer = copyPolicy == .merge && !ConflictCopies.find(for: path).isEmpty
+        // Only a copy that opens, is this database and really holds them counts: any file with a
+        // copy's name could be planted next to a rolled-back vault.
         if let base, let problem = Self.replacementProblem(base: base, disk: disk.vault),
-           !(copiesHoldNewer && base.root.uuid == disk.vault.root.uuid) {
+           !(copyPolicy == .merge && base.root.uuid == disk.vault.root.uuid && copyHoldsNewerVersions(than: disk.vault, base: base)) {
             report("refused", problem)
             return true
         }
@@ -247,7 +248,7 @@ public final class VaultWatcher: @unchecked Sendable {
                     report("conflictCopyRetired", "\(outcome.copy) -> \(outcome.movedTo ?? ""): it carried nothing new; the vault was not written for it")
                 case .changedMeanwhile, .wouldMerge:
                     retryLater = true
-                case .otherCredentials, .otherDatabase, .unreadable:
+                case .otherCredentials, .otherDatabase, .unreadable, .tooLarge:
                     if !reportedCopies.contains(outcome.copy) {
                         reportedCopies.insert(outcome.copy)
                         report("conflictCopyLeft", "\(outcome.copy): \(outcome.result.rawValue)")
@@ -260,6 +261,27 @@ public final class VaultWatcher: @unchecked Sendable {
             return false
         }
         return true
+    }
+
+    /// Whether a conflict copy beside the vault opens, is this database, and holds every entry at least
+    /// as new as `base` has it where `disk` has it older.
+    private func copyHoldsNewerVersions(than disk: Vault, base: Vault) -> Bool {
+        let baseTimes = Dictionary(base.root.allEntries().map { ($0.entry.uuid, $0.entry.times.lastModified) }, uniquingKeysWith: { max($0, $1) })
+        let older = disk.root.allEntries().compactMap { item -> UUID? in
+            guard let time = baseTimes[item.entry.uuid], item.entry.times.lastModified < time else { return nil }
+            return item.entry.uuid
+        }
+        var status = stat()
+        let limit = ConflictFolding.copySizeLimit(forVaultOf: stat(path, &status) == 0 ? Int(status.st_size) : 0)
+        for copy in ConflictCopies.find(for: path) {
+            guard let bytes = try? FileReading.readAll(atPath: copy.path, followSymlinks: false, limit: limit),
+                  let opened = try? KDBXReader.open(bytes, key: key, cachedKey: cachedKey, limits: limits),
+                  opened.vault.root.uuid == base.root.uuid else { continue }
+            let copyTimes = Dictionary(opened.vault.root.allEntries().map { ($0.entry.uuid, $0.entry.times.lastModified) },
+                                       uniquingKeysWith: { max($0, $1) })
+            if older.allSatisfy({ uuid in copyTimes[uuid].map { $0 >= baseTimes[uuid]! } ?? false }) { return true }
+        }
+        return false
     }
 
     /// Why `disk` must not be taken as the vault's next version: another database (root differs), or a

@@ -1,0 +1,181 @@
+import Foundation
+import KDBXFormat
+import MyPassCore
+import Testing
+import TestSupport
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Whoever else can write into a synced folder controls its names, symlinks, file types, sizes and
+/// permission bits. Each test plants something there (no password needed) and checks that the tool
+/// never reaches outside the folder, blocks, leaks or takes in a planted file.
+@Suite("the synced folder is hostile: planted files never reach outside it", .serialized)
+struct HostileFolderTests {
+    let input = CLIFixtures.kdbx31Password + "\n"
+
+    /// A scratch folder holding `pw.kdbx` (the fixture, 0600) and a state directory beside it.
+    private func folder() throws -> (root: URL, vault: String, state: String) {
+        let root = try CLIFixtures.scratch()
+        let synced = root.appendingPathComponent("synced")
+        try FileManager.default.createDirectory(at: synced, withIntermediateDirectories: true)
+        let vault = synced.appendingPathComponent("pw.kdbx").path
+        try FileManager.default.copyItem(atPath: CLIFixtures.kdbx31, toPath: vault)
+        chmod(vault, 0o600)
+        return (root, vault, root.appendingPathComponent("state").path)
+    }
+
+    private func mode(_ path: String) -> mode_t {
+        var info = stat()
+        lstat(path, &info)
+        return info.st_mode & 0o7777
+    }
+
+    private func isSymlink(_ path: String) -> Bool {
+        var info = stat()
+        return lstat(path, &info) == 0 && (info.st_mode & S_IFMT) == S_IFLNK
+    }
+
+    /// Runs mypass-sync with a 10 s limit: a planted FIFO must not block it.
+    private func runBounded(_ arguments: [String]) throws -> ProcessRunner.Outcome {
+        try ProcessRunner.run(URL(fileURLWithPath: "/usr/bin/timeout"), ["10", try ToolRunner.binary().path] + arguments,
+                              input: Data(input.utf8), environment: ["XDG_STATE_HOME": ToolRunner.stateHome])
+    }
+
+    @Test("a .bak, a merge -o and a convert -o that are symlinks are replaced as links; their targets are untouched")
+    func symlinkedOutputs() throws {
+        let (root, vault, state) = try folder()
+        defer { try? FileManager.default.removeItem(at: root) }
+        let victim = root.appendingPathComponent("bashrc").path
+        try Data("precious\n".utf8).write(to: URL(fileURLWithPath: victim))
+        #expect(symlink(victim, vault + ".bak") == 0)
+        let added = try ToolRunner.run(["add", "--backup", "--password-stdin", "--state-dir", state, vault, "/Planted backup"], input: input)
+        #expect(added.status == 0, "\(added.standardError)")
+        #expect(try String(contentsOfFile: victim, encoding: .utf8) == "precious\n", "the backup was written through the symlink")
+        #expect(!isSymlink(vault + ".bak") && mode(vault + ".bak") == 0o600)
+        for arguments in [["merge", "--password-stdin", "--state-dir", state, vault, CLIFixtures.kdbx31, "-o"],
+                          ["convert", "--password-stdin", vault, "-o"]] {
+            let out = root.appendingPathComponent("synced/out.kdbx").path
+            try? FileManager.default.removeItem(atPath: out)
+            #expect(symlink(victim, out) == 0)
+            let result = try ToolRunner.run(arguments + [out], input: input)
+            #expect(result.status == 0, "\(arguments[0]): \(result.standardError)")
+            #expect(try String(contentsOfFile: victim, encoding: .utf8) == "precious\n", "\(arguments[0]) -o wrote through the symlink")
+            #expect(!isSymlink(out) && mode(out) == 0o600)
+        }
+    }
+
+    @Test("a copy that is a symlink to a private vault of the same database is not merged")
+    func symlinkedCopy() throws {
+        let (root, vault, state) = try folder()
+        defer { try? FileManager.default.removeItem(at: root) }
+        let privateVault = root.appendingPathComponent("private.kdbx").path
+        try FileManager.default.copyItem(atPath: vault, toPath: privateVault)
+        #expect(try ToolRunner.run(["add", "--password-stdin", "--state-dir", root.appendingPathComponent("p").path, privateVault, "/Private"],
+                                   input: input).status == 0)
+        let copy = (vault as NSString).deletingLastPathComponent + "/pw.sync-conflict-20261130-101010-EVILEVI.kdbx"
+        #expect(symlink(privateVault, copy) == 0)
+        let watch = try runBounded(["watch", "--once", "--json", "--password-stdin", "--state-dir", state, vault])
+        #expect(watch.status == 0)
+        #expect(watch.output.contains("unreadable"), "\(watch.output)")
+        let titles = try ToolRunner.run(["ls", "--password-stdin", "--state-dir", state, vault], input: input).standardOutput
+        #expect(!titles.contains("Private"))
+        #expect(isSymlink(copy), "the planted link was moved or replaced")
+    }
+
+    @Test("FIFOs named like a copy or like the vault are refused at once, never waited on")
+    func fifos() throws {
+        let (root, vault, state) = try folder()
+        defer { try? FileManager.default.removeItem(at: root) }
+        let copy = (vault as NSString).deletingLastPathComponent + "/pw.sync-conflict-20261130-101010-FIFOFIF.kdbx"
+        #expect(mkfifo(copy, 0o600) == 0)
+        for arguments in [["conflicts", "--merge", "--password-stdin", "--state-dir", state, vault],
+                          ["watch", "--once", "--password-stdin", "--state-dir", state, vault]] {
+            let result = try runBounded(arguments)
+            #expect(result.status != 124, "\(arguments[0]) blocked on the FIFO")
+            #expect(result.status == 0, "\(arguments[0]): \(result.standardError)")
+        }
+        unlink(copy)
+        #expect(unlink(vault) == 0 && mkfifo(vault, 0o600) == 0)
+        for arguments in [["status", "--state-dir", state, vault], ["info", vault], ["ls", "--password-stdin", vault],
+                          ["watch", "--once", "--password-stdin", "--state-dir", state, vault]] {
+            let result = try runBounded(arguments)
+            #expect(result.status != 124, "\(arguments[0]) blocked on the FIFO vault")
+            #expect(result.status == 7, "\(arguments[0]): exit \(result.status) \(result.standardError)")
+        }
+    }
+
+    @Test("a rolled-back vault with junk under a copy's name beside it is still refused")
+    func rollbackWithJunkCopy() throws {
+        let (root, vault, state) = try folder()
+        defer { try? FileManager.default.removeItem(at: root) }
+        let older = try Data(contentsOf: URL(fileURLWithPath: vault))
+        #expect(try ToolRunner.run(["edit", "--password-stdin", "--state-dir", state, vault, "/Internet/GitHub", "-u", "newer"], input: input).status == 0)
+        try older.write(to: URL(fileURLWithPath: vault))
+        try Data("junk".utf8).write(to: URL(fileURLWithPath: (vault as NSString).deletingLastPathComponent + "/pw.sync-conflict-20261130-101010-JUNKJUN.kdbx"))
+        let watch = try runBounded(["watch", "--once", "--json", "--password-stdin", "--state-dir", state, vault])
+        #expect(watch.output.contains("\"refused\""), "\(watch.output)")
+        #expect(!watch.output.contains("\"reloaded\""))
+    }
+
+    @Test("modes: a vault planted 0666 is saved 0600, a planted .bak 0666 is replaced 0600")
+    func modes() throws {
+        let (root, vault, state) = try folder()
+        defer { try? FileManager.default.removeItem(at: root) }
+        chmod(vault, 0o666)
+        FileManager.default.createFile(atPath: vault + ".bak", contents: Data())
+        chmod(vault + ".bak", 0o666)
+        #expect(try ToolRunner.run(["add", "--backup", "--password-stdin", "--state-dir", state, vault, "/Mode"], input: input).status == 0)
+        #expect(mode(vault) == 0o600 && mode(vault + ".bak") == 0o600, "\(String(mode(vault), radix: 8)) \(String(mode(vault + ".bak"), radix: 8))")
+    }
+
+    @Test("terminal escapes in planted file names and in titles are shown escaped in human output")
+    func terminalEscapes() throws {
+        let (root, vault, state) = try folder()
+        defer { try? FileManager.default.removeItem(at: root) }
+        let name = "pw.sync-conflict-20261130-101010-AAAAAAA\u{1b}]0;owned\u{07}\u{1b}[2J\nfake line\u{9b}.kdbx"
+        FileManager.default.createFile(atPath: (vault as NSString).deletingLastPathComponent + "/" + name, contents: Data("junk".utf8))
+        #expect(try ToolRunner.run(["add", "--password-stdin", "--state-dir", state, vault, "/Evil\u{9b}2J title\u{85}\nfake line"], input: input).status == 0)
+        for arguments in [["status", "--state-dir", state, vault], ["conflicts", "--merge", "--password-stdin", "--state-dir", state, vault],
+                          ["ls", "--password-stdin", vault], ["search", "--password-stdin", vault, "Evil"],
+                          ["watch", "--once", "--password-stdin", "--state-dir", state, vault]] {
+            let result = try ToolRunner.run(arguments, input: input)
+            let text = result.standardOutput + result.standardError
+            #expect(!text.unicodeScalars.contains { $0.value == 0x1b || $0.value == 0x07 || (0x80...0x9f).contains($0.value) },
+                    "\(arguments[0]) printed a raw control character")
+            #expect(!text.contains("\nfake line"), "\(arguments[0]) printed a planted newline")
+        }
+    }
+
+    @Test("a huge sparse file named like a copy is not read")
+    func hugeCopy() throws {
+        let (root, vault, state) = try folder()
+        defer { try? FileManager.default.removeItem(at: root) }
+        let copy = (vault as NSString).deletingLastPathComponent + "/pw.sync-conflict-20261130-101010-HUGEHUG.kdbx"
+        #expect(FileManager.default.createFile(atPath: copy, contents: Data()))
+        #expect(truncate(copy, 3 << 30) == 0)
+        let started = Date()
+        let watch = try runBounded(["watch", "--once", "--json", "--password-stdin", "--state-dir", state, vault])
+        #expect(Date().timeIntervalSince(started) < 5)
+        #expect(watch.output.contains("tooLarge"), "\(watch.output)")
+        #expect(FileManager.default.fileExists(atPath: copy))
+    }
+
+    @Test("a vault with other credentials planted in the folder does not stop conflicts FOLDER --merge")
+    func plantedVaultInFolder() throws {
+        let (root, vault, state) = try folder()
+        defer { try? FileManager.default.removeItem(at: root) }
+        let folderPath = (vault as NSString).deletingLastPathComponent
+        try FileManager.default.copyItem(atPath: CLIFixtures.kdbx4, toPath: folderPath + "/a.kdbx")
+        FileManager.default.createFile(atPath: folderPath + "/a.sync-conflict-20261130-101010-AAAAAAA.kdbx", contents: Data("x".utf8))
+        let copy = folderPath + "/pw.sync-conflict-20261130-101010-PHONEPH.kdbx"
+        try FileManager.default.copyItem(atPath: vault, toPath: copy)
+        #expect(try ToolRunner.run(["add", "--password-stdin", "--state-dir", root.appendingPathComponent("o").path, copy, "/From the copy"],
+                                   input: input).status == 0)
+        let result = try ToolRunner.run(["conflicts", "--merge", "--password-stdin", "--state-dir", state, folderPath], input: input)
+        #expect(result.status == 0, "\(result.standardError)")
+        #expect(result.standardOutput.contains("skipped"), "\(result.standardOutput)")
+        let titles = try ToolRunner.run(["ls", "--password-stdin", "--state-dir", state, vault], input: input).standardOutput
+        #expect(titles.contains("From the copy"))
+    }
+}
