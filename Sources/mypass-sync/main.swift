@@ -5,8 +5,10 @@ import MyPassCore
 import MyPassCrypto
 import MyPassSync
 
-// Before any secret exists: no core dumps, not dumpable (RELIABILITY.md, Secrets).
+// Before any secret exists: no core dumps, not dumpable, no backtrace with memory contents on a
+// crash (RELIABILITY.md, Secrets).
 ProcessProtection.disableCoreDumps()
+ProcessProtection.disableCrashBacktraces()
 
 // Test convenience (documented in the README): faults planned in MYPASS_SYNC_FAULTS.
 SystemCalls.injectFromEnvironment()

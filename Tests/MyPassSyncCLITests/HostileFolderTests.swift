@@ -178,4 +178,26 @@ struct HostileFolderTests {
         let titles = try ToolRunner.run(["ls", "--password-stdin", "--state-dir", state, vault], input: input).standardOutput
         #expect(titles.contains("From the copy"))
     }
+
+    @Test("a crash prints no backtrace with registers or memory (the journal would keep it)")
+    func crashPrintsNoMemory() throws {
+        let (root, vault, state) = try folder()
+        defer { try? FileManager.default.removeItem(at: root) }
+        let process = Process()
+        process.executableURL = try ToolRunner.binary()
+        process.arguments = ["watch", "--password-stdin", "--state-dir", state, vault]
+        let stdin = Pipe(), stderr = Pipe()
+        process.standardInput = stdin
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = stderr
+        try process.run()
+        stdin.fileHandleForWriting.write(Data(input.utf8))
+        try stdin.fileHandleForWriting.close()
+        usleep(1_500_000)  // the vault is open: its key is in memory
+        kill(process.processIdentifier, SIGSEGV)
+        process.waitUntilExit()
+        let text = String(decoding: stderr.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        #expect(process.terminationReason == .uncaughtSignal && process.terminationStatus == SIGSEGV)
+        #expect(!text.contains("Registers") && !text.contains("Backtracing") && !text.contains("crashed"), "\(text.prefix(300))")
+    }
 }

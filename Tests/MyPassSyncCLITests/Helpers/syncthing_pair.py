@@ -130,10 +130,10 @@ class Device:
             return False
         return status.get("state") == "idle" and status.get("needTotalItems", 0) == 0
 
-    def start_watcher(self, binary, password):
+    def start_watcher(self, binary, password, extra):
         log = open(self.watch_log, "w")
         self.watcher = subprocess.Popen(
-            [binary, "watch", "--json", "--password-stdin", "--state-dir", self.state, self.vault],
+            [binary, "watch", "--json", "--password-stdin", "--state-dir", self.state, self.vault] + extra,
             stdin=subprocess.PIPE, stdout=log, stderr=subprocess.STDOUT)
         self.watcher.stdin.write((password + "\n").encode())
         self.watcher.stdin.close()
@@ -234,6 +234,7 @@ def main():
     parser.add_argument("--rounds", type=int, required=True)
     parser.add_argument("--seed", type=int, default=20261130)
     parser.add_argument("--quiet-timeout", type=float, default=120)
+    parser.add_argument("--copy-grace", help="passed to mypass-sync watch (default: its own)")
     arguments = parser.parse_args()
     password = sys.stdin.readline().rstrip("\n")
     rng = random.Random(arguments.seed)
@@ -254,7 +255,8 @@ def main():
         wait_for(lambda: os.path.exists(devices[1].vault) and open(devices[1].vault, "rb").read() == open(devices[0].vault, "rb").read(),
                  60, "the vault to reach the second device")
         for device in devices:
-            device.start_watcher(arguments.binary, password)
+            device.start_watcher(arguments.binary, password,
+                                 ["--copy-grace", arguments.copy_grace] if arguments.copy_grace is not None else [])
         monitor = FolderMonitor(devices)
         monitor.start()
         time.sleep(1.5)
