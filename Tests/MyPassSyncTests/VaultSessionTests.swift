@@ -74,6 +74,9 @@ struct VaultSessionTests {
         let session = VaultSession(path: workspace.vaultPath, store: store)
         defer { session.forgetQuickUnlock() }
         try session.unlock(with: Workspace.key)
+        // Only the possessor may see or read it (the default also lets the user's other processes view it).
+        #expect(store.permissions(for: session.vaultID) == 0x2f00_0000,
+                "permissions \(String(store.permissions(for: session.vaultID) ?? 0, radix: 16))")
         let later = VaultSession(path: workspace.vaultPath, store: KernelKeyringDerivedKeyStore())
         #expect(try later.quickUnlock())
         #expect(later.vault?.root.entries.map(\.title) == ["First"])

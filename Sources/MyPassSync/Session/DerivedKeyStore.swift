@@ -64,7 +64,29 @@ public struct KernelKeyringDerivedKeyStore: DerivedKeyStore {
         guard serial >= 0 else {
             throw FileError.system(operation: "add_key", path: "kernel keyring", errno: errno, message: String(cString: strerror(errno)))
         }
-        _ = keyctl_set_timeout(serial, lifetime)
+        // The expiry first (it needs the set-attribute permission), then only the possessor may see,
+        // read, find or change it: the default lets every process of the user view it. A key that
+        // cannot get both is removed at once, never left without an expiry.
+        guard keyctl_set_timeout(serial, lifetime) == 0, keyctl_setperm(serial, Self.permissions) == 0 else {
+            let failure = errno
+            _ = keyctl_invalidate(serial)
+            throw FileError.system(operation: "keyctl", path: "kernel keyring", errno: failure, message: String(cString: strerror(failure)))
+        }
+    }
+
+    /// Possessor only: view, read, search, write, set attributes (no link, no user/group/other bits).
+    static let permissions = key_perm_t(KEY_POS_VIEW | KEY_POS_READ | KEY_POS_SEARCH | KEY_POS_WRITE | KEY_POS_SETATTR)
+
+    /// The key's permission mask as the kernel reports it (nil when there is no such key).
+    func permissions(for vaultID: String) -> UInt32? {
+        let serial = key_serial_t(truncatingIfNeeded: keyctl_search(KEY_SPEC_USER_KEYRING, "user", description(vaultID), 0))
+        guard serial > 0 else { return nil }
+        var buffer: UnsafeMutablePointer<CChar>?
+        guard keyctl_describe_alloc(serial, &buffer) >= 0, let buffer else { return nil }
+        defer { free(buffer) }
+        // "type;uid;gid;perm;description", perm in hex.
+        let fields = String(cString: buffer).split(separator: ";", maxSplits: 4)
+        return fields.count > 3 ? UInt32(fields[3], radix: 16) : nil
     }
 
     public func load(for vaultID: String) -> (transformedKey: SecureBytes, kdfFingerprint: Data)? {
