@@ -27,7 +27,7 @@ func runWatchBenchmark(entries: Int) throws {
     DirectoryEvents.instance.watch(directory.path) { event in
         guard event.mask & 0x80 != 0 else { return }  // IN_MOVED_TO
         if event.name.contains("sync-conflict") && event.name.hasSuffix(".kdbx") {
-            // The copy's arrival (not its later move into merged-conflicts/, which is another folder).
+            // The copy's arrival (it is later removed from the folder, not renamed within it).
             copyArrival.mark()
             arrived.signal()
         } else if event.name == "pw.kdbx" {

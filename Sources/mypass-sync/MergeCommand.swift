@@ -97,7 +97,9 @@ struct MergeCommand: Command {
                 let session = try SyncSession(path: localPath, working: unlocked.opened, key: unlocked.key, state: state,
                                               limits: unlocked.limits, basedOn: unlocked.fingerprint, workingIsOnDisk: true)
                 if rotated != nil { session.adoptCredentials(key: writeKey, settings: writeSettings, derivedKey: writeDerived) }
-                session.keepsBackup = try parsed.flag("backup") || DeviceSettings.load().backups
+                let deviceSettings = try DeviceSettings.load()
+                session.keepsBackup = parsed.flag("backup") || deviceSettings.backups
+                session.rotatesKDFSalt = deviceSettings.rotateKDFSalt
                 session.update(vault)
                 let save = try session.saveMerging()
                 if !save.mergedFromDisk.isEmpty {

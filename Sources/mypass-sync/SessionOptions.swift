@@ -29,7 +29,9 @@ enum SessionOptions {
         let limits = try Credentials.limits(arguments, command: command)
         let session = try SyncSession(path: path, key: key, state: state(arguments), limits: limits)
         ProcessLifetime.keepUntilExit(session)  // its vault is never freed entry by entry: the process ends soon
-        session.keepsBackup = try arguments.flag("backup") || DeviceSettings.load().backups
+        let settings = try DeviceSettings.load()
+        session.keepsBackup = arguments.flag("backup") || settings.backups
+        session.rotatesKDFSalt = settings.rotateKDFSalt
         return session
     }
 

@@ -83,6 +83,7 @@ struct ResolveCommand: Command {
         let path = parsed.positionals[0]
         let session = try SyncSession(path: path, working: working.opened, key: working.key, state: SessionOptions.state(parsed),
                                       limits: working.limits)
+        session.rotatesKDFSalt = try DeviceSettings.load().rotateKDFSalt
         let resolution: SyncSession.Resolution
         if let conflict = try session.diskChange() {
             resolution = try session.resolve(conflict, by: decision)

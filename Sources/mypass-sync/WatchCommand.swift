@@ -62,11 +62,13 @@ struct WatchCommand: Command {
         let key = try Credentials.compositeKey(parsed, vaultPath: vaults[0], command: name)  // Asked once.
         let limits = try Credentials.limits(parsed, command: name)
         let printer = EventPrinter(json: parsed.flag("json"))
+        let rotatesKDFSalt = try DeviceSettings.load().rotateKDFSalt
         let watchers = vaults.map { path in
             // --once handles what is pending now, copies from other devices included.
             VaultWatcher(path: path, key: key, state: SessionOptions.state(parsed), limits: limits, policy: policy,
                          copyPolicy: copyPolicy, foreignCopyGrace: parsed.flag("once") ? 0 : copyGrace) { printer.print($0) }
         }
+        for watcher in watchers { watcher.rotatesKDFSalt = rotatesKDFSalt }
         if parsed.flag("once") {
             for watcher in watchers {
                 // A sync engine mid-transfer: wait (bounded) until it has renamed its file into place.

@@ -273,6 +273,30 @@ struct ConflictsCommandTests {
     }
 }
 
+@Suite("KDF salt rotation from the command line")
+struct SaltRotationCLITests {
+    @Test("add draws a new KDF salt; {\"rotateKDFSalt\": false} in the device settings keeps it")
+    func rotation() throws {
+        let directory = try CLIFixtures.scratch()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let vault = directory.appendingPathComponent("pw.kdbx").path
+        try FileManager.default.copyItem(atPath: CLIFixtures.kdbx31, toPath: vault)
+        func salt() throws -> Data { try KDBXReader.header(of: Data(contentsOf: URL(fileURLWithPath: vault))).kdf.salt }
+        let input = CLIFixtures.kdbx31Password + "\n"
+        let config = directory.appendingPathComponent("config")
+        let original = try salt()
+        #expect(try ToolRunner.run(["add", "--password-stdin", vault, "/Rotated"], input: input,
+                                   environment: ["XDG_CONFIG_HOME": config.path]).status == 0)
+        let rotated = try salt()
+        #expect(rotated != original)
+        try FileManager.default.createDirectory(at: config.appendingPathComponent("mypass-sync"), withIntermediateDirectories: true)
+        try Data(#"{"rotateKDFSalt": false}"#.utf8).write(to: config.appendingPathComponent("mypass-sync/config.json"))
+        #expect(try ToolRunner.run(["add", "--password-stdin", vault, "/Kept"], input: input,
+                                   environment: ["XDG_CONFIG_HOME": config.path]).status == 0)
+        #expect(try salt() == rotated)
+    }
+}
+
 /// What tells a file rewritten from one left alone: content, inode and modification time.
 struct FileIdentity: Equatable {
     let bytes: Data

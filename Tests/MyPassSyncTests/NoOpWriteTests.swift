@@ -149,3 +149,28 @@ struct NoOpWriteTests {
         #expect(SyncTransfers.inProgress(for: workspace.vaultPath, now: Date().addingTimeInterval(SyncTransfers.staleAfter + 1)).isEmpty)
     }
 }
+
+@Suite("KDF salt rotation on save")
+struct SaltRotationTests {
+    private func salt(_ workspace: Workspace) throws -> Data { try KDBXReader.header(of: workspace.bytes()).kdf.salt }
+
+    @Test("every save draws a new KDF salt; off, the file's salt is kept; a no-op save changes nothing")
+    func rotation() throws {
+        let workspace = try Workspace()
+        defer { workspace.remove() }
+        let first = try salt(workspace)
+        let session = try SyncSession(path: workspace.vaultPath, key: Workspace.key, state: workspace.state)
+        session.update(try session.vault.addingEntry(title: "Rotated", to: session.vault.root.uuid).vault)
+        #expect(try session.saveMerging().wroteFile)
+        let second = try salt(workspace)
+        #expect(second != first && second.count == first.count)
+        #expect(try session.saveMerging().wroteFile == false)
+        #expect(try salt(workspace) == second)
+        session.rotatesKDFSalt = false
+        session.update(try session.vault.addingEntry(title: "Kept", to: session.vault.root.uuid).vault)
+        #expect(try session.saveMerging().wroteFile)
+        #expect(try salt(workspace) == second)
+        // Whatever the salt, the file opens with the same credentials.
+        #expect(try workspace.open().root.entries.map(\.title) == ["First", "Rotated", "Kept"])
+    }
+}

@@ -195,6 +195,12 @@ public final class SyncSession: @unchecked Sendable {
     /// save proceeds (the compare-and-swap still sees any change).
     public var transferWait: Double = 10
 
+    /// Whether each save draws a new KDF salt (seed), as KeePass and KeePassXC do: a transformed key
+    /// that leaks once (keyring, memory, a lost device) then opens no later version of a file that
+    /// sits on someone else's disks. It costs one KDF run per save here and one per reload on the
+    /// other devices. Off (`{"rotateKDFSalt": false}` in the device settings) keeps the salt.
+    public var rotatesKDFSalt = true
+
     /// Test hook: runs just before each replace attempt (a test makes "another writer" act there).
     var beforeReplace: (() -> Void)?
 
@@ -204,6 +210,7 @@ public final class SyncSession: @unchecked Sendable {
         if keepsBackup { try writeNeighbourBackup() }
         beforeReplace?()
         SyncTransfers.waitWhileInProgress(for: path, limit: transferWait)
+        if rotatesKDFSalt { settings.kdf = try settings.kdf.withFreshSalt() }
         let (file, derived) = try KDBXWriter.serialize(vault, settings: settings, key: key, cachedKey: derivedKey, limits: limits)
         derivedKey = derived
         do {

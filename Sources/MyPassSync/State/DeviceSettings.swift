@@ -8,9 +8,21 @@ internal import Glibc
 public struct DeviceSettings: Codable, Sendable, Equatable {
     /// Keep the replaced version as `<vault>.bak` on every save (the `--backup` flag does it once).
     public var backups: Bool = false
+    /// Draw a new KDF salt on every save (`SyncSession.rotatesKDFSalt`); false keeps the file's salt.
+    public var rotateKDFSalt: Bool = true
 
-    public init(backups: Bool = false) {
+    public init(backups: Bool = false, rotateKDFSalt: Bool = true) {
         self.backups = backups
+        self.rotateKDFSalt = rotateKDFSalt
+    }
+
+    private enum CodingKeys: String, CodingKey { case backups, rotateKDFSalt }
+
+    /// Keys left out of the file keep their defaults.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        backups = try container.decodeIfPresent(Bool.self, forKey: .backups) ?? false
+        rotateKDFSalt = try container.decodeIfPresent(Bool.self, forKey: .rotateKDFSalt) ?? true
     }
 
     /// Where the settings file is.

@@ -45,6 +45,8 @@ public final class VaultWatcher: @unchecked Sendable {
     /// The version this watcher last wrote, until its own inotify event has been seen.
     private var ownWrite: Fingerprint?
     private var missingReported = false
+    /// Whether the watcher's saves draw a new KDF salt (`SyncSession.rotatesKDFSalt`).
+    public var rotatesKDFSalt = true
     /// A sync engine's transfer into the folder was reported and is still awaited.
     public private(set) var waitingForTransfer = false
     /// How long a conflict copy this device did not make is left for the device that made it (see
@@ -180,6 +182,7 @@ public final class VaultWatcher: @unchecked Sendable {
             guard result.vault != disk.vault else { return true }
             let session = try SyncSession(path: path, working: disk, key: key, state: state, limits: limits, basedOn: fingerprint,
                                           workingIsOnDisk: true)
+            session.rotatesKDFSalt = rotatesKDFSalt
             session.update(result.vault)
             let save = try session.saveMerging()
             if save.wroteFile { ownWrite = session.fingerprint }
@@ -233,6 +236,7 @@ public final class VaultWatcher: @unchecked Sendable {
             }
             let session = try SyncSession(path: path, working: opened, key: key, state: state, limits: limits, basedOn: current.fingerprint,
                                           workingIsOnDisk: true)
+            session.rotatesKDFSalt = rotatesKDFSalt
             let folded = try ConflictFolding.fold(ready, into: session, base: opened.vault, key: key, cachedKey: opened.derivedKey,
                                                   limits: limits, dryRun: false)
             if folded.wroteVault { ownWrite = session.fingerprint }
