@@ -26,6 +26,7 @@ let package = Package(
         .systemLibrary(name: "CGcrypt", pkgConfig: "libgcrypt", providers: [.apt(["libgcrypt20-dev"])]),
         .systemLibrary(name: "CInotifyTools", providers: [.apt(["libinotifytools0-dev"])]),
         .systemLibrary(name: "CProcess"),
+        .systemLibrary(name: "CRename"),
         .systemLibrary(name: "CKeyutils", providers: [.apt(["libkeyutils-dev"])]),
         .systemLibrary(name: "CLibXML2", pkgConfig: "libxml-2.0", providers: [.apt(["libxml2-dev"])]),
 
@@ -57,7 +58,7 @@ let package = Package(
         // The I/O side: vault files, sync state, the watcher and the save-conflict decisions.
         .target(
             name: "MyPassSync",
-            dependencies: ["MyPassCore", "MyPassCrypto", "KDBXFormat", "MyPassMerge", "CInotifyTools", "CKeyutils"],
+            dependencies: ["MyPassCore", "MyPassCrypto", "KDBXFormat", "MyPassMerge", "CInotifyTools", "CKeyutils", "CRename"],
             swiftSettings: strictSettings
         ),
         // The command-line tool: arguments, terminal I/O, human and JSON output, exit codes.

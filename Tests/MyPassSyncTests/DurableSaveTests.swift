@@ -241,3 +241,28 @@ struct DurableSaveTests {
         #expect(throws: FileError.self) { try DeviceSettings.load() }
     }
 }
+
+@Suite("compare-and-swap without a window", .serialized)
+struct SwapWindowTests {
+    @Test("a version that lands between the check and the swap is swapped back, detected and merged, never overwritten")
+    func landsInTheWindow() throws {
+        let workspace = try Workspace()
+        defer { workspace.remove() }
+        let session = try SyncSession(path: workspace.vaultPath, key: Workspace.key, state: workspace.state)
+        // Another program's version, ready to land by rename at the worst moment.
+        let theirs = try session.vault.addingEntry(title: "Landed in the window", to: session.vault.root.uuid).vault
+        let settings = FormatSettings(version: .v4_0, cipher: .chaCha20, kdf: .aesKDF(seed: Data(repeating: 5, count: 32), rounds: 10))
+        let staged = workspace.directory.appendingPathComponent("staged.kdbx").path
+        try KDBXWriter.serialize(theirs, settings: settings, key: Workspace.key).file.write(to: URL(fileURLWithPath: staged))
+        DurableFile.beforeSwap = { _ = rename(staged, workspace.vaultPath) }
+        defer { DurableFile.beforeSwap = nil }
+        session.update(try session.vault.addingEntry(title: "Mine", to: session.vault.root.uuid).vault)
+        let save = try session.saveMerging()
+        #expect(save.wroteFile)
+        #expect(save.mergedFromDisk.contains { $0.title == "Landed in the window" }, "the landed version was not merged")
+        let titles = try workspace.open().root.entries.map(\.title)
+        #expect(Set(titles) == ["First", "Mine", "Landed in the window"], "\(titles)")
+        let stray = try workspace.strayFiles().filter { $0 != "staged.kdbx" }
+        #expect(stray.isEmpty, "\(stray)")
+    }
+}

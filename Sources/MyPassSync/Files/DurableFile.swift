@@ -147,21 +147,62 @@ public enum DurableFile {
             throw .changedOnDisk(current: current)
         }
         // Compare-and-swap: only the version this save was based on may be replaced.
-        if case .onlyIf(let expected) = policy {
+        switch policy {
+        case .anything:
+            guard SystemCalls.rename(temporary, target) == 0 else { throw .file(FileReading.error(errno, "rename", target)) }
+        case .onlyIf(nil):
+            // Only if there is still no file: refused by the kernel otherwise, no window.
+            guard SystemCalls.renameNoReplace(temporary, target) == 0 else {
+                if errno == EEXIST { throw .changedOnDisk(current: try? fingerprint(atPath: target)) }
+                throw .file(FileReading.error(errno, "rename", target))
+            }
+        case .onlyIf(let expected?):
             let current: Fingerprint?
             do { current = try fingerprint(atPath: target) } catch { throw .file(error) }
-            let unchanged = switch (expected, current) {
-            case (nil, nil): true
-            case let (expected?, current?): expected.sameContent(as: current) && expected.inode == current.inode
-            default: false
+            guard let current, expected.sameContent(as: current) && expected.inode == current.inode else {
+                throw .changedOnDisk(current: current)
             }
-            guard unchanged else { throw .changedOnDisk(current: current) }
+            try swapIn(temporary: temporary, target: target, expected: expected)
         }
-        guard SystemCalls.rename(temporary, target) == 0 else { throw .file(FileReading.error(errno, "rename", target)) }
         guard !durable || SystemCalls.syncDirectory(directory) == 0 else {
             // The new file is in place; only its durability against a power cut is in doubt.
             throw .file(FileReading.error(errno, "fsync directory", directory))
         }
+    }
+
+    /// Test hook: runs between the compare and the swap (a test makes "another writer" land there).
+    nonisolated(unsafe) static var beforeSwap: (() -> Void)?
+
+    /// Swaps the temp file in with renameat2(RENAME_EXCHANGE) and checks what came out: the version
+    /// the save was based on is removed; any other version (a writer that landed between the check
+    /// and the swap) is swapped back in, and the save reports the change, so it is merged, never
+    /// overwritten.
+    private static func swapIn(temporary: String, target: String, expected: Fingerprint) throws(SaveError) {
+        var ours = stat()
+        guard lstat(temporary, &ours) == 0 else { throw .file(FileReading.error(errno, "stat", temporary)) }
+        if let hook = beforeSwap { beforeSwap = nil; hook() }
+        guard SystemCalls.exchange(temporary, target) == 0 else {
+            if errno == ENOENT { throw .changedOnDisk(current: nil) }  // the vault was removed meanwhile
+            throw .file(FileReading.error(errno, "rename", target))
+        }
+        // `temporary` now names the file that was at the target.
+        if let displaced = try? read(atPath: temporary, followSymlinks: false).fingerprint,
+           expected.sameContent(as: displaced) && expected.inode == displaced.inode {
+            _ = SystemCalls.unlink(temporary)
+            return
+        }
+        var back = stat()
+        if SystemCalls.exchange(temporary, target) == 0 && lstat(temporary, &back) == 0 && back.st_ino == ours.st_ino {
+            _ = SystemCalls.unlink(temporary)
+            throw .changedOnDisk(current: try? fingerprint(atPath: target))
+        }
+        // Could not swap back, or yet another writer came in between: whatever is at the temp name is
+        // someone's version and stays beside the vault as a conflict copy, which the watcher and
+        // `conflicts --merge` fold in (a temp file would be cleaned up as stale).
+        let keep = ((target as NSString).deletingPathExtension) + ".sync-conflict-"
+            + String(Int(Date().timeIntervalSince1970)) + "-MYPASSX.kdbx"
+        _ = SystemCalls.rename(temporary, keep)
+        throw .changedOnDisk(current: try? fingerprint(atPath: target))
     }
 
     /// Removes this tool's temp files for `path` left by writers that died (older than `age` seconds;

@@ -1,3 +1,4 @@
+internal import CRename
 public import Foundation
 #if canImport(Glibc)
 internal import Glibc
@@ -119,6 +120,18 @@ public enum SystemCalls {
     static func rename(_ from: String, _ to: String) -> Int32 {
         if let fault = fault(for: .rename, path: to) { errno = fault.errorNumber; return -1 }
         return Glibc.rename(from, to)
+    }
+
+    /// Swaps `from` and `to` atomically (renameat2 RENAME_EXCHANGE); a `rename` fault applies.
+    static func exchange(_ from: String, _ to: String) -> Int32 {
+        if let fault = fault(for: .rename, path: to) { errno = fault.errorNumber; return -1 }
+        return mypass_rename_exchange(from, to)
+    }
+
+    /// Renames only if `to` does not exist (renameat2 RENAME_NOREPLACE); a `rename` fault applies.
+    static func renameNoReplace(_ from: String, _ to: String) -> Int32 {
+        if let fault = fault(for: .rename, path: to) { errno = fault.errorNumber; return -1 }
+        return mypass_rename_no_replace(from, to)
     }
 
     static func unlink(_ path: String) -> Int32 {

@@ -313,7 +313,7 @@ def main():
             with monitor.lock:
                 idle = time.time() - monitor.last_activity >= seconds
             names = [name for device in devices for name in device.names()
-                     if COPY.search(name) or (TEMPORARY.match(name) and not stale(device.folder, name))]
+                     if (COPY.search(name) and not TEMPORARY.match(name)) or (TEMPORARY.match(name) and not stale(device.folder, name))]
             same = open(devices[0].vault, "rb").read() == open(devices[1].vault, "rb").read()
             return idle and not names and same and all(device.folder_idle() for device in devices)
 
