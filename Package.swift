@@ -115,7 +115,7 @@ let package = Package(
         ),
         .testTarget(
             name: "MyPassSyncCLITests",
-            dependencies: ["mypass-sync", "MyPassCore", "KDBXFormat", "MyPassSync", "TestSupport"],
+            dependencies: ["mypass-sync", "MyPassCore", "MyPassCrypto", "KDBXFormat", "MyPassSync", "TestSupport"],
             exclude: ["Helpers"],
             swiftSettings: strictSettings
         ),

@@ -28,6 +28,8 @@ struct WatchCommand: Command {
     /// How long a conflict copy that arrived from another device is left to that device (which
     /// merges it at once): about a sync engine's default watcher delay plus a transfer.
     static let defaultCopyGrace: TimeInterval = 15
+    /// The longest wait between two checks of a vault whose check keeps failing.
+    static let maximumBackoff: TimeInterval = 60
     /// How long `--once` waits for a sync engine's transfer into the folder to finish.
     static let onceTransferWait: TimeInterval = 30
 
@@ -103,6 +105,7 @@ struct WatchCommand: Command {
         var lastPoll = Date()
         var pollInterval = poll
         var announcedPolling = false
+        var failures: [String: Int] = [:]
         while !ShutdownSignal.requested {
             usleep(20_000)
             // No inotify (limit reached, unsupported file system): say so and poll instead.
@@ -117,7 +120,15 @@ struct WatchCommand: Command {
             }
             for watcher in watchers where dirty.isQuiet(watcher.path, for: debounce) {
                 dirty.clear(watcher.path)
-                if !watcher.check() { dirty.mark(watcher.path, after: 1.0) }
+                if watcher.check() {
+                    failures[watcher.path] = 0
+                } else {
+                    // Waiting (a transfer, a copy left to its device): again in a second. Failing:
+                    // backing off, 1 s doubling up to a minute (reported once by the watcher).
+                    let count = watcher.failedLastCheck ? failures[watcher.path, default: 0] + 1 : 0
+                    failures[watcher.path] = count
+                    dirty.mark(watcher.path, after: count == 0 ? 1.0 : min(pow(2.0, Double(count - 1)), Self.maximumBackoff))
+                }
             }
         }
         DirectoryEvents.instance.stop()

@@ -1,6 +1,7 @@
 import Foundation
 import KDBXFormat
 import MyPassCore
+import MyPassCrypto
 import Testing
 import TestSupport
 #if canImport(Glibc)
@@ -199,5 +200,34 @@ struct HostileFolderTests {
         let text = String(decoding: stderr.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         #expect(process.terminationReason == .uncaughtSignal && process.terminationStatus == SIGSEGV)
         #expect(!text.contains("Registers") && !text.contains("Backtracing") && !text.contains("crashed"), "\(text.prefix(300))")
+    }
+
+    @Test("a copy with a KDF far costlier than the vault's (Argon2 2 GiB x 10,000: hours, within the caps) is refused before any derivation")
+    func costlyCopy() throws {
+        let root = try CLIFixtures.scratch()
+        defer { try? FileManager.default.removeItem(at: root) }
+        let vault = root.appendingPathComponent("pw.kdbx").path
+        try FileManager.default.copyItem(atPath: CLIFixtures.kdbx4, toPath: vault)
+        // The same file with its Argon2 memory and iterations raised in the (unauthenticated) header.
+        var bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: vault)))
+        for (name, value) in [(UInt8(ascii: "M"), UInt64(2) << 30), (UInt8(ascii: "I"), UInt64(10_000))] {
+            let marker: [UInt8] = [0x05, 0x01, 0, 0, 0, name, 0x08, 0, 0, 0]
+            let at = try #require((0..<(bytes.count - marker.count)).first { Array(bytes[$0..<$0 + marker.count]) == marker })
+            withUnsafeBytes(of: value.littleEndian) { bytes.replaceSubrange(at + marker.count..<at + marker.count + 8, with: $0) }
+        }
+        // The header's SHA-256 is not keyed: whoever plants the file recomputes it.
+        let end: [UInt8] = [0x00, 0x04, 0, 0, 0, 0x0D, 0x0A, 0x0D, 0x0A]
+        let headerEnd = try #require((0..<(bytes.count - end.count)).first { Array(bytes[$0..<$0 + end.count]) == end }) + end.count
+        bytes.replaceSubrange(headerEnd..<headerEnd + 32, with: [UInt8](SHA256.hash(Data(bytes[0..<headerEnd]))))
+        let copy = root.appendingPathComponent("pw.sync-conflict-20261130-101010-COSTLYC.kdbx").path
+        try Data(bytes).write(to: URL(fileURLWithPath: copy))
+        let started = Date()
+        let watch = try ProcessRunner.run(URL(fileURLWithPath: "/usr/bin/timeout"),
+                                          ["20", try ToolRunner.binary().path, "watch", "--once", "--json", "--password-stdin",
+                                           "--state-dir", root.appendingPathComponent("state").path, vault],
+                                          input: Data((CLIFixtures.kdbx4Password + "\n").utf8))
+        #expect(Date().timeIntervalSince(started) < 10, "derived for the planted copy")
+        #expect(watch.output.contains("tooCostly"), "\(watch.output)")
+        #expect(FileManager.default.fileExists(atPath: copy))
     }
 }

@@ -32,6 +32,8 @@ public enum ConflictFolding {
         case unreadable
         /// Far larger than the vault (`copySizeLimit`): not read.
         case tooLarge
+        /// Its KDF (or payload) is beyond the budget for copies (`copyLimits`): refused before any derivation.
+        case tooCostly
         /// Changed while it was being merged: left in the folder for the next pass.
         case changedMeanwhile
     }
@@ -60,6 +62,28 @@ public enum ConflictFolding {
         max(Int64(vaultSize) * 8, 16 << 20)
     }
 
+    /// The KDF budget for a conflict copy of a vault whose KDF is `vaultKDF`, within `limits`: a copy
+    /// is another version of the same vault, written with the same settings or ones a device chose
+    /// for it, so a KDF far costlier than the vault's own (Argon2 at 2 GiB x 10,000 iterations is
+    /// within the caps for a vault the user opens: hours) is junk planted to make every check derive
+    /// for hours. Argon2: twice the vault's memory (at least 256 MiB) and four times its iterations
+    /// (at least 20); AES-KDF: four times the vault's rounds (at least 60 million, about a second).
+    public static func copyLimits(forVaultKDF vaultKDF: KDFParameters, within limits: ResourceLimits) -> ResourceLimits {
+        var copy = limits
+        var memory: UInt64 = 256 << 20, iterations: UInt64 = 20, rounds: UInt64 = 60_000_000
+        switch vaultKDF {
+        case .argon2(let settings):
+            memory = max(memory, settings.memoryBytes.multipliedReportingOverflow(by: 2).partialValue)
+            iterations = max(iterations, settings.iterations.multipliedReportingOverflow(by: 4).partialValue)
+        case .aesKDF(_, let vaultRounds):
+            rounds = max(rounds, vaultRounds.multipliedReportingOverflow(by: 4).partialValue)
+        }
+        copy.maximumArgon2MemoryBytes = min(limits.maximumArgon2MemoryBytes, memory)
+        copy.maximumArgon2Iterations = min(limits.maximumArgon2Iterations, iterations)
+        copy.maximumAESKDFRounds = min(limits.maximumAESKDFRounds, rounds)
+        return copy
+    }
+
     /// Merges the copies of the vault `session` holds against `base` (the version this device had
     /// synced before this run; nil: inferred from history); `dryRun` merges in memory only and moves
     /// nothing. Copies that share the vault's KDF salt (written by mypass-sync) reuse `cachedKey`
@@ -73,6 +97,7 @@ public enum ConflictFolding {
         var vaultStatus = stat()
         let vaultSize = stat(session.path, &vaultStatus) == 0 ? Int(vaultStatus.st_size) : 0
         let limit = sizeLimit ?? copySizeLimit(forVaultOf: vaultSize)
+        let kdfLimits = copyLimits(forVaultKDF: session.settings.kdf, within: limits)
         var outcomes: [Outcome] = []
         var taken: [(copy: ConflictCopies.Copy, bytes: Data, fingerprint: Fingerprint, changes: [Change], newContent: Bool)] = []
         var vault = session.vault
@@ -81,7 +106,10 @@ public enum ConflictFolding {
             let opened: OpenedVault
             do {
                 read = try DurableFile.read(atPath: copy.path, followSymlinks: false, limit: limit)
-                opened = try KDBXReader.open(read.bytes, key: key, cachedKey: cachedKey, limits: limits)
+                opened = try KDBXReader.open(read.bytes, key: key, cachedKey: cachedKey, limits: kdfLimits)
+            } catch KDBXError.resourceCapExceeded {
+                outcomes.append(Outcome(copy: copy.path, engine: copy.engine, result: .tooCostly, changes: [], movedTo: nil))
+                continue
             } catch FileError.tooLarge {
                 outcomes.append(Outcome(copy: copy.path, engine: copy.engine, result: .tooLarge, changes: [], movedTo: nil))
                 continue

@@ -55,6 +55,16 @@ public final class VaultWatcher: @unchecked Sendable {
     /// Inodes the vault file had when this watcher read it, newest last: a copy with one of them is
     /// this device's own version, renamed aside by the sync engine on this device.
     private var vaultInodes: [UInt64] = []
+    /// Copies that could not be merged, with their (inode, size, mtime) then: not opened again (no
+    /// KDF run on every check for a planted file) until they change.
+    private var failedCopies: [String: [Int]] = [:]
+
+    private static func stamp(_ path: String) -> [Int] {
+        var status = stat()
+        guard lstat(path, &status) == 0 else { return [] }
+        return [Int(status.st_ino), Int(status.st_size), status.st_mtim.tv_sec, status.st_mtim.tv_nsec]
+    }
+
     /// When each foreign copy was first seen.
     private var foreignCopiesSeen: [CopyIdentity: Date] = [:]
     private struct CopyIdentity: Hashable {
@@ -82,7 +92,22 @@ public final class VaultWatcher: @unchecked Sendable {
         self.emit = emit
     }
 
+    /// Whether the last `check` failed (an error or an unreadable file, not a wait): the caller backs
+    /// off before the next one.
+    public private(set) var failedLastCheck = false
+    /// The problem last reported: the same one again is not reported again until something else
+    /// happened (a step that keeps failing reports once).
+    private var lastProblem: String?
+    private static let problemKinds: Set<String> = ["error", "unreadable"]
+
     private func report(_ kind: String, _ detail: String = "", changes: [Change] = []) {
+        if Self.problemKinds.contains(kind) {
+            failedLastCheck = true
+            guard lastProblem != kind + ":" + detail else { return }
+            lastProblem = kind + ":" + detail
+        } else if kind != "waitingForSync" {
+            lastProblem = nil
+        }
         emit(Event(kind: kind, vault: path, detail: detail, changes: changes))
     }
 
@@ -90,6 +115,7 @@ public final class VaultWatcher: @unchecked Sendable {
     /// be read yet (half written or missing) and the pass should be retried later.
     @discardableResult
     public func check() -> Bool {
+        failedLastCheck = false
         // The sync engine is still writing the vault or a copy: what is there now is about to change.
         let transfers = SyncTransfers.inProgress(for: path)
         if !transfers.isEmpty {
@@ -208,10 +234,13 @@ public final class VaultWatcher: @unchecked Sendable {
             }
             return true
         }
+        // Copies that failed and have not changed since are not opened again.
+        failedCopies = failedCopies.filter { Set(copies.map(\.path)).contains($0.key) }
+        let candidates = copies.filter { copy in failedCopies[copy.path].map { $0 != Self.stamp(copy.path) } ?? true }
         // Copies that arrived from another device wait for that device to merge them (see init).
         var deferred = false
         let now = Date()
-        let ready = copies.filter { copy in
+        let ready = candidates.filter { copy in
             guard foreignCopyGrace > 0 else { return true }
             var status = stat()
             guard stat(copy.path, &status) == 0 else { return true }
@@ -252,7 +281,8 @@ public final class VaultWatcher: @unchecked Sendable {
                     report("conflictCopyRetired", "\(outcome.copy) -> \(outcome.movedTo ?? ""): it carried nothing new; the vault was not written for it")
                 case .changedMeanwhile, .wouldMerge:
                     retryLater = true
-                case .otherCredentials, .otherDatabase, .unreadable, .tooLarge:
+                case .otherCredentials, .otherDatabase, .unreadable, .tooLarge, .tooCostly:
+                    failedCopies[outcome.copy] = Self.stamp(outcome.copy)
                     if !reportedCopies.contains(outcome.copy) {
                         reportedCopies.insert(outcome.copy)
                         report("conflictCopyLeft", "\(outcome.copy): \(outcome.result.rawValue)")
