@@ -31,11 +31,11 @@ struct MatchCommand: Command {
         if parsed.flag("json") {
             output.print(try JSONText.encode(MatchReport(suggested: matches, all: result.all.count)))
         } else if matches.isEmpty {
-            output.print("no entry for \(parsed.positionals[1]) (\(result.all.count) entries in all)")
+            output.print("no entry for \(parsed.positionals[1].terminalSafe) (\(result.all.count) entries in all)")
         } else {
             for match in matches {
                 output.print([match.path, match.username, match.url, match.password].compactMap { $0 }.filter { !$0.isEmpty }
-                    .joined(separator: "  "))
+                    .map(\.terminalSafe).joined(separator: "  "))
             }
         }
         return .success

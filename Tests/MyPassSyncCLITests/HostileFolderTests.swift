@@ -230,4 +230,32 @@ struct HostileFolderTests {
         #expect(watch.output.contains("tooCostly"), "\(watch.output)")
         #expect(FileManager.default.fileExists(atPath: copy))
     }
+
+    @Test("a planted merged-conflicts (a symlink out of the folder, or a regular file) is never used: copies go to the state directory, the vault is written once")
+    func plantedMergedConflicts() throws {
+        for planted in ["symlink", "file"] {
+            let (root, vault, state) = try folder()
+            defer { try? FileManager.default.removeItem(at: root) }
+            let synced = (vault as NSString).deletingLastPathComponent
+            let outside = root.appendingPathComponent("outside").path
+            try FileManager.default.createDirectory(atPath: outside, withIntermediateDirectories: true)
+            if planted == "symlink" {
+                #expect(symlink(outside, synced + "/merged-conflicts") == 0)
+            } else {
+                FileManager.default.createFile(atPath: synced + "/merged-conflicts", contents: Data("x".utf8))
+            }
+            let copy = synced + "/pw.sync-conflict-20261130-101010-PHONEPH.kdbx"
+            try FileManager.default.copyItem(atPath: vault, toPath: copy)
+            #expect(try ToolRunner.run(["add", "--password-stdin", "--state-dir", root.appendingPathComponent("o").path, copy, "/From the copy"],
+                                       input: input).status == 0)
+            let first = try runBounded(["watch", "--once", "--json", "--password-stdin", "--state-dir", state, vault])
+            #expect(first.output.contains("conflictCopyMerged"), "\(planted): \(first.output)")
+            let after = try FileIdentity(vault)
+            let second = try runBounded(["watch", "--once", "--json", "--password-stdin", "--state-dir", state, vault])
+            #expect(second.status == 0)
+            #expect(try FileIdentity(vault) == after, "\(planted): the vault was written again")
+            #expect(try FileManager.default.contentsOfDirectory(atPath: outside).isEmpty, "\(planted): something was moved out of the folder")
+            #expect(!FileManager.default.fileExists(atPath: copy))
+        }
+    }
 }
