@@ -28,7 +28,7 @@ private final class SimulatedDevice {
         log = root.appendingPathComponent("watch-\(name).log")
         FileManager.default.createFile(atPath: log.path, contents: nil)
         process.executableURL = try ToolRunner.binary()
-        process.arguments = ["watch", "--json", "--debounce", "0.05", "--copy-grace", "2", "--password-stdin", "--state-dir", stateDirectory, vault]
+        process.arguments = ["watch", "--json", "--debounce", "0.05", "--password-stdin", "--state-dir", stateDirectory, vault]
         let input = Pipe()
         process.standardInput = input
         let logHandle = try FileHandle(forWritingTo: log)
@@ -50,7 +50,9 @@ private final class SimulatedDevice {
     }
 
     func conflictCopies() -> [String] {
-        ((try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? []).filter { $0.contains(".sync-conflict-") }
+        ((try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? []).filter {
+            ConflictCopies.engine(ofName: $0, forVaultNamed: "pw.kdbx") != nil
+        }
     }
 
     /// The copies this device's watcher merged or retired (kept in its state directory).
@@ -67,12 +69,15 @@ private final class SimulatedDevice {
     }
 }
 
-/// The file syncing between the two folders, as Syncthing does it where it matters here: the newer
-/// vault is copied across by atomic rename from a `.syncthing.*.tmp` file; when both changed since
-/// the last sync, the older one is kept as `pw.sync-conflict-YYYYMMDD-HHMMSS-DEVICE.kdbx` on the
-/// device that had it, and that copy is synced to the other device too, so both watchers act on the
-/// same copy. Copies that appeared on one side are shipped to the other; a copy removed on one side
-/// (retired by its watcher) is removed on the other at the next pass, the delay a deletion takes.
+/// The file syncing between the two folders, as Syncthing does it where it matters here (and with
+/// Dropbox's and Nextcloud's names in turn, whose copies must live the same life): the newer vault is
+/// copied across by atomic rename from the engine's temporary file (`.syncthing.NAME.tmp`,
+/// Nextcloud's `.NAME.~RANDOM`, Dropbox's own `.dropbox.cache` folder); when both changed since the
+/// last sync, the older one is kept as a conflict copy (`pw.sync-conflict-YYYYMMDD-HHMMSS-DEVICE.kdbx`,
+/// `pw (laptop's conflicted copy 2026-11-29).kdbx`, `pw (conflicted copy 2026-11-29 HHMMSS).kdbx`)
+/// on the device that had it, and that copy is synced to the other device too, so both watchers can
+/// act on the same copy. Copies that appeared on one side are shipped to the other; a copy removed on
+/// one side (retired by its watcher) is removed on the other a little later, the delay a deletion takes.
 private struct FolderSync {
     private var lastSynced: Data
     /// Conflict copies both folders held after the last pass.
@@ -105,8 +110,7 @@ private struct FolderSync {
             if try KDBXReader.open(firstBytes, key: key).vault == KDBXReader.open(secondBytes, key: key).vault { echoCopies += 1 }
             let firstNewer = modificationTime(first.vault) >= modificationTime(second.vault)
             let (winner, winnerBytes, loser) = firstNewer ? (first, firstBytes, second) : (second, secondBytes, first)
-            let stamp = String(format: "20261129-%06d", copyNumber)
-            let copy = loser.folder.appendingPathComponent("pw.sync-conflict-\(stamp)-\(winner.name.uppercased())SIM.kdbx").path
+            let copy = loser.folder.appendingPathComponent(Self.copyName(copyNumber, device: loser.name)).path
             #expect(rename(loser.vault, copy) == 0)
             try place(winnerBytes, named: "pw.kdbx", at: loser)
             lastSynced = winnerBytes
@@ -137,9 +141,27 @@ private struct FolderSync {
         syncedCopies = Set(first.conflictCopies()).intersection(second.conflictCopies())
     }
 
-    /// Writes `bytes` beside the device's vault under a Syncthing temp name and renames it to `name`.
+    /// The `number`-th conflict copy's name: Syncthing's, Dropbox's and Nextcloud's in turn.
+    static func copyName(_ number: Int, device: String) -> String {
+        switch number % 3 {
+        case 0: String(format: "pw.sync-conflict-20261129-%06d-%@SIM.kdbx", number, device.prefix(4).uppercased())
+        case 1: "pw (\(device)'s conflicted copy 2026-11-29 \(number)).kdbx"
+        default: String(format: "pw (conflicted copy 2026-11-29 %06d).kdbx", number)
+        }
+    }
+
+    /// Writes `bytes` under a sync engine's temporary name (by the kind of `name`, else in turn) and
+    /// renames it to `name`.
     private func place(_ bytes: Data, named name: String, at device: SimulatedDevice) throws {
-        let temporary = device.folder.appendingPathComponent(".syncthing.\(name).tmp").path
+        let temporary: String
+        switch ConflictCopies.engine(ofName: name, forVaultNamed: "pw.kdbx") ?? [.syncthing, .nextcloud, .dropbox][bytes.count % 3] {
+        case .nextcloud: temporary = device.folder.appendingPathComponent(".\(name).~\(String(bytes.count, radix: 16))").path
+        case .dropbox, .onedrive:
+            let cache = device.folder.appendingPathComponent(".dropbox.cache")
+            try FileManager.default.createDirectory(at: cache, withIntermediateDirectories: true)
+            temporary = cache.appendingPathComponent(name).path
+        case .syncthing: temporary = device.folder.appendingPathComponent(".syncthing.\(name).tmp").path
+        }
         try bytes.write(to: URL(fileURLWithPath: temporary))
         #expect(rename(temporary, device.folder.appendingPathComponent(name).path) == 0)
     }
