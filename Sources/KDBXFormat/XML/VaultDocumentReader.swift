@@ -366,7 +366,9 @@ final class VaultDocumentReader {
             let isProtected = table.unprotectedBytes(binary) != nil
             var data: Data
             if let bytes = table.unprotectedBytes(binary) { data = Data(bytes) } else { data = try table.base64(binary, names: names) }
-            if table.isTrue(binary, .compressedAttribute) {
+            // KeePassXC writes a zero-byte attachment as an empty element, Compressed="True" and no
+            // gzip bytes at all: empty content, not a truncated stream.
+            if table.isTrue(binary, .compressedAttribute) && !data.isEmpty {
                 data = try Gzip.decompress(data, limit: ResourceLimits.standard.maximumPayloadBytes)
             }
             guard binaryReferences[id] == nil else { throw .corrupt("XML: Meta binary ID \(id) repeated") }
