@@ -27,6 +27,8 @@ let package = Package(
         .systemLibrary(name: "CInotifyTools", providers: [.apt(["libinotifytools0-dev"])]),
         .systemLibrary(name: "CProcess"),
         .systemLibrary(name: "CRename"),
+        .systemLibrary(name: "CPSL", pkgConfig: "libpsl", providers: [.apt(["libpsl-dev"])]),
+        .systemLibrary(name: "CIDN2", pkgConfig: "libidn2", providers: [.apt(["libidn2-dev"])]),
         .systemLibrary(name: "CKeyutils", providers: [.apt(["libkeyutils-dev"])]),
         .systemLibrary(name: "CLibXML2", pkgConfig: "libxml-2.0", providers: [.apt(["libxml2-dev"])]),
 
@@ -39,7 +41,7 @@ let package = Package(
         // The vault model as immutable values and the edits on it; no I/O.
         .target(
             name: "MyPassCore",
-            dependencies: ["MyPassCrypto"],
+            dependencies: ["MyPassCrypto", "CPSL", "CIDN2"],
             swiftSettings: strictSettings
         ),
         // Bytes <-> Vault: the KDBX 3.1 / 4.x container, its XML document, keys and key files.

@@ -53,4 +53,6 @@ private struct MatchReport: Encodable {
     let schema = 1
     let suggested: [Match]
     let all: Int
+    /// The Public Suffix List that decided which hosts are one site, and its date.
+    let publicSuffixList = PublicSuffixList.source
 }

@@ -58,6 +58,48 @@ struct CredentialMatcherTests {
         #expect(Self.suggested(entryURL, for: service) == expected, "\(entryURL) for \(service)")
     }
 
+    /// Platforms that host many customers are public suffixes (the PRIVATE section of the list): two
+    /// customers there are two owners. Subdomains of one customer's site are still that customer's.
+    @Test("the whole Public Suffix List: never across owners, still across one owner's subdomains", arguments: [
+        ("https://alice.web.app/login", ServiceIdentifier.url("https://evil.web.app/"), false),
+        ("https://alice.myshopify.com", .url("https://evil.myshopify.com"), false),
+        ("https://alice.s3.amazonaws.com", .url("https://evil.s3.amazonaws.com"), false),
+        ("https://alice.web.app", .url("https://login.alice.web.app"), true),
+        ("https://shop.alice.myshopify.com", .url("https://alice.myshopify.com"), true),
+        ("https://alice.github.io", .url("https://bob.github.io"), false),
+        ("https://alice.herokuapp.com", .url("https://bob.herokuapp.com"), false),
+        ("https://alice.netlify.app", .url("https://bob.netlify.app"), false),
+        ("https://alice.pages.dev", .url("https://bob.pages.dev"), false),
+        ("https://alice.vercel.app", .url("https://bob.vercel.app"), false),
+        ("https://alice.blogspot.com", .url("https://bob.blogspot.com"), false),
+        ("https://alice.appspot.com", .url("https://bob.appspot.com"), false),
+        ("https://alice.azurewebsites.net", .url("https://bob.azurewebsites.net"), false),
+        ("https://d111.cloudfront.net", .url("https://d222.cloudfront.net"), false),
+        ("https://www.alice.github.io", .url("https://alice.github.io"), true),
+        ("https://api.alice.vercel.app", .url("https://www.alice.vercel.app"), true),
+        // Wildcard rule (*.ck: every second-level name is a suffix) and its exception (!www.ck).
+        ("https://alice.shop.ck", .url("https://evil.shop.ck"), false),
+        ("https://login.alice.shop.ck", .url("https://alice.shop.ck"), true),
+        ("https://www.ck", .url("https://login.www.ck"), true),
+        // The same across case, trailing dots and both forms of an international name.
+        ("https://ALICE.WEB.APP.", .url("https://login.alice.web.app"), true),
+        ("https://alice.web.app", .url("https://EVIL.WEB.APP."), false),
+        ("https://müller.github.io", .url("https://www.xn--mller-kva.github.io"), true),
+        ("https://müller.github.io", .url("https://mueller.github.io"), false),
+        // Addresses stay exact.
+        ("http://10.0.0.1", .url("http://10.0.0.2"), false),
+        ("http://10.0.0.1:8080", .url("http://10.0.0.1:8080/x"), true),
+    ])
+    func publicSuffixList(entryURL: String, service: ServiceIdentifier, expected: Bool) {
+        #expect(Self.suggested(entryURL, for: service) == expected, "\(entryURL) for \(service)")
+    }
+
+    @Test("the list in use is named with its date")
+    func listSource() {
+        #expect(!PublicSuffixList.source.source.isEmpty)
+        #expect(PublicSuffixList.source.date.hasPrefix("20"), "\(PublicSuffixList.source)")
+    }
+
     @Test("KeePassXC's additional URL fields are matched too")
     func additionalURLs() {
         #expect(Self.suggested("https://a.example.org", for: .url("https://b.example.net"), extra: ["KP2A_URL": "https://b.example.net"]))

@@ -12,6 +12,9 @@ struct MatchCommandTests {
         let miss = try ToolRunner.run(["match", "--json", "--password-stdin", CLIFixtures.kdbx31, "https://github.com.evil.io"], input: input)
         let object = try JSONSerialization.jsonObject(with: Data(miss.standardOutput.utf8)) as? [String: Any]
         #expect((object?["suggested"] as? [Any])?.isEmpty == true && object?["all"] as? Int == 3)
+        let list = object?["publicSuffixList"] as? [String: String]
+        #expect(list?["source"] == "/usr/share/publicsuffix/public_suffix_list.dafsa" && list?["date"]?.hasPrefix("20") == true,
+                "\(String(describing: list))")
         let revealed = try ToolRunner.run(["match", "--json", "--reveal", "--password-stdin", CLIFixtures.kdbx31, "github.com"], input: input)
         let entries = (try JSONSerialization.jsonObject(with: Data(revealed.standardOutput.utf8)) as? [String: Any])?["suggested"] as? [[String: Any]]
         #expect(entries?.first?["password"] as? String == "gh-Pässwörd-1")

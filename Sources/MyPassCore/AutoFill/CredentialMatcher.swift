@@ -67,7 +67,7 @@ public enum CredentialMatcher {
         if let port = entry.port, !identifierIsDomain, port != service.port { return nil }
         if entry.name == service.name { return 0 }
         if entry.isAddress || service.isAddress { return nil }
-        guard let site = RegistrableDomain.of(entry.name), RegistrableDomain.of(service.name) == site else { return nil }
+        guard let site = PublicSuffixList.registrableDomain(of: entry.name), PublicSuffixList.registrableDomain(of: service.name) == site else { return nil }
         return 1
     }
 }

@@ -50,11 +50,10 @@ struct ServiceHost: Equatable {
         while host.hasSuffix(".") { host.removeLast() }
         let labels = host.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
         guard !host.isEmpty, labels.allSatisfy({ !$0.isEmpty }) else { return nil }
-        let ascii = labels.compactMap { Punycode.asciiLabel($0.precomposedStringWithCanonicalMapping) }
-        guard ascii.count == labels.count else { return nil }
+        guard let ascii = InternationalDomainName.ascii(host) else { return nil }
         let scheme = withScheme[..<schemeEnd.lowerBound].lowercased()
         let defaultPort = ["https": 443, "http": 80][scheme]
-        self.name = ascii.joined(separator: ".")
+        self.name = ascii.lowercased()
         self.port = port == defaultPort ? nil : port
     }
 
