@@ -22,7 +22,9 @@ public enum PublicSuffixList {
 
     /// The loaded list (a libpsl context is read-only once loaded: safe from any thread).
     private final class Loaded: @unchecked Sendable {
-        let context: OpaquePointer
+        /// nil: no list could be loaded; then no two hosts are one site unless one is a subdomain of
+        /// the other (the safe side: nothing is suggested across sites).
+        let context: OpaquePointer?
         let source: PublicSuffixListSource
 
         init() {
@@ -32,10 +34,13 @@ public enum PublicSuffixList {
                 self.context = context
                 source = PublicSuffixListSource(source: PublicSuffixList.installedList,
                                                 date: formatter.string(from: Date(timeIntervalSince1970: Double(status.st_mtim.tv_sec))))
-            } else {
-                context = psl_builtin()
+            } else if let builtin = psl_builtin() {
+                context = builtin
                 source = PublicSuffixListSource(source: "built into libpsl",
                                                 date: formatter.string(from: Date(timeIntervalSince1970: Double(psl_builtin_file_time()))))
+            } else {
+                context = nil
+                source = PublicSuffixListSource(source: "none (only a host and its subdomains are one site)", date: "")
             }
         }
     }
@@ -48,6 +53,7 @@ public enum PublicSuffixList {
     /// The registrable domain of `host` (lower case, ASCII: `xn--` labels), or nil when `host` is
     /// itself a public suffix or has none.
     static func registrableDomain(of host: String) -> String? {
-        host.withCString { name in psl_registrable_domain(loaded.context, name).map { String(cString: $0) } }
+        guard let context = loaded.context else { return nil }
+        return host.withCString { name in psl_registrable_domain(context, name).map { String(cString: $0) } }
     }
 }
