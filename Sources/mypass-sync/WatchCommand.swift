@@ -29,6 +29,9 @@ struct WatchCommand: Command {
     /// with real Syncthing (README): no clear gain from a 15 s grace, and a delay whenever that device
     /// runs no watcher, so by default copies are merged at once.
     static let defaultCopyGrace: TimeInterval = 0
+    /// How long a version that looks like a rollback waits for the conflict copy holding this
+    /// device's newer version (the other device makes it and ships it after its watcher delay).
+    static let rollbackHold: TimeInterval = 20
     /// The longest wait between two checks of a vault whose check keeps failing.
     static let maximumBackoff: TimeInterval = 60
     /// How long `--once` waits for a sync engine's transfer into the folder to finish.
@@ -69,7 +72,8 @@ struct WatchCommand: Command {
         let watchers = vaults.map { path in
             // --once handles what is pending now, copies from other devices included.
             VaultWatcher(path: path, key: key, state: SessionOptions.state(parsed), limits: limits, policy: policy,
-                         copyPolicy: copyPolicy, foreignCopyGrace: parsed.flag("once") ? 0 : copyGrace) { printer.print($0) }
+                         copyPolicy: copyPolicy, foreignCopyGrace: parsed.flag("once") ? 0 : copyGrace,
+                         rollbackHold: parsed.flag("once") ? 0 : Self.rollbackHold) { printer.print($0) }
         }
         for watcher in watchers { watcher.rotatesKDFSalt = rotatesKDFSalt }
         if parsed.flag("once") {

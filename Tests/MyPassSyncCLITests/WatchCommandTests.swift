@@ -204,9 +204,14 @@ struct WatchCommandTests {
         let rollbackCopy = watch.directory.appendingPathComponent("old.kdbx").path
         try older.write(to: URL(fileURLWithPath: rollbackCopy))
         #expect(rename(rollbackCopy, watch.vault) == 0)
+        // The watcher holds it, waiting for a conflict copy with the newer versions; --once decides at once.
+        let once = try ToolRunner.run(["watch", "--once", "--json", "--password-stdin", "--state-dir",
+                                       watch.directory.appendingPathComponent("state").path, watch.vault], input: WatchProcess.password + "\n")
         let events = watch.stop()
         #expect(kinds(events).filter { $0 == "reloaded" }.count == 1)
-        #expect(events.contains { $0["kind"] as? String == "refused" && ($0["detail"] as? String ?? "").contains("older version") })
+        #expect(events.contains { $0["kind"] as? String == "waitingForCopy" && ($0["detail"] as? String ?? "").contains("older version") },
+                "\(kinds(events))")
+        #expect(once.standardOutput.contains("\"refused\"") && once.standardOutput.contains("older version"), "\(once.standardOutput)")
     }
 
     @Test("the folder moved away and back: the watch is re-established and the change taken in")

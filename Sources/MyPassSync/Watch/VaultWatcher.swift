@@ -45,6 +45,11 @@ public final class VaultWatcher: @unchecked Sendable {
     /// The version this watcher last wrote, until its own inotify event has been seen.
     private var ownWrite: Fingerprint?
     private var missingReported = false
+    /// How long a version that looks like a rollback is held before it is refused, waiting for the
+    /// conflict copy with this device's newer version (0: refused at once, as `--once` does).
+    private let rollbackHold: Double
+    private var rollbackSeen: (fingerprint: Fingerprint, since: Date)?
+    private var waitingForCopy = false
     /// Whether the watcher's saves draw a new KDF salt (`SyncSession.rotatesKDFSalt`).
     public var rotatesKDFSalt = true
     /// A sync engine's transfer into the folder was reported and is still awaited.
@@ -80,9 +85,10 @@ public final class VaultWatcher: @unchecked Sendable {
     /// nothing is left to do here. After the grace (that device may run no watcher) it is merged here.
     public init(
         path: String, key: CompositeKey, state: SyncStateStore, limits: ResourceLimits, policy: Policy, copyPolicy: CopyPolicy,
-        foreignCopyGrace: Double = 0, emit: @escaping @Sendable (Event) -> Void
+        foreignCopyGrace: Double = 0, rollbackHold: Double = 0, emit: @escaping @Sendable (Event) -> Void
     ) {
         self.foreignCopyGrace = foreignCopyGrace
+        self.rollbackHold = rollbackHold
         self.path = path
         self.key = key
         self.state = state
@@ -170,9 +176,23 @@ public final class VaultWatcher: @unchecked Sendable {
         // copy's name could be planted next to a rolled-back vault.
         if let base, let problem = Self.replacementProblem(base: base, disk: disk.vault),
            !(copyPolicy == .merge && base.root.uuid == disk.vault.root.uuid && copyHoldsNewerVersions(than: disk.vault, base: base)) {
+            // The engine may have put the other device's version in place before the copy of this
+            // device's own version arrives from there: wait for it a while before refusing.
+            let firstSeen = rollbackSeen?.fingerprint.sameContent(as: current.fingerprint) == true ? rollbackSeen!.since : Date()
+            rollbackSeen = (current.fingerprint, firstSeen)
+            if Date().timeIntervalSince(firstSeen) < rollbackHold {
+                if !waitingForCopy {
+                    report("waitingForCopy", "\(problem); waiting up to \(Int(rollbackHold)) s for a conflict copy that holds the newer versions")
+                }
+                waitingForCopy = true
+                return false
+            }
+            waitingForCopy = false
             report("refused", problem)
             return true
         }
+        rollbackSeen = nil
+        waitingForCopy = false
         if record != nil {
             switch policy {
             case .ask:
