@@ -19,10 +19,22 @@ enum PipelinedPayloadReader {
     static func read(_ payload: Data, compression: PayloadCompression, layout: Layout, limit: Int) throws(KDBXError) -> DecodedDocument {
         let channel = ChunkChannel<[UInt8]>(capacity: 4)
         let parsing = PayloadParsing(readsInnerHeader: { if case .kdbx4 = layout { true } else { false } }(), channel: channel)
-        let helper = Thread { parsing.run(payload, compression: compression, limit: limit) }
+        // The helper drops its reference to the payload (and its parser) before it signals `done`, and
+        // this thread waits for that: nothing of this read outlives it, even when it ends in an error
+        // (a Thread releases its closure whenever it gets round to it).
+        let handOver = PayloadHandOver(payload)
+        let done = DispatchSemaphore(value: 0)
+        let helper = Thread {
+            if let payload = handOver.take() { parsing.run(payload, compression: compression, limit: limit) }
+            parsing.releaseWork()
+            done.signal()
+        }
         helper.stackSize = 4 << 20
         helper.start()
-        defer { channel.cancel() }
+        defer {
+            channel.cancel()
+            done.wait()
+        }
         var reader: VaultDocumentReader?
         while let chunk = channel.take() {
             let current: VaultDocumentReader
@@ -44,6 +56,19 @@ enum PipelinedPayloadReader {
             let stream = try PayloadCrypto.innerStream(innerHeader.streamAlgorithm, key: innerHeader.streamKey)
             return VaultDocumentReader(innerStream: stream, binaries: innerHeader.binaries)
         }
+    }
+}
+
+/// The payload, handed to the helper thread once.
+private final class PayloadHandOver: @unchecked Sendable {
+    private var payload: Data?
+
+    init(_ payload: Data) { self.payload = payload }
+
+    /// The payload; this box keeps no reference to it afterwards.
+    func take() -> Data? {
+        defer { payload = nil }
+        return payload
     }
 }
 
@@ -99,6 +124,13 @@ private final class PayloadParsing: @unchecked Sendable {
             _ = recorder?.flush()
             channel.close(with: error)
         }
+    }
+
+    /// Drops the parser, the recorder and any collected bytes (the helper's last step).
+    func releaseWork() {
+        parser = nil
+        recorder = nil
+        collected = Data()
     }
 
     /// Takes the next piece of the decompressed payload.
