@@ -51,8 +51,10 @@ struct NoOpWriteTests {
         let workspace = try Workspace()
         defer { workspace.remove() }
         let session = try SyncSession(path: workspace.vaultPath, key: Workspace.key, state: workspace.state)
-        // Another program rewrote the file with the same content (new bytes).
-        try write(session.vault, to: workspace.vaultPath)
+        // Another program rewrote the file with the same content under a new KDF salt (as KeePassXC
+        // does on every save): new bytes, nothing new.
+        let resaved = FormatSettings(version: .v4_0, cipher: .chaCha20, kdf: .aesKDF(seed: Data(repeating: 9, count: 32), rounds: 10))
+        try KDBXWriter.serialize(session.vault, settings: resaved, key: Workspace.key).file.write(to: URL(fileURLWithPath: workspace.vaultPath))
         let rewritten = try identity(workspace)
         guard let conflict = try session.diskChange() else { Issue.record("the rewrite was not seen"); return }
         let resolution = try session.resolve(conflict, by: .merge)

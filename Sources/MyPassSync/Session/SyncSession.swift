@@ -143,9 +143,24 @@ public final class SyncSession: @unchecked Sendable {
 
     /// Whether the working snapshot is exactly the content of the file this session knows (so a save
     /// has nothing to write).
+    /// The KDF salt aside: a file that differs only by its salt holds the same content, and writing it
+    /// again to change the salt alone would be a new version to every sync engine.
     public var matchesDisk: Bool {
         guard let diskContent, !credentialsAdopted else { return false }
-        return diskContent.settings == settings && diskContent.vault == vault
+        return Self.sameExceptSalt(diskContent.settings, settings) && diskContent.vault == vault
+    }
+
+    /// Whether `a` and `b` are the same format settings but for the KDF's salt (seed).
+    private static func sameExceptSalt(_ a: FormatSettings, _ b: FormatSettings) -> Bool {
+        var withSaltOfA = b
+        switch (a.kdf, b.kdf) {
+        case (.aesKDF(let seed, _), .aesKDF(_, let rounds)): withSaltOfA.kdf = .aesKDF(seed: seed, rounds: rounds)
+        case (.argon2(let first), .argon2(var second)):
+            second.salt = first.salt
+            withSaltOfA.kdf = .argon2(second)
+        default: return false
+        }
+        return a == withSaltOfA
     }
 
     /// The version on disk now, as a conflict to decide on, or nil when it is still this session's.
@@ -210,9 +225,9 @@ public final class SyncSession: @unchecked Sendable {
         if keepsBackup { try writeNeighbourBackup() }
         beforeReplace?()
         SyncTransfers.waitWhileInProgress(for: path, limit: transferWait)
-        if rotatesKDFSalt { settings.kdf = try settings.kdf.withFreshSalt() }
-        let (file, derived) = try KDBXWriter.serialize(vault, settings: settings, key: key, cachedKey: derivedKey, limits: limits)
-        derivedKey = derived
+        var writeSettings = settings
+        if rotatesKDFSalt { writeSettings.kdf = try settings.kdf.withFreshSalt() }
+        let (file, derived) = try KDBXWriter.serialize(vault, settings: writeSettings, key: key, cachedKey: derivedKey, limits: limits)
         do {
             let written = try DurableFile.replace(atPath: path, with: file, policy: .onlyIf(fingerprint), symlinks: .writeTarget, verify: { bytes in
                 let check = try KDBXReader.open(bytes, key: self.key, cachedKey: derived, limits: self.limits)
@@ -221,6 +236,8 @@ public final class SyncSession: @unchecked Sendable {
                 guard identical else { throw KDBXError.unwritable("the written vault differs from the one saved") }
             }, mayReplace: { SyncTransfers.inProgress(for: self.path).isEmpty })
             fingerprint = written
+            settings = writeSettings
+            derivedKey = derived
             diskContent = (vault, settings)
             credentialsAdopted = false
             rememberBase(file, written)
