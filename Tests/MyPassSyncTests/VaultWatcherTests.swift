@@ -12,8 +12,16 @@ struct VaultWatcherTests {
     private final class Events: @unchecked Sendable {
         private let lock = NSLock()
         private var kinds: [String] = []
-        func add(_ event: VaultWatcher.Event) { lock.lock(); kinds.append(event.kind); lock.unlock() }
+        private var lines: [String] = []
+        func add(_ event: VaultWatcher.Event) {
+            lock.lock()
+            kinds.append(event.kind)
+            lines.append("\(event.kind): \(event.detail) \(event.changes.map { "\($0.kind) \($0.title) \($0.fields)" })")
+            lock.unlock()
+        }
         var all: [String] { lock.lock(); defer { lock.unlock() }; return kinds }
+        /// Every event with its detail and changes, for a failure's message.
+        var described: [String] { lock.lock(); defer { lock.unlock() }; return lines }
     }
 
     private static let password = "kxc-fixture-pässword"
@@ -62,7 +70,7 @@ struct VaultWatcherTests {
         // The restored version is this watcher's own write: the next check does nothing.
         let restored = try workspace.bytes()
         #expect(watcher.check())
-        #expect(try workspace.bytes() == restored)
-        #expect(events.all.last == "ownWriteIgnored", "\(events.all)")
+        #expect(try workspace.bytes() == restored, "\(events.described)")
+        #expect(events.all.last == "ownWriteIgnored", "\(events.described)")
     }
 }
