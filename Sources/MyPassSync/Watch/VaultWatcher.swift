@@ -255,7 +255,8 @@ public final class VaultWatcher: @unchecked Sendable {
             return true
         }
         // Copies that failed and have not changed since are not opened again.
-        failedCopies = failedCopies.filter { Set(copies.map(\.path)).contains($0.key) }
+        let present = Set(copies.map(\.path))
+        failedCopies = failedCopies.filter { present.contains($0.key) }
         let candidates = copies.filter { copy in failedCopies[copy.path].map { $0 != Self.stamp(copy.path) } ?? true }
         // Copies that arrived from another device wait for that device to merge them (see init).
         var deferred = false
@@ -272,7 +273,6 @@ public final class VaultWatcher: @unchecked Sendable {
             deferred = true
             return false
         }
-        let present = Set(copies.map(\.path))
         foreignCopiesSeen = foreignCopiesSeen.filter { present.contains($0.key.path) }
         guard !ready.isEmpty else { return !deferred }
         do {
