@@ -3,12 +3,13 @@
 #include <fcntl.h>
 #include <stdio.h>
 
-/* Atomically swaps the two names (both must exist). Returns 0 or -1 with errno. */
-static inline int mypass_rename_exchange(const char *from, const char *to) {
-    return renameat2(AT_FDCWD, from, AT_FDCWD, to, RENAME_EXCHANGE);
+/* Atomically swaps the names `from` and `to`, both in the directory `directory` (both must exist).
+   Returns 0 or -1 with errno. */
+static inline int mypass_rename_exchange(int directory, const char *from, const char *to) {
+    return renameat2(directory, from, directory, to, RENAME_EXCHANGE);
 }
 
-/* Renames only if `to` does not exist (else -1 with EEXIST). */
-static inline int mypass_rename_no_replace(const char *from, const char *to) {
-    return renameat2(AT_FDCWD, from, AT_FDCWD, to, RENAME_NOREPLACE);
+/* Renames `from` to `to` in the directory `directory` only if `to` does not exist (else -1 with EEXIST). */
+static inline int mypass_rename_no_replace(int directory, const char *from, const char *to) {
+    return renameat2(directory, from, directory, to, RENAME_NOREPLACE);
 }

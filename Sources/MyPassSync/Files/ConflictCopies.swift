@@ -11,6 +11,8 @@ public enum ConflictCopies {
     public struct Copy: Sendable, Codable, Equatable {
         public let path: String
         public let engine: Engine
+        /// Its name in the folder.
+        public var name: String { (path as NSString).lastPathComponent }
     }
 
     /// The conflict copies of `vaultPath` in its directory:
@@ -21,14 +23,15 @@ public enum ConflictCopies {
     /// folding merges a copy only when it is the same database (same root group) and opens with the
     /// vault's credentials.
     public static func find(for vaultPath: String) -> [Copy] {
-        let directory = (vaultPath as NSString).deletingLastPathComponent.isEmpty ? "." : (vaultPath as NSString).deletingLastPathComponent
-        let file = (vaultPath as NSString).lastPathComponent
-        guard let names = try? FileManager.default.contentsOfDirectory(atPath: directory) else { return [] }
-        var copies: [Copy] = []
-        for name in names.sorted() {
-            if let engine = engine(ofName: name, forVaultNamed: file) { copies.append(Copy(path: directory + "/" + name, engine: engine)) }
+        guard let (directory, name) = try? DirectoryHandle.parent(of: vaultPath) else { return [] }
+        return find(in: directory, forVaultNamed: name)
+    }
+
+    /// The conflict copies of the vault named `vaultName` in the open `directory`.
+    public static func find(in directory: DirectoryHandle, forVaultNamed vaultName: String) -> [Copy] {
+        directory.names().compactMap { name in
+            engine(ofName: name, forVaultNamed: vaultName).map { Copy(path: directory.pathOf(name), engine: $0) }
         }
-        return copies
     }
 
     /// Which engine named `name` as a conflict copy of the vault file `vaultName`, if any.

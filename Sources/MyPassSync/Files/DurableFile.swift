@@ -43,20 +43,28 @@ public enum ReplacePolicy: Sendable {
 
 /// Reading and durably replacing files: the temp file is created 0600 and exclusively in the
 /// target's own directory, written in full, fsynced, read back and verified, compared with the
-/// expected version of the target, renamed over it, and the directory is fsynced. The target's mode
-/// is kept; a symlink is written through to its target. Every system call goes through
-/// `SystemCalls`. A failed fsync is never retried on the same file: the temp file is rebuilt once.
+/// expected version of the target, swapped in, and the directory is fsynced — every step relative to
+/// the directory's descriptor, opened once (`DirectoryHandle`). The new file is 0600; a symlink at the
+/// target is replaced unless the rule is `.writeTarget` (the vault the user named). Every system call
+/// goes through `SystemCalls`. A failed fsync is never retried on the same file: the temp file is
+/// rebuilt once.
 public enum DurableFile {
     /// Prefix of this tool's temp files (recognised and ignored by the watcher, cleaned up later).
     public static let temporaryPrefix = ".mypass-sync-tmp-"
 
-    /// The bytes at `path` and their fingerprint.
+    /// The bytes at `path` and their fingerprint (both from one descriptor).
     public static func read(
         atPath path: String, followSymlinks: Bool = true, limit: Int64 = FileReading.maximumSize
     ) throws(FileError) -> (bytes: Data, fingerprint: Fingerprint) {
-        let bytes = try FileReading.readAll(atPath: path, followSymlinks: followSymlinks, limit: limit)
-        var status = stat()
-        guard (followSymlinks ? stat(path, &status) : lstat(path, &status)) == 0 else { throw FileReading.error(errno, "stat", path) }
+        let (bytes, status) = try FileReading.readWithStatus(atPath: path, followSymlinks: followSymlinks, limit: limit)
+        return (bytes, Fingerprint(status: status, bytes: bytes))
+    }
+
+    /// The bytes of the regular file `name` in `directory` (never through a symlink) and their fingerprint.
+    public static func read(
+        _ name: String, in directory: DirectoryHandle, limit: Int64 = FileReading.maximumSize
+    ) throws(FileError) -> (bytes: Data, fingerprint: Fingerprint) {
+        let (bytes, status) = try directory.read(name, limit: limit)
         return (bytes, Fingerprint(status: status, bytes: bytes))
     }
 
@@ -64,6 +72,15 @@ public enum DurableFile {
     public static func fingerprint(atPath path: String) throws(FileError) -> Fingerprint? {
         do {
             return try read(atPath: path).fingerprint
+        } catch .notFound {
+            return nil
+        }
+    }
+
+    /// The fingerprint of the regular file `name` in `directory` now, nil when there is none.
+    static func fingerprint(of name: String, in directory: DirectoryHandle) throws(FileError) -> Fingerprint? {
+        do {
+            return try read(name, in: directory).fingerprint
         } catch .notFound {
             return nil
         }
@@ -77,96 +94,107 @@ public enum DurableFile {
     /// (a sync engine began a transfer into the folder meanwhile, say).
     /// The file is written 0600 whatever mode the replaced one had (a sync engine carries permission
     /// bits from other devices: a planted 0666 must not make the vault world-readable); its owner is
-    /// kept for the vault (`symlinks: .writeTarget`).
+    /// kept for the vault (`symlinks: .writeTarget`). The directory is opened once and every step of
+    /// the save happens relative to it (`DirectoryHandle`).
     public static func replace(
         atPath path: String, with data: Data, policy: ReplacePolicy, durable: Bool = true, symlinks: SymlinkRule = .replaceLink,
         verify: (Data) throws -> Void = { _ in }, mayReplace: () -> Bool = { true }
     ) throws(SaveError) -> Fingerprint {
         let target = symlinks == .writeTarget ? resolvedPath(path) : path
-        let directory = (target as NSString).deletingLastPathComponent.isEmpty ? "." : (target as NSString).deletingLastPathComponent
-        var existing = stat()
-        let exists = symlinks == .writeTarget && stat(target, &existing) == 0 && (existing.st_mode & S_IFMT) == S_IFREG
-        let mode: mode_t = 0o600
+        let directory: DirectoryHandle, name: String
+        do { (directory, name) = try DirectoryHandle.parent(of: target) } catch { throw .file(error) }
+        return try replace(name, in: directory, with: data, policy: policy, durable: durable, keepOwner: symlinks == .writeTarget,
+                           verify: verify, mayReplace: mayReplace)
+    }
+
+    /// `replace(atPath:…)` for the file `name` in an open `directory`; a symlink at `name` is
+    /// replaced, never followed. `keepOwner`: the new file gets the replaced file's owner.
+    public static func replace(
+        _ name: String, in directory: DirectoryHandle, with data: Data, policy: ReplacePolicy, durable: Bool = true,
+        keepOwner: Bool = false, verify: (Data) throws -> Void = { _ in }, mayReplace: () -> Bool = { true }
+    ) throws(SaveError) -> Fingerprint {
+        let existing = directory.status(of: name).flatMap { ($0.st_mode & S_IFMT) == S_IFREG ? $0 : nil }
+        let owner = keepOwner ? existing.map { ($0.st_uid, $0.st_gid) } : nil
         var attempt = 0
         while true {
             attempt += 1
-            let temporary = directory + "/" + temporaryPrefix + (target as NSString).lastPathComponent + "-"
-                + String(UInt64.random(in: 0...UInt64.max), radix: 36)
+            let temporary = temporaryPrefix + name + "-" + String(UInt64.random(in: 0...UInt64.max), radix: 36)
             do throws(SaveError) {
-                try writeTemporary(data, to: temporary, mode: mode, owner: exists ? (existing.st_uid, existing.st_gid) : nil, durable: durable)
+                try writeTemporary(data, to: temporary, in: directory, owner: owner, durable: durable)
             } catch {
-                _ = SystemCalls.unlink(temporary)
+                _ = SystemCalls.unlink(temporary, in: directory)
                 // fsync failed: never retried on the same file; one fresh temp file, then give up.
                 if case .file(.system(operation: "fsync", _, _, _)) = error, attempt == 1 { continue }
                 throw error
             }
             do throws(SaveError) {
-                try finish(temporary: temporary, target: target, directory: directory, data: data, policy: policy, durable: durable,
+                try finish(temporary: temporary, target: name, in: directory, data: data, policy: policy, durable: durable,
                            verify: verify, mayReplace: mayReplace)
             } catch {
-                _ = SystemCalls.unlink(temporary)
+                _ = SystemCalls.unlink(temporary, in: directory)
                 throw error
             }
-            var status = stat()
-            guard lstat(target, &status) == 0 else { throw .file(FileReading.error(errno, "stat", target)) }
+            guard let status = directory.status(of: name) else { throw .file(FileReading.error(errno, "stat", directory.pathOf(name))) }
             return Fingerprint(status: status, bytes: data)
         }
     }
 
     private static func writeTemporary(
-        _ data: Data, to temporary: String, mode: mode_t, owner: (uid_t, gid_t)?, durable: Bool
+        _ data: Data, to temporary: String, in directory: DirectoryHandle, owner: (uid_t, gid_t)?, durable: Bool
     ) throws(SaveError) {
-        let descriptor = SystemCalls.open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
-        guard descriptor >= 0 else { throw .file(FileReading.error(errno, "create temp file", temporary)) }
+        let shown = directory.pathOf(temporary)
+        let descriptor = SystemCalls.open(temporary, in: directory, O_WRONLY | O_CREAT | O_EXCL, 0o600)
+        guard descriptor >= 0 else { throw .file(FileReading.error(errno, "create temp file", shown)) }
         if let failure = data.withUnsafeBytes({ SystemCalls.writeAll(descriptor, $0) }) {
             _ = SystemCalls.close(descriptor)
-            throw .file(FileReading.error(failure, "write", temporary))
+            throw .file(FileReading.error(failure, "write", shown))
         }
-        if mode != 0o600 { _ = fchmod(descriptor, mode) }
         if let owner, owner.0 != getuid() || owner.1 != getgid() { _ = fchown(descriptor, owner.0, owner.1) }
         guard !durable || SystemCalls.fsync(descriptor) == 0 else {
             let failure = errno
             _ = SystemCalls.close(descriptor)
-            throw .file(.system(operation: "fsync", path: temporary, errno: failure, message: String(cString: strerror(failure))))
+            throw .file(.system(operation: "fsync", path: shown, errno: failure, message: String(cString: strerror(failure))))
         }
-        guard SystemCalls.close(descriptor) == 0 else { throw .file(FileReading.error(errno, "close", temporary)) }
+        guard SystemCalls.close(descriptor) == 0 else { throw .file(FileReading.error(errno, "close", shown)) }
     }
 
     private static func finish(
-        temporary: String, target: String, directory: String, data: Data, policy: ReplacePolicy, durable: Bool,
+        temporary: String, target: String, in directory: DirectoryHandle, data: Data, policy: ReplacePolicy, durable: Bool,
         verify: (Data) throws -> Void, mayReplace: () -> Bool
     ) throws(SaveError) {
         // Read back what reached the disk and let the caller check it is the intended vault.
         let written: Data
-        do { written = try FileReading.readAll(atPath: temporary) } catch { throw .file(error) }
+        do { written = try directory.read(temporary).bytes } catch { throw .file(error) }
         guard written == data else { throw .verificationFailed("the bytes on disk differ from the bytes written") }
         do { try verify(written) } catch { throw .verificationFailed(String(describing: error)) }
         guard mayReplace() else {
             let current: Fingerprint?
-            do { current = try fingerprint(atPath: target) } catch { throw .file(error) }
+            do { current = try fingerprint(of: target, in: directory) } catch { throw .file(error) }
             throw .changedOnDisk(current: current)
         }
         // Compare-and-swap: only the version this save was based on may be replaced.
         switch policy {
         case .anything:
-            guard SystemCalls.rename(temporary, target) == 0 else { throw .file(FileReading.error(errno, "rename", target)) }
+            guard SystemCalls.rename(temporary, to: target, in: directory) == 0 else {
+                throw .file(FileReading.error(errno, "rename", directory.pathOf(target)))
+            }
         case .onlyIf(nil):
             // Only if there is still no file: refused by the kernel otherwise, no window.
-            guard SystemCalls.renameNoReplace(temporary, target) == 0 else {
-                if errno == EEXIST { throw .changedOnDisk(current: try? fingerprint(atPath: target)) }
-                throw .file(FileReading.error(errno, "rename", target))
+            guard SystemCalls.renameNoReplace(temporary, to: target, in: directory) == 0 else {
+                if errno == EEXIST { throw .changedOnDisk(current: try? fingerprint(of: target, in: directory)) }
+                throw .file(FileReading.error(errno, "rename", directory.pathOf(target)))
             }
         case .onlyIf(let expected?):
             let current: Fingerprint?
-            do { current = try fingerprint(atPath: target) } catch { throw .file(error) }
+            do { current = try fingerprint(of: target, in: directory) } catch { throw .file(error) }
             guard let current, expected.sameContent(as: current) && expected.inode == current.inode else {
                 throw .changedOnDisk(current: current)
             }
-            try swapIn(temporary: temporary, target: target, expected: expected)
+            try swapIn(temporary: temporary, target: target, in: directory, expected: expected)
         }
         guard !durable || SystemCalls.syncDirectory(directory) == 0 else {
             // The new file is in place; only its durability against a power cut is in doubt.
-            throw .file(FileReading.error(errno, "fsync directory", directory))
+            throw .file(FileReading.error(errno, "fsync directory", directory.path))
         }
     }
 
@@ -177,49 +205,44 @@ public enum DurableFile {
     /// the save was based on is removed; any other version (a writer that landed between the check
     /// and the swap) is swapped back in, and the save reports the change, so it is merged, never
     /// overwritten.
-    private static func swapIn(temporary: String, target: String, expected: Fingerprint) throws(SaveError) {
-        var ours = stat()
-        guard lstat(temporary, &ours) == 0 else { throw .file(FileReading.error(errno, "stat", temporary)) }
+    private static func swapIn(temporary: String, target: String, in directory: DirectoryHandle, expected: Fingerprint) throws(SaveError) {
+        guard let ours = directory.status(of: temporary) else { throw .file(FileReading.error(errno, "stat", directory.pathOf(temporary))) }
         if let hook = beforeSwap { beforeSwap = nil; hook() }
-        guard SystemCalls.exchange(temporary, target) == 0 else {
+        guard SystemCalls.exchange(temporary, with: target, in: directory) == 0 else {
             if errno == ENOENT { throw .changedOnDisk(current: nil) }  // the vault was removed meanwhile
-            throw .file(FileReading.error(errno, "rename", target))
+            throw .file(FileReading.error(errno, "rename", directory.pathOf(target)))
         }
         // `temporary` now names the file that was at the target.
-        if let displaced = try? read(atPath: temporary, followSymlinks: false).fingerprint,
+        if let displaced = try? read(temporary, in: directory).fingerprint,
            expected.sameContent(as: displaced) && expected.inode == displaced.inode {
-            _ = SystemCalls.unlink(temporary)
+            _ = SystemCalls.unlink(temporary, in: directory)
             return
         }
-        var back = stat()
-        if SystemCalls.exchange(temporary, target) == 0 && lstat(temporary, &back) == 0 && back.st_ino == ours.st_ino {
-            _ = SystemCalls.unlink(temporary)
-            throw .changedOnDisk(current: try? fingerprint(atPath: target))
+        if SystemCalls.exchange(temporary, with: target, in: directory) == 0,
+           let back = directory.status(of: temporary), back.st_ino == ours.st_ino {
+            _ = SystemCalls.unlink(temporary, in: directory)
+            throw .changedOnDisk(current: try? fingerprint(of: target, in: directory))
         }
         // Could not swap back, or yet another writer came in between: whatever is at the temp name is
         // someone's version and stays beside the vault as a conflict copy, which the watcher and
         // `conflicts --merge` fold in (a temp file would be cleaned up as stale).
         let keep = ((target as NSString).deletingPathExtension) + ".sync-conflict-"
             + String(Int(Date().timeIntervalSince1970)) + "-MYPASSX.kdbx"
-        _ = SystemCalls.rename(temporary, keep)
-        throw .changedOnDisk(current: try? fingerprint(atPath: target))
+        _ = SystemCalls.rename(temporary, to: keep, in: directory)
+        throw .changedOnDisk(current: try? fingerprint(of: target, in: directory))
     }
 
     /// Removes this tool's temp files for `path` left by writers that died (older than `age` seconds;
     /// younger ones may belong to a save in progress on another machine). Returns their names.
     @discardableResult
     public static func removeStaleTemporaries(of path: String, olderThan age: TimeInterval = 600) -> [String] {
-        let target = resolvedPath(path)
-        let directory = (target as NSString).deletingLastPathComponent.isEmpty ? "." : (target as NSString).deletingLastPathComponent
-        let prefix = temporaryPrefix + (target as NSString).lastPathComponent + "-"
-        guard let names = try? FileManager.default.contentsOfDirectory(atPath: directory) else { return [] }
+        guard let (directory, name) = try? DirectoryHandle.parent(of: resolvedPath(path)) else { return [] }
+        let prefix = temporaryPrefix + name + "-"
         var removed: [String] = []
         let now = Date().timeIntervalSince1970
-        for name in names where name.hasPrefix(prefix) {
-            var status = stat()
-            let candidate = directory + "/" + name
-            guard stat(candidate, &status) == 0, now - Double(status.st_mtim.tv_sec) > age else { continue }
-            if SystemCalls.unlink(candidate) == 0 { removed.append(name) }
+        for candidate in directory.names() where candidate.hasPrefix(prefix) {
+            guard let status = directory.status(of: candidate), now - Double(status.st_mtim.tv_sec) > age else { continue }
+            if SystemCalls.unlink(candidate, in: directory) == 0 { removed.append(candidate) }
         }
         return removed
     }

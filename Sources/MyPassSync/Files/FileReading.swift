@@ -9,16 +9,31 @@ public enum FileReading {
     /// Largest file read into memory (4 GiB): a vault is never near this; anything bigger is refused.
     public static let maximumSize: Int64 = 4 << 30
 
-    /// The bytes of the regular file at `path` (symlinks followed unless `followSymlinks` is false: a
-    /// symlink is then `notARegularFile`), at most `limit` bytes. Opened non-blocking, so that a FIFO
-    /// or device planted under a vault's name is refused at once instead of blocking the reader.
+    /// The bytes of the regular file at `path` (symlinks followed unless `followSymlinks` is false: the
+    /// file is then opened relative to its directory's descriptor and a symlink is `notARegularFile`),
+    /// at most `limit` bytes. Opened non-blocking, so that a FIFO or device planted under a vault's name
+    /// is refused at once instead of blocking the reader.
     public static func readAll(atPath path: String, followSymlinks: Bool = true, limit: Int64 = maximumSize) throws(FileError) -> Data {
-        let descriptor = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | (followSymlinks ? 0 : O_NOFOLLOW))
-        guard descriptor >= 0 else {
-            if errno == ELOOP && !followSymlinks { throw .notARegularFile(path: path) }
-            throw error(errno, "open", path)
+        try readWithStatus(atPath: path, followSymlinks: followSymlinks, limit: limit).bytes
+    }
+
+    /// `readAll` and the `stat` of the very file read (one descriptor: no second lookup of the path).
+    public static func readWithStatus(
+        atPath path: String, followSymlinks: Bool = true, limit: Int64 = maximumSize
+    ) throws(FileError) -> (bytes: Data, status: stat) {
+        guard followSymlinks else {
+            let (directory, name) = try DirectoryHandle.parent(of: path)
+            return try directory.read(name, limit: limit)
         }
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
+        guard descriptor >= 0 else { throw error(errno, "open", path) }
         defer { close(descriptor) }
+        return try readAll(descriptor: descriptor, shownAs: path, limit: limit)
+    }
+
+    /// The bytes of the open file `descriptor` (which must be a regular file of at most `limit`
+    /// bytes) and its `stat`; `shownAs` names it in errors.
+    static func readAll(descriptor: Int32, shownAs path: String, limit: Int64) throws(FileError) -> (bytes: Data, status: stat) {
         var status = stat()
         guard fstat(descriptor, &status) == 0 else { throw error(errno, "fstat", path) }
         guard (status.st_mode & S_IFMT) == S_IFREG else { throw .notARegularFile(path: path) }
@@ -41,7 +56,7 @@ public enum FileReading {
         }
         if readError != 0 { throw error(readError, "read", path) }
         if offset < data.count { data.removeSubrange(offset...) }
-        return data
+        return (data, status)
     }
 
     static func error(_ code: Int32, _ operation: String, _ path: String) -> FileError {

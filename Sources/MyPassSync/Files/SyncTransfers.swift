@@ -19,14 +19,11 @@ public enum SyncTransfers {
 
     /// The temporary files of transfers in progress into `vaultPath` or its conflict copies.
     public static func inProgress(for vaultPath: String, now: Date = Date(), staleAfter: TimeInterval = staleAfter) -> [String] {
-        let directory = (vaultPath as NSString).deletingLastPathComponent.isEmpty ? "." : (vaultPath as NSString).deletingLastPathComponent
-        let vaultName = (vaultPath as NSString).lastPathComponent
-        guard let names = try? FileManager.default.contentsOfDirectory(atPath: directory) else { return [] }
-        return names.sorted().filter { name in
+        guard let (directory, vaultName) = try? DirectoryHandle.parent(of: vaultPath) else { return [] }
+        return directory.names().filter { name in
             guard let target = targetName(ofTemporary: name),
-                  target == vaultName || ConflictCopies.engine(ofName: target, forVaultNamed: vaultName) != nil else { return false }
-            var status = stat()
-            guard lstat(directory + "/" + name, &status) == 0 else { return false }
+                  target == vaultName || ConflictCopies.engine(ofName: target, forVaultNamed: vaultName) != nil,
+                  let status = directory.status(of: name) else { return false }
             let modified = Double(status.st_mtim.tv_sec) + Double(status.st_mtim.tv_nsec) / 1e9
             return now.timeIntervalSince1970 - modified < staleAfter
         }

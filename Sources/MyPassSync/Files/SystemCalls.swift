@@ -69,9 +69,11 @@ public enum SystemCalls {
         return add(directory, events) == 0 ? lastError() : nil
     }
 
-    static func open(_ path: String, _ flags: Int32, _ mode: mode_t) -> Int32 {
+    /// Opens `name` in `directory` (never through a symlink).
+    static func open(_ name: String, in directory: DirectoryHandle, _ flags: Int32, _ mode: mode_t) -> Int32 {
+        let path = directory.pathOf(name)
         if let fault = fault(for: .open, path: path) { errno = fault.errorNumber; return -1 }
-        let descriptor = Glibc.open(path, flags, mode)
+        let descriptor = directory.openFile(name, flags, mode)
         if descriptor >= 0 { plan.remember(descriptor, path: path) }
         return descriptor
     }
@@ -117,35 +119,38 @@ public enum SystemCalls {
         return Glibc.close(descriptor)
     }
 
-    static func rename(_ from: String, _ to: String) -> Int32 {
-        if let fault = fault(for: .rename, path: to) { errno = fault.errorNumber; return -1 }
-        return Glibc.rename(from, to)
+    /// Renames `from` to `to`, both in `directory`, replacing whatever `to` names.
+    static func rename(_ from: String, to: String, in directory: DirectoryHandle) -> Int32 {
+        if let fault = fault(for: .rename, path: directory.pathOf(to)) { errno = fault.errorNumber; return -1 }
+        guard DirectoryHandle.isSingleName(from), DirectoryHandle.isSingleName(to) else { errno = EINVAL; return -1 }
+        return Glibc.renameat(directory.descriptor, from, directory.descriptor, to)
     }
 
-    /// Swaps `from` and `to` atomically (renameat2 RENAME_EXCHANGE); a `rename` fault applies.
-    static func exchange(_ from: String, _ to: String) -> Int32 {
-        if let fault = fault(for: .rename, path: to) { errno = fault.errorNumber; return -1 }
-        return mypass_rename_exchange(from, to)
+    /// Swaps `from` and `to` in `directory` atomically (renameat2 RENAME_EXCHANGE); a `rename` fault applies.
+    static func exchange(_ from: String, with to: String, in directory: DirectoryHandle) -> Int32 {
+        if let fault = fault(for: .rename, path: directory.pathOf(to)) { errno = fault.errorNumber; return -1 }
+        guard DirectoryHandle.isSingleName(from), DirectoryHandle.isSingleName(to) else { errno = EINVAL; return -1 }
+        return mypass_rename_exchange(directory.descriptor, from, to)
     }
 
-    /// Renames only if `to` does not exist (renameat2 RENAME_NOREPLACE); a `rename` fault applies.
-    static func renameNoReplace(_ from: String, _ to: String) -> Int32 {
-        if let fault = fault(for: .rename, path: to) { errno = fault.errorNumber; return -1 }
-        return mypass_rename_no_replace(from, to)
+    /// Renames `from` to `to` in `directory` only if `to` does not exist (renameat2 RENAME_NOREPLACE).
+    static func renameNoReplace(_ from: String, to: String, in directory: DirectoryHandle) -> Int32 {
+        if let fault = fault(for: .rename, path: directory.pathOf(to)) { errno = fault.errorNumber; return -1 }
+        guard DirectoryHandle.isSingleName(from), DirectoryHandle.isSingleName(to) else { errno = EINVAL; return -1 }
+        return mypass_rename_no_replace(directory.descriptor, from, to)
     }
 
-    static func unlink(_ path: String) -> Int32 {
-        if let fault = fault(for: .unlink, path: path) { errno = fault.errorNumber; return -1 }
-        return Glibc.unlink(path)
+    /// Removes the file `name` from `directory` (a symlink there is removed, never its target).
+    static func unlink(_ name: String, in directory: DirectoryHandle) -> Int32 {
+        if let fault = fault(for: .unlink, path: directory.pathOf(name)) { errno = fault.errorNumber; return -1 }
+        guard DirectoryHandle.isSingleName(name) else { errno = EINVAL; return -1 }
+        return Glibc.unlinkat(directory.descriptor, name, 0)
     }
 
     /// fsync of a directory, so that a rename in it survives a power cut.
-    static func syncDirectory(_ path: String) -> Int32 {
-        if let fault = fault(for: .directorySync, path: path) { errno = fault.errorNumber; return -1 }
-        let descriptor = Glibc.open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        guard descriptor >= 0 else { return -1 }
-        defer { Glibc.close(descriptor) }
-        return Glibc.fsync(descriptor)
+    static func syncDirectory(_ directory: DirectoryHandle) -> Int32 {
+        if let fault = fault(for: .directorySync, path: directory.path) { errno = fault.errorNumber; return -1 }
+        return Glibc.fsync(directory.descriptor)
     }
 }
 

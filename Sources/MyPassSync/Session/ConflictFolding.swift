@@ -96,6 +96,16 @@ public enum ConflictFolding {
     ) throws -> Report {
         var vaultStatus = stat()
         let vaultSize = stat(session.path, &vaultStatus) == 0 ? Int(vaultStatus.st_size) : 0
+        // Each folder is opened once: reading a copy and removing it later happen in the directory
+        // that was opened, even if it is swapped for a symlink meanwhile.
+        var folders: [String: DirectoryHandle] = [:]
+        func folder(of copy: ConflictCopies.Copy) throws(FileError) -> DirectoryHandle {
+            let path = (copy.path as NSString).deletingLastPathComponent
+            if let open = folders[path] { return open }
+            let opened = try DirectoryHandle.parent(of: copy.path).directory
+            folders[path] = opened
+            return opened
+        }
         let limit = sizeLimit ?? copySizeLimit(forVaultOf: vaultSize)
         let kdfLimits = copyLimits(forVaultKDF: session.settings.kdf, within: limits)
         var outcomes: [Outcome] = []
@@ -105,7 +115,7 @@ public enum ConflictFolding {
             let read: (bytes: Data, fingerprint: Fingerprint)
             let opened: OpenedVault
             do {
-                read = try DurableFile.read(atPath: copy.path, followSymlinks: false, limit: limit)
+                read = try DurableFile.read(copy.name, in: folder(of: copy), limit: limit)
                 opened = try KDBXReader.open(read.bytes, key: key, cachedKey: cachedKey, limits: kdfLimits)
             } catch KDBXError.resourceCapExceeded {
                 outcomes.append(Outcome(copy: copy.path, engine: copy.engine, result: .tooCostly, changes: [], movedTo: nil))
@@ -145,13 +155,14 @@ public enum ConflictFolding {
         // out of the synced folder (unless it changed since it was read: then the next pass has it).
         let retired = RetiredCopies(state: session.state, vaultPath: session.path)
         for item in taken {
-            let current = try? DurableFile.read(atPath: item.copy.path, followSymlinks: false, limit: limit).fingerprint
+            let directory = try folder(of: item.copy)
+            let current = try? DurableFile.read(item.copy.name, in: directory, limit: limit).fingerprint
             guard let current, current.sameContent(as: item.fingerprint) && current.inode == item.fingerprint.inode else {
                 outcomes.append(Outcome(copy: item.copy.path, engine: item.copy.engine, result: .changedMeanwhile, changes: item.changes, movedTo: nil))
                 continue
             }
-            let kept = try retired.keep(item.bytes, originalName: (item.copy.path as NSString).lastPathComponent)
-            if SystemCalls.unlink(item.copy.path) != 0 && errno != ENOENT {
+            let kept = try retired.keep(item.bytes, originalName: item.copy.name)
+            if SystemCalls.unlink(item.copy.name, in: directory) != 0 && errno != ENOENT {
                 throw FileReading.error(errno, "remove the merged conflict copy", item.copy.path)
             }
             outcomes.append(Outcome(copy: item.copy.path, engine: item.copy.engine, result: item.newContent ? .merged : .nothingNew,

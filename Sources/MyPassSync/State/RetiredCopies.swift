@@ -41,48 +41,50 @@ public struct RetiredCopies: Sendable {
     /// beyond the retention are removed.
     public func keep(_ bytes: Data, originalName name: String, at time: Date = Date()) throws(FileError) -> String {
         try state.prepare()
-        try SyncStateStore.makePrivateDirectory(folder)
-        var destination = folder + "/\(Int(time.timeIntervalSince1970))-" + name
+        let directory = try DirectoryHandle.privateDirectory(folder)
+        var kept = "\(Int(time.timeIntervalSince1970))-" + name
         var counter = 1
-        while access(destination, F_OK) == 0 {
-            destination = folder + "/\(Int(time.timeIntervalSince1970))-\(counter)-" + name
+        while directory.status(of: kept) != nil {
+            kept = "\(Int(time.timeIntervalSince1970))-\(counter)-" + name
             counter += 1
         }
         do {
-            _ = try DurableFile.replace(atPath: destination, with: bytes, policy: .onlyIf(nil))
+            _ = try DurableFile.replace(kept, in: directory, with: bytes, policy: .onlyIf(nil))
         } catch {
             if case .file(let fileError) = error { throw fileError }
-            throw .system(operation: "write", path: destination, errno: EIO, message: error.description)
+            throw .system(operation: "write", path: directory.pathOf(kept), errno: EIO, message: error.description)
         }
-        prune(now: time)
-        return destination
+        prune(in: directory, now: time)
+        return directory.pathOf(kept)
     }
 
     /// The kept copies, newest first.
     public func list() -> [Copy] {
-        guard let names = try? FileManager.default.contentsOfDirectory(atPath: folder) else { return [] }
+        guard let directory = try? DirectoryHandle(opening: folder) else { return [] }
+        return list(in: directory)
+    }
+
+    private func list(in directory: DirectoryHandle) -> [Copy] {
         var copies: [Copy] = []
-        for name in names where !name.hasPrefix(DurableFile.temporaryPrefix) {
-            var status = stat()
-            let path = folder + "/" + name
-            guard lstat(path, &status) == 0, (status.st_mode & S_IFMT) == S_IFREG,
+        for name in directory.names() where !name.hasPrefix(DurableFile.temporaryPrefix) {
+            guard let status = directory.status(of: name), (status.st_mode & S_IFMT) == S_IFREG,
                   let dash = name.firstIndex(of: "-"), let seconds = Int(name[..<dash]) else { continue }
             var original = String(name[name.index(after: dash)...])
             // `<time>-<n>-<name>` when two copies of one name were retired in the same second.
             if let second = original.firstIndex(of: "-"), Int(original[..<second]) != nil {
                 original = String(original[original.index(after: second)...])
             }
-            copies.append(Copy(path: path, originalName: original, retired: Date(timeIntervalSince1970: Double(seconds)),
+            copies.append(Copy(path: directory.pathOf(name), originalName: original, retired: Date(timeIntervalSince1970: Double(seconds)),
                                size: Int(status.st_size)))
         }
         return copies.sorted { ($0.retired, $0.path) > ($1.retired, $1.path) }
     }
 
     /// Removes copies older than `maximumAge` and all but the newest `maximumCount`.
-    func prune(now: Date) {
-        for (index, copy) in list().enumerated()
+    private func prune(in directory: DirectoryHandle, now: Date) {
+        for (index, copy) in list(in: directory).enumerated()
         where index >= Self.maximumCount || now.timeIntervalSince(copy.retired) > Self.maximumAge {
-            _ = SystemCalls.unlink(copy.path)
+            _ = SystemCalls.unlink((copy.path as NSString).lastPathComponent, in: directory)
         }
     }
 }

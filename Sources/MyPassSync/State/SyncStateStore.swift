@@ -38,26 +38,9 @@ public struct SyncStateStore: Sendable {
         return directory + "/" + (absolute as NSString).lastPathComponent + "-" + digest
     }
 
-    /// Creates the directory (0700) if needed.
+    /// Creates the directory (0700) if needed; an existing one must be a real directory.
     func prepare() throws(FileError) {
-        try Self.makePrivateDirectory(directory)
-    }
-
-    /// Creates `path` and any missing parents with mode 0700 from the start (no window with a wider
-    /// mode); an existing path must be a real directory (not a symlink to one).
-    static func makePrivateDirectory(_ path: String) throws(FileError) {
-        var status = stat()
-        if lstat(path, &status) == 0 {
-            guard (status.st_mode & S_IFMT) == S_IFDIR else {
-                throw .system(operation: "mkdir", path: path, errno: ENOTDIR, message: "exists and is not a directory")
-            }
-            return
-        }
-        let parent = (path as NSString).deletingLastPathComponent
-        if !parent.isEmpty && parent != path && parent != "/" && stat(parent, &status) != 0 { try makePrivateDirectory(parent) }
-        guard mkdir(path, 0o700) == 0 || errno == EEXIST else {
-            throw .system(operation: "mkdir", path: path, errno: errno, message: "cannot create the state directory")
-        }
+        _ = try DirectoryHandle.privateDirectory(directory)
     }
 
     /// The remembered base of `vaultPath`, if any.
@@ -68,6 +51,12 @@ public struct SyncStateStore: Sendable {
               let bytes = try? FileReading.readAll(atPath: stem + ".base.kdbx"),
               Fingerprint.sha256Hex(bytes) == record.fingerprint.sha256 else { return nil }
         return (record, bytes)
+    }
+
+    /// Remembers `bytes` as the base of `vaultPath` unless the remembered base is this content already.
+    public func recordIfNew(_ bytes: Data, fingerprint: Fingerprint, for vaultPath: String) throws(FileError) {
+        guard base(for: vaultPath)?.record.fingerprint.sameContent(as: fingerprint) != true else { return }
+        try record(bytes, fingerprint: fingerprint, for: vaultPath)
     }
 
     /// Remembers `bytes` (fingerprint `fingerprint`) as the version of `vaultPath` this device has synced.

@@ -264,7 +264,7 @@ public final class VaultWatcher: @unchecked Sendable {
         let ready = candidates.filter { copy in
             guard foreignCopyGrace > 0 else { return true }
             var status = stat()
-            guard stat(copy.path, &status) == 0 else { return true }
+            guard lstat(copy.path, &status) == 0 else { return true }
             if vaultInodes.contains(UInt64(status.st_ino)) { return true }
             let identity = CopyIdentity(path: copy.path, inode: UInt64(status.st_ino))
             let seen = foreignCopiesSeen[identity, default: now]

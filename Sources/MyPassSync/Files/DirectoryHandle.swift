@@ -1,0 +1,127 @@
+public import Foundation
+#if canImport(Glibc)
+internal import Glibc
+#endif
+
+/// A directory opened once, and every file in it reached by name relative to that descriptor
+/// (`openat`, `fstatat`, `renameat2`, `unlinkat`, `mkdirat`) and never through a symlink: the one
+/// rule for paths inside a synced folder. Whoever else writes into the folder controls its names;
+/// once this directory is open, swapping it (or one of its parents) for a symlink elsewhere does not
+/// move the rest of the operation there — every later call still lands in the directory that was
+/// opened. A name is one path component; the file it names is checked with `fstat` on what was
+/// opened, so a symlink, FIFO or device under that name is refused, not followed or blocked on.
+public final class DirectoryHandle: @unchecked Sendable {
+    /// The path the directory was opened by (for messages; never used to reach a file again).
+    public let path: String
+    /// The open directory (O_RDONLY | O_DIRECTORY), closed in `deinit`.
+    let descriptor: Int32
+
+    /// Opens the directory at `path` (the user named it, so symlinks in `path` itself are followed).
+    public init(opening path: String) throws(FileError) {
+        let shown = path.isEmpty ? "." : path
+        let descriptor = Glibc.open(shown, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        guard descriptor >= 0 else { throw FileReading.error(errno, "open directory", shown) }
+        self.path = shown
+        self.descriptor = descriptor
+    }
+
+    private init(descriptor: Int32, path: String) {
+        self.descriptor = descriptor
+        self.path = path
+    }
+
+    deinit { Glibc.close(descriptor) }
+
+    /// The directory holding `filePath`, opened, and the file's name in it.
+    public static func parent(of filePath: String) throws(FileError) -> (directory: DirectoryHandle, name: String) {
+        let name = (filePath as NSString).lastPathComponent
+        let parent = (filePath as NSString).deletingLastPathComponent
+        guard isSingleName(name) else { throw .notARegularFile(path: filePath) }
+        return (try DirectoryHandle(opening: parent.isEmpty ? (filePath.hasPrefix("/") ? "/" : ".") : parent), name)
+    }
+
+    /// The path of `name` in this directory, for messages and fault matching.
+    public func pathOf(_ name: String) -> String { path == "/" ? "/" + name : path + "/" + name }
+
+    /// Whether `name` is one path component (no slash, not `.` or `..`, not empty).
+    static func isSingleName(_ name: String) -> Bool {
+        !name.isEmpty && name != "." && name != ".." && !name.contains("/") && !name.utf8.contains(0)
+    }
+
+    /// Opens `name` in this directory without following a symlink there (ELOOP for one).
+    func openFile(_ name: String, _ flags: Int32, _ mode: mode_t = 0) -> Int32 {
+        guard Self.isSingleName(name) else { errno = EINVAL; return -1 }
+        return Glibc.openat(descriptor, name, flags | O_NOFOLLOW | O_CLOEXEC, mode)
+    }
+
+    /// The bytes of the regular file `name` (at most `limit`) and the `stat` of what was read, both
+    /// from one descriptor: a symlink, FIFO or device under that name is `notARegularFile`, at once.
+    public func read(_ name: String, limit: Int64 = FileReading.maximumSize) throws(FileError) -> (bytes: Data, status: stat) {
+        let descriptor = openFile(name, O_RDONLY | O_NONBLOCK)
+        guard descriptor >= 0 else {
+            if errno == ELOOP { throw .notARegularFile(path: pathOf(name)) }
+            throw FileReading.error(errno, "open", pathOf(name))
+        }
+        defer { Glibc.close(descriptor) }
+        return try FileReading.readAll(descriptor: descriptor, shownAs: pathOf(name), limit: limit)
+    }
+
+    /// The `lstat` of `name` (a symlink is described, not followed); nil when there is none.
+    public func status(of name: String) -> stat? {
+        guard Self.isSingleName(name) else { return nil }
+        var status = stat()
+        return fstatat(descriptor, name, &status, AT_SYMLINK_NOFOLLOW) == 0 ? status : nil
+    }
+
+    /// The names in the directory (without `.` and `..`), sorted; empty when it cannot be listed.
+    public func names() -> [String] {
+        let copy = dup(descriptor)
+        guard copy >= 0, let stream = fdopendir(copy) else {
+            if copy >= 0 { Glibc.close(copy) }
+            return []
+        }
+        defer { closedir(stream) }
+        rewinddir(stream)
+        var names: [String] = []
+        while let entry = readdir(stream) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
+                String(decoding: raw.prefix(while: { $0 != 0 }), as: UTF8.self)
+            }
+            if name != "." && name != ".." { names.append(name) }
+        }
+        return names.sorted()
+    }
+
+    /// The real directory `name` in this one, created 0700 from the start when missing; a symlink or
+    /// any other file under that name is refused.
+    public func privateSubdirectory(_ name: String) throws(FileError) -> DirectoryHandle {
+        guard Self.isSingleName(name) else { throw .notARegularFile(path: pathOf(name)) }
+        if mkdirat(descriptor, name, 0o700) != 0 && errno != EEXIST {
+            throw .system(operation: "mkdir", path: pathOf(name), errno: errno, message: String(cString: strerror(errno)))
+        }
+        let opened = Glibc.openat(descriptor, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+        guard opened >= 0 else {
+            let code = errno
+            if code == ELOOP || code == ENOTDIR {
+                throw .system(operation: "mkdir", path: pathOf(name), errno: ENOTDIR, message: "exists and is not a directory")
+            }
+            throw FileReading.error(code, "open directory", pathOf(name))
+        }
+        return DirectoryHandle(descriptor: opened, path: pathOf(name))
+    }
+
+    /// The directory at `path`, each missing component created 0700 and the last one required to be a
+    /// real directory (not a symlink to one).
+    public static func privateDirectory(_ path: String) throws(FileError) -> DirectoryHandle {
+        let parent = (path as NSString).deletingLastPathComponent
+        let name = (path as NSString).lastPathComponent
+        guard isSingleName(name) else { return try DirectoryHandle(opening: path) }
+        let above: DirectoryHandle
+        if parent.isEmpty {
+            above = try DirectoryHandle(opening: path.hasPrefix("/") ? "/" : ".")
+        } else {
+            do { above = try DirectoryHandle(opening: parent) } catch .notFound { above = try privateDirectory(parent) }
+        }
+        return try above.privateSubdirectory(name)
+    }
+}
