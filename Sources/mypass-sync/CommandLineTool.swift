@@ -12,6 +12,7 @@ enum CommandLineTool {
     static let commands: [any Command] = [
         MergeCommand(), DiffCommand(), StatusCommand(), ResolveCommand(), WatchCommand(), ConflictsCommand(), InfoCommand(), ExportCommand(), ConvertCommand(),
         TOTPCommand(), MatchCommand(), ListCommand(), ShowCommand(), AddCommand(), EditCommand(), RemoveCommand(), MoveCommand(), SearchCommand(),
+        UnlockCommand(), LockCommand(),
         HelpCommand(), VersionCommand(),
     ]
 

@@ -79,8 +79,9 @@ enum Credentials {
         let opened: OpenedVault
         let key: CompositeKey
         let limits: ResourceLimits
-        /// The version of the file that was read.
+        /// The version of the file that was read, and its bytes.
         let fingerprint: Fingerprint
+        let bytes: Data
     }
 
     /// Reads, decrypts and parses the vault at `path` with the options' credentials.
@@ -92,7 +93,31 @@ enum Credentials {
         let key = try compositeKey(arguments, vaultPath: path, command: command)
         let opened = try KDBXReader.open(bytes, key: key, limits: limits)
         ProcessLifetime.keepUntilExit(opened)  // never freed entry by entry: the process ends soon
-        return Unlocked(opened: opened, key: key, limits: limits, fingerprint: fingerprint)
+        return Unlocked(opened: opened, key: key, limits: limits, fingerprint: fingerprint, bytes: bytes)
+    }
+
+    /// Whether the options name credentials (then they are used, never a quick-unlock key).
+    static func areGiven(_ arguments: ParsedArguments) -> Bool {
+        arguments.flag("password-stdin") || arguments.flag("no-password") || arguments.value("key-file") != nil
+    }
+
+    /// The vault at `path` opened only to be read: with the key `unlock` left in the kernel keyring
+    /// when it fits this version and no credentials are given (no password asked, no KDF run), else
+    /// with the options' credentials — which then refresh a kept key that no longer fits. The version
+    /// read becomes this device's base (`state`).
+    static func openForReading(_ arguments: ParsedArguments, path: String, state: SyncStateStore?, command: String) throws -> OpenedVault {
+        if !areGiven(arguments) && QuickUnlock.isAvailable {
+            let (bytes, fingerprint) = try DurableFile.read(atPath: path)
+            if let opened = try QuickUnlock().open(bytes, path: path, limits: limits(arguments, command: command)) {
+                ProcessLifetime.keepUntilExit(opened)
+                try? state?.recordIfNew(bytes, fingerprint: fingerprint, for: path)
+                return opened
+            }
+        }
+        let unlocked = try openVault(arguments, path: path, command: command)
+        try? state?.recordIfNew(unlocked.bytes, fingerprint: unlocked.fingerprint, for: path)
+        if QuickUnlock.isAvailable { QuickUnlock().refresh(path: path, with: unlocked.opened.derivedKey) }
+        return unlocked.opened
     }
 
     /// The local vault and other copies of it (`merge`), opened in parallel, one per core, after one
@@ -111,7 +136,7 @@ enum Credentials {
         let derived = try KDBXReader.deriveKey(for: bytes, key: key, limits: limits)
         let opened = KDBXReader.open(files: [(bytes, key)] + otherFiles.map { ($0, otherKey) }, cachedKey: derived, limits: limits)
         ProcessLifetime.keepUntilExit(opened)
-        let local = Unlocked(opened: try opened[0].get(), key: key, limits: limits, fingerprint: fingerprint)
+        let local = Unlocked(opened: try opened[0].get(), key: key, limits: limits, fingerprint: fingerprint, bytes: bytes)
         return (local, otherKey, Array(opened.dropFirst()))
     }
 

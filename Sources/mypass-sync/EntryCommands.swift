@@ -75,8 +75,8 @@ struct ListCommand: Command {
 
     func run(arguments: [String], output: inout StandardStreams) throws -> ExitCode {
         let parsed = try parse(arguments, options, name, count: 1...2)
-        let session = try SessionOptions.open(parsed, path: parsed.positionals[0], command: name)
-        let group = try requireGroup(parsed.positionals.count > 1 ? parsed.positionals[1] : "/", session.vault, name)
+        let vault = try Credentials.openForReading(parsed, path: parsed.positionals[0], state: SessionOptions.state(parsed), command: name).vault
+        let group = try requireGroup(parsed.positionals.count > 1 ? parsed.positionals[1] : "/", vault, name)
         var lines: [String] = []
         func list(_ group: Group, indent: String) {
             for entry in group.entries { lines.append(indent + entry.title.terminalSafe) }
@@ -101,8 +101,8 @@ struct ShowCommand: Command {
 
     func run(arguments: [String], output: inout StandardStreams) throws -> ExitCode {
         let parsed = try parse(arguments, options, name, count: 2...2)
-        let session = try SessionOptions.open(parsed, path: parsed.positionals[0], command: name)
-        let entry = try requireEntry(parsed.positionals[1], session.vault, name)
+        let vault = try Credentials.openForReading(parsed, path: parsed.positionals[0], state: SessionOptions.state(parsed), command: name).vault
+        let entry = try requireEntry(parsed.positionals[1], vault, name)
         var lines: [String] = []
         for field in entry.fields {
             let value = field.value.isProtected && !parsed.flag("reveal") ? "PROTECTED" : field.value.text
@@ -233,11 +233,11 @@ struct SearchCommand: Command {
 
     func run(arguments: [String], output: inout StandardStreams) throws -> ExitCode {
         let parsed = try parse(arguments, options, name, count: 2...2)
-        let session = try SessionOptions.open(parsed, path: parsed.positionals[0], command: name)
+        let vault = try Credentials.openForReading(parsed, path: parsed.positionals[0], state: SessionOptions.state(parsed), command: name).vault
         let term = parsed.positionals[1].lowercased()
-        let recycleBin = session.vault.meta.recycleBinUUID
+        let recycleBin = vault.meta.recycleBinUUID
         var paths: [String] = []
-        session.vault.root.forEachGroup { group, names in
+        vault.root.forEachGroup { group, names in
             guard group.uuid != recycleBin, group.enableSearching != false else { return }
             for entry in group.entries {
                 let haystack = [entry.title, entry.userName, entry.url, entry.notes] + entry.tags

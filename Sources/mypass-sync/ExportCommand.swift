@@ -33,17 +33,17 @@ struct ExportCommand: Command {
         guard format == "json" || format == "xml" else {
             throw CommandLineError.usage(message: "--format must be json or xml", command: name)
         }
-        let unlocked = try Credentials.openVault(parsed, path: parsed.positionals[0], command: name)
+        let opened = try Credentials.openForReading(parsed, path: parsed.positionals[0], state: nil, command: name)
         if isatty(STDOUT_FILENO) == 1 {
             output.printError("warning: the export below contains every secret of the vault in plain text")
         }
         // Written as produced: never the whole document in memory.
         if format == "json" {
             var streams = output
-            try ExportStream { streams.emit($0) }.write(unlocked.opened)
+            try ExportStream { streams.emit($0) }.write(opened)
         } else {
             var streams = output
-            try KDBXWriter.writePlainXML(unlocked.opened.vault) { streams.emit(bytes: $0) }
+            try KDBXWriter.writePlainXML(opened.vault) { streams.emit(bytes: $0) }
         }
         return .success
     }

@@ -1,10 +1,11 @@
 internal import Foundation
 
-/// JSON output: sorted keys, pretty-printed, no escaped slashes.
+/// JSON output: sorted keys, pretty-printed, no escaped slashes, dates in ISO 8601.
 enum JSONText {
     static func encode(_ value: some Encodable) throws -> String {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+        encoder.dateEncodingStrategy = .iso8601
         return String(decoding: try encoder.encode(value), as: UTF8.self)
     }
 }

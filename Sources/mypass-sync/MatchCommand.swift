@@ -15,8 +15,8 @@ struct MatchCommand: Command {
 
     func run(arguments: [String], output: inout StandardStreams) throws -> ExitCode {
         let parsed = try parse(arguments, options, name, count: 2...2)
-        let unlocked = try Credentials.openVault(parsed, path: parsed.positionals[0], command: name)
-        let vault = unlocked.opened.vault
+        let opened = try Credentials.openForReading(parsed, path: parsed.positionals[0], state: nil, command: name)
+        let vault = opened.vault
         var candidates: [CredentialMatcher.Candidate] = []
         vault.root.forEachGroup { group, _ in
             let recycled = vault.isInRecycleBin(group: group.uuid)

@@ -18,6 +18,8 @@ struct StatusCommand: Command {
         let baseKnown: Bool
         let changedSinceLastSync: Bool?
         let conflictCopies: [ConflictCopies.Copy]
+        /// Until when `unlock` keeps the vault's key (nil: not unlocked).
+        let quickUnlockUntil: Date?
     }
 
     func run(arguments: [String], output: inout StandardStreams) throws -> ExitCode {
@@ -28,7 +30,8 @@ struct StatusCommand: Command {
         let record = SessionOptions.state(parsed).base(for: path)?.record
         let changed = record.map { !($0.fingerprint.sameContent(as: current)) }
         let report = Report(vault: path, baseKnown: record != nil, changedSinceLastSync: changed,
-                            conflictCopies: ConflictCopies.find(for: path))
+                            conflictCopies: ConflictCopies.find(for: path),
+                            quickUnlockUntil: QuickUnlock.isAvailable ? QuickUnlock().expiry(path: path) : nil)
         if parsed.flag("json") {
             output.print(try JSONText.encode(report))
         } else {
@@ -40,6 +43,7 @@ struct StatusCommand: Command {
             }
             lines.append(report.conflictCopies.isEmpty ? "conflict copies: none"
                          : "conflict copies:\n" + report.conflictCopies.map { "  \($0.path.terminalSafe) (\($0.engine.rawValue))" }.joined(separator: "\n"))
+            lines.append("quick unlock: " + (report.quickUnlockUntil.map { "on until \(QuickUnlockText.time($0))" } ?? "off"))
             output.print(lines.joined(separator: "\n"))
         }
         return .success

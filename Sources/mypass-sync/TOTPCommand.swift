@@ -22,8 +22,8 @@ struct TOTPCommand: Command {
             }
             return Date(timeIntervalSince1970: TimeInterval(seconds))
         } ?? Date()
-        let unlocked = try Credentials.openVault(parsed, path: parsed.positionals[0], command: name)
-        let entry = try requireEntry(parsed.positionals[1], unlocked.opened.vault, name)
+        let opened = try Credentials.openForReading(parsed, path: parsed.positionals[0], state: nil, command: name)
+        let entry = try requireEntry(parsed.positionals[1], opened.vault, name)
         let configuration: TOTP
         do {
             guard let found = try TOTP.configuration(of: entry) else {

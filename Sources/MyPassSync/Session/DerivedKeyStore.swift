@@ -7,31 +7,48 @@ internal import CKeyutils
 /// settings and salt stay the same (the 2Stable idea: keep the expensive Argon2 run out of
 /// memory-limited processes such as an AutoFill extension).
 public protocol DerivedKeyStore: Sendable {
-    /// Keeps `key` for the vault `vaultID` (replacing an earlier one).
-    func store(_ key: DerivedKey, for vaultID: String) throws
-    /// The stored key material and the KDF fingerprint it was derived for, if still there.
-    func load(for vaultID: String) -> (transformedKey: SecureBytes, kdfFingerprint: Data)?
+    /// Keeps `key` for the vault `vaultID` (replacing an earlier one) until `expiry` (nil: for the
+    /// store's own lifetime).
+    func store(_ key: DerivedKey, for vaultID: String, until expiry: Date?) throws
+    /// The stored key, if still there.
+    func load(for vaultID: String) -> StoredDerivedKey?
     /// Forgets the key of `vaultID`.
     func remove(for vaultID: String)
+}
+
+extension DerivedKeyStore {
+    /// Keeps `key` for the vault `vaultID` for the store's own lifetime.
+    public func store(_ key: DerivedKey, for vaultID: String) throws { try store(key, for: vaultID, until: nil) }
+}
+
+/// A derived key as a store keeps it.
+public struct StoredDerivedKey: Sendable {
+    /// The KDF result.
+    public let transformedKey: SecureBytes
+    /// The fingerprint of the KDF settings and salt it was derived for.
+    public let kdfFingerprint: Data
+    /// When the store drops it (nil: with the process).
+    public let expires: Date?
 }
 
 /// Keys held by this process only (zeroed when removed or when the store goes away).
 public final class InMemoryDerivedKeyStore: DerivedKeyStore, @unchecked Sendable {
     private let lock = NSLock()
-    private var keys: [String: (SecureBytes, Data)] = [:]
+    private var keys: [String: StoredDerivedKey] = [:]
 
     public init() {}
 
-    public func store(_ key: DerivedKey, for vaultID: String) {
+    public func store(_ key: DerivedKey, for vaultID: String, until expiry: Date?) {
         lock.lock()
-        keys[vaultID] = (key.storageForm, key.kdf.fingerprint)
+        keys[vaultID] = StoredDerivedKey(transformedKey: key.storageForm, kdfFingerprint: key.kdf.fingerprint, expires: expiry)
         lock.unlock()
     }
 
-    public func load(for vaultID: String) -> (transformedKey: SecureBytes, kdfFingerprint: Data)? {
+    public func load(for vaultID: String) -> StoredDerivedKey? {
         lock.lock()
         defer { lock.unlock() }
-        return keys[vaultID].map { ($0.0, $0.1) }
+        guard let stored = keys[vaultID], (stored.expires ?? .distantFuture) > Date() else { return nil }
+        return stored
     }
 
     public func remove(for vaultID: String) {
@@ -42,8 +59,9 @@ public final class InMemoryDerivedKeyStore: DerivedKeyStore, @unchecked Sendable
 }
 
 /// Keys in the Linux kernel's user keyring (libkeyutils): outside any process's memory, shared by
-/// this user's processes, gone after `lifetime` seconds or at logout. Payload: the KDF fingerprint
-/// (32 bytes) then the derived key.
+/// this user's processes, gone after `lifetime` seconds (or at the given expiry) or at logout.
+/// Payload: the KDF fingerprint (32 bytes), the expiry (unix seconds, 8 bytes little-endian), then the
+/// derived key.
 public struct KernelKeyringDerivedKeyStore: DerivedKeyStore {
     public let lifetime: UInt32
 
@@ -56,8 +74,12 @@ public struct KernelKeyringDerivedKeyStore: DerivedKeyStore {
 
     private func description(_ vaultID: String) -> String { "mypass-sync:derived-key:" + vaultID }
 
-    public func store(_ key: DerivedKey, for vaultID: String) throws {
+    public func store(_ key: DerivedKey, for vaultID: String, until expiry: Date?) throws {
+        let expires = expiry ?? Date().addingTimeInterval(TimeInterval(lifetime))
+        let seconds = UInt32(clamping: Int64(expires.timeIntervalSinceNow.rounded(.up)))
+        guard seconds > 0 else { return remove(for: vaultID) }
         var payload = [UInt8](key.kdf.fingerprint)
+        withUnsafeBytes(of: Int64(expires.timeIntervalSince1970.rounded(.up)).littleEndian) { payload.append(contentsOf: $0) }
         key.storageForm.withUnsafeBytes { payload.append(contentsOf: $0) }
         defer { MemoryMask.wipe(&payload) }
         let serial = add_key("user", description(vaultID), payload, payload.count, KEY_SPEC_USER_KEYRING)
@@ -67,7 +89,7 @@ public struct KernelKeyringDerivedKeyStore: DerivedKeyStore {
         // The expiry first (it needs the set-attribute permission), then only the possessor may see,
         // read, find or change it: the default lets every process of the user view it. A key that
         // cannot get both is removed at once, never left without an expiry.
-        guard keyctl_set_timeout(serial, lifetime) == 0, keyctl_setperm(serial, Self.permissions) == 0 else {
+        guard keyctl_set_timeout(serial, seconds) == 0, keyctl_setperm(serial, Self.permissions) == 0 else {
             let failure = errno
             _ = keyctl_invalidate(serial)
             throw FileError.system(operation: "keyctl", path: "kernel keyring", errno: failure, message: String(cString: strerror(failure)))
@@ -89,18 +111,20 @@ public struct KernelKeyringDerivedKeyStore: DerivedKeyStore {
         return fields.count > 3 ? UInt32(fields[3], radix: 16) : nil
     }
 
-    public func load(for vaultID: String) -> (transformedKey: SecureBytes, kdfFingerprint: Data)? {
+    public func load(for vaultID: String) -> StoredDerivedKey? {
         let serial = key_serial_t(truncatingIfNeeded: keyctl_search(KEY_SPEC_USER_KEYRING, "user", description(vaultID), 0))
         guard serial > 0 else { return nil }
         var buffer: UnsafeMutableRawPointer?
         let length = keyctl_read_alloc(serial, &buffer)
-        guard length > 32, let buffer else { return nil }
+        guard length > 40, let buffer else { return nil }
         defer {
             memset(buffer, 0, Int(length))
             free(buffer)
         }
         let bytes = UnsafeRawBufferPointer(start: buffer, count: Int(length))
-        return (SecureBytes(Data(bytes[32...])), Data(bytes[..<32]))
+        let seconds = bytes[32..<40].reversed().reduce(Int64(0)) { $0 << 8 | Int64($1) }
+        return StoredDerivedKey(transformedKey: SecureBytes(Data(bytes[40...])), kdfFingerprint: Data(bytes[..<32]),
+                                expires: Date(timeIntervalSince1970: TimeInterval(seconds)))
     }
 
     public func remove(for vaultID: String) {

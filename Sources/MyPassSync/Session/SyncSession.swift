@@ -99,9 +99,7 @@ public final class SyncSession: @unchecked Sendable {
         self.derivedKey = opened.derivedKey
         self.fingerprint = fingerprint
         self.diskContent = (opened.vault, opened.settings)
-        if state.base(for: path)?.record.fingerprint.sameContent(as: fingerprint) != true {
-            rememberBase(bytes, fingerprint)
-        }
+        rememberBase(bytes, fingerprint, onlyIfNew: true)
     }
 
     /// The working snapshot with its format and derived key.
@@ -111,9 +109,13 @@ public final class SyncSession: @unchecked Sendable {
     public private(set) var warnings: [String] = []
 
     /// Records the synced version; a failure only costs the next merge its base, so it is a warning.
-    private func rememberBase(_ bytes: Data, _ fingerprint: Fingerprint) {
+    private func rememberBase(_ bytes: Data, _ fingerprint: Fingerprint, onlyIfNew: Bool = false) {
         do {
-            try state.record(bytes, fingerprint: fingerprint, for: path)
+            if onlyIfNew {
+                try state.recordIfNew(bytes, fingerprint: fingerprint, for: path)
+            } else {
+                try state.record(bytes, fingerprint: fingerprint, for: path)
+            }
         } catch {
             warnings.append("the sync state could not be updated (\(error)); the next merge will infer its base")
         }
@@ -216,6 +218,16 @@ public final class SyncSession: @unchecked Sendable {
     /// other devices. Off (`{"rotateKDFSalt": false}` in the device settings) keeps the salt.
     public var rotatesKDFSalt = true
 
+    /// Quick unlock kept in step: after each save (a new KDF salt) the kept key is replaced by the
+    /// new one, so commands that only read keep opening without the password (`keepInStep`).
+    public private(set) var quickUnlock: QuickUnlock?
+
+    /// Keeps `quickUnlock`'s key for this vault in step with the file from now on (and at once).
+    public func keepInStep(_ quickUnlock: QuickUnlock) {
+        self.quickUnlock = quickUnlock
+        quickUnlock.refresh(path: path, with: derivedKey)
+    }
+
     /// Test hook: runs just before each replace attempt (a test makes "another writer" act there).
     var beforeReplace: (() -> Void)?
 
@@ -241,6 +253,7 @@ public final class SyncSession: @unchecked Sendable {
             diskContent = (vault, settings)
             credentialsAdopted = false
             rememberBase(file, written)
+            quickUnlock?.refresh(path: path, with: derived)
             return .saved(written)
         } catch SaveError.changedOnDisk {
             return .conflict(try readDisk())

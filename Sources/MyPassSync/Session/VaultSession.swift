@@ -40,23 +40,41 @@ public final class VaultSession: @unchecked Sendable {
     /// settings or salt changed since (the stale key is forgotten): then ask for the password.
     public func quickUnlock() throws -> Bool {
         guard let store else { return false }
-        guard let stored = store.load(for: vaultID) else { return false }
-        let storedKey = stored.transformedKey
-        let storedFingerprint = stored.kdfFingerprint
         let (bytes, _) = try DurableFile.read(atPath: path)
-        let kdf = try KDBXReader.header(of: bytes).kdf
-        guard kdf.fingerprint == storedFingerprint else {
-            store.remove(for: vaultID)
-            return false
-        }
-        let restored = DerivedKey(restoring: storedKey, kdf: kdf)
-        switch Result(catching: { () throws(KDBXError) in try KDBXReader.open(bytes, derivedKey: restored, limits: limits) }) {
-        case .success(let result):
+        switch try Self.open(bytes, from: store, vaultID: vaultID, limits: limits) {
+        case .opened(let result, _):
             guardLock.withLock { opened = result }
             return true
+        case .stale:
+            store.remove(for: vaultID)
+            return false
+        case .none:
+            return false
+        }
+    }
+
+    /// What a stored key does for one version of a vault.
+    enum StoredKeyUse {
+        /// It opened the vault.
+        case opened(OpenedVault, expires: Date?)
+        /// It was derived for other KDF settings or another salt (the vault was saved since).
+        case stale(expires: Date?)
+        /// There is none (or it no longer opens the vault with the same salt: it was forgotten).
+        case none
+    }
+
+    /// Opens `bytes` with the key `store` holds for `vaultID`, without running the KDF.
+    static func open(_ bytes: Data, from store: any DerivedKeyStore, vaultID: String, limits: ResourceLimits) throws -> StoredKeyUse {
+        guard let stored = store.load(for: vaultID) else { return .none }
+        let kdf = try KDBXReader.header(of: bytes).kdf
+        guard kdf.fingerprint == stored.kdfFingerprint else { return .stale(expires: stored.expires) }
+        let restored = DerivedKey(restoring: stored.transformedKey, kdf: kdf)
+        switch Result(catching: { () throws(KDBXError) in try KDBXReader.open(bytes, derivedKey: restored, limits: limits) }) {
+        case .success(let result):
+            return .opened(result, expires: stored.expires)
         case .failure(.wrongCredentials):
             store.remove(for: vaultID)  // The password changed with the same KDF salt: the key is useless.
-            return false
+            return .none
         case .failure(let error):
             throw error
         }
