@@ -39,8 +39,23 @@ struct ConflictsCommand: Command {
         var wroteVault = false
         /// With --merged: the copies this device keeps.
         var merged: [RetiredCopies.Copy]?
-        /// Why this vault of the folder was not merged (it does not open with the credentials given).
-        var skipped: String?
+        /// Why this vault of the folder was not merged.
+        var skipped: Skipped?
+    }
+
+    /// Why a vault found in a folder was left alone.
+    enum Skipped: String, Encodable {
+        /// It does not open with the credentials given (anyone who can write there can plant one).
+        case otherCredentials
+        /// A symlink or another non-regular file under a vault's name: planted, never followed.
+        case notARegularFile
+
+        var explanation: String {
+            switch self {
+            case .otherCredentials: "it does not open with these credentials"
+            case .notARegularFile: "a symlink or not a regular file (never followed)"
+            }
+        }
     }
 
     struct Report: Encodable {
@@ -55,13 +70,16 @@ struct ConflictsCommand: Command {
         var isDirectory: ObjCBool = false
         guard FileManager.default.fileExists(atPath: target, isDirectory: &isDirectory) else { throw FileError.notFound(path: target) }
         var vaults = [target]
-        if isDirectory.boolValue {
-            let names = try FileManager.default.contentsOfDirectory(atPath: target).filter { $0.hasSuffix(".kdbx") }.sorted()
-            let all = names.map { target + "/" + $0 }
-            let copies = Set(all.flatMap { ConflictCopies.find(for: $0).map(\.path) })
-            vaults = all.filter { !copies.contains($0) }
-        }
         var reports: [VaultReport] = []
+        if isDirectory.boolValue {
+            let found = ConflictCopies.vaults(in: try DirectoryHandle(opening: target))
+            vaults = found.filter(\.isRegularFile).map(\.path)
+            // A symlink among the folder's vaults was planted (the user named the folder, not it): it
+            // could lead a merge into a private vault elsewhere. Said, never followed.
+            for planted in found where !planted.isRegularFile {
+                reports.append(VaultReport(vault: planted.path, copies: [], outcomes: [], skipped: .notARegularFile))
+            }
+        }
         // The credentials are asked once and used for every vault of the folder.
         var key: CompositeKey?
         guard !(parsed.flag("merge") && parsed.flag("merged")) else {
@@ -94,7 +112,7 @@ struct ConflictsCommand: Command {
                 } catch KDBXError.wrongCredentials where isDirectory.boolValue {
                     // Another vault of the folder with other credentials (anyone who can write there
                     // can plant one): said, and the other vaults are still handled.
-                    reports.append(VaultReport(vault: vault, copies: copies, outcomes: [], skipped: "otherCredentials"))
+                    reports.append(VaultReport(vault: vault, copies: copies, outcomes: [], skipped: .otherCredentials))
                     continue
                 }
                 let folded = try ConflictFolding.fold(copies, into: session, base: base, key: vaultKey, limits: limits,
@@ -110,7 +128,7 @@ struct ConflictsCommand: Command {
             var lines: [String] = []
             for report in reports {
                 lines.append("\(report.vault.terminalSafe): \(report.copies.isEmpty ? "no conflict copies" : "\(report.copies.count) conflict cop\(report.copies.count == 1 ? "y" : "ies")")"
-                    + (report.skipped.map { "; skipped: \($0 == "otherCredentials" ? "it does not open with these credentials" : $0)" } ?? ""))
+                    + (report.skipped.map { "; skipped: \($0.explanation)" } ?? ""))
                 for copy in report.copies where report.outcomes.isEmpty { lines.append("  \(copy.path.terminalSafe) (\(copy.engine.rawValue))") }
                 for outcome in report.outcomes {
                     lines.append("  \(outcome.copy.terminalSafe): \(outcome.result.rawValue)" + (outcome.movedTo.map { ", kept as \($0.terminalSafe)" } ?? ""))

@@ -180,6 +180,27 @@ struct HostileFolderTests {
         #expect(titles.contains("From the copy"))
     }
 
+    @Test("a vault in the folder that is a symlink to a private vault is never merged into (conflicts FOLDER --merge)")
+    func symlinkedVaultInFolder() throws {
+        let (root, vault, state) = try folder()
+        defer { try? FileManager.default.removeItem(at: root) }
+        let folderPath = (vault as NSString).deletingLastPathComponent
+        let privateVault = root.appendingPathComponent("private.kdbx").path
+        try FileManager.default.copyItem(atPath: vault, toPath: privateVault)
+        let privateBytes = try Data(contentsOf: URL(fileURLWithPath: privateVault))
+        #expect(symlink(privateVault, folderPath + "/evil.kdbx") == 0)
+        // A copy of "evil.kdbx" carrying the planter's entry, which a merge would write into the private vault.
+        let copy = folderPath + "/evil.sync-conflict-20261130-101010-EVILEVI.kdbx"
+        try FileManager.default.copyItem(atPath: vault, toPath: copy)
+        #expect(try ToolRunner.run(["add", "--password-stdin", "--state-dir", root.appendingPathComponent("o").path, copy, "/Planted"],
+                                   input: input).status == 0)
+        let result = try ToolRunner.run(["conflicts", "--merge", "--json", "--password-stdin", "--state-dir", state, folderPath], input: input)
+        #expect(result.status == 0, "\(result.standardError)")
+        #expect(result.standardOutput.contains("notARegularFile"), "\(result.standardOutput)")
+        #expect(try Data(contentsOf: URL(fileURLWithPath: privateVault)) == privateBytes, "the private vault behind the link was written")
+        #expect(isSymlink(folderPath + "/evil.kdbx") && FileManager.default.fileExists(atPath: copy))
+    }
+
     @Test("a crash prints no backtrace with registers or memory (the journal would keep it)")
     func crashPrintsNoMemory() throws {
         let (root, vault, state) = try folder()

@@ -1,4 +1,7 @@
 internal import Foundation
+#if canImport(Glibc)
+internal import Glibc
+#endif
 
 /// Copies of a vault that sync engines leave beside it when two devices changed it at once.
 public enum ConflictCopies {
@@ -31,6 +34,24 @@ public enum ConflictCopies {
     public static func find(in directory: DirectoryHandle, forVaultNamed vaultName: String) -> [Copy] {
         directory.names().compactMap { name in
             engine(ofName: name, forVaultNamed: vaultName).map { Copy(path: directory.pathOf(name), engine: $0) }
+        }
+    }
+
+    /// A vault found in a folder (`conflicts FOLDER`).
+    public struct FolderVault: Sendable, Equatable {
+        public let path: String
+        /// False for a symlink or anything else that is not a regular file: whoever can write into
+        /// the folder planted it, the user did not name it, so it is never followed.
+        public let isRegularFile: Bool
+    }
+
+    /// The vaults in `directory`: every `NAME.kdbx` that is not a conflict copy of another one there.
+    public static func vaults(in directory: DirectoryHandle) -> [FolderVault] {
+        let names = directory.names().filter { $0.hasSuffix(".kdbx") }
+        let copies = Set(names.flatMap { vault in names.filter { engine(ofName: $0, forVaultNamed: vault) != nil } })
+        return names.filter { !copies.contains($0) }.map { name in
+            let isRegular = directory.status(of: name).map { ($0.st_mode & S_IFMT) == S_IFREG } ?? false
+            return FolderVault(path: directory.pathOf(name), isRegularFile: isRegular)
         }
     }
 
