@@ -35,7 +35,10 @@ def manifest(path, password, keyfile, cipher, kdf, compression, written_by):
     recycle_bin = kp.recyclebin_group
     entries = []
     for entry in sorted(kp.entries, key=lambda e: (group_path(e.group), e.title or "")):
-        custom = {k: v for k, v in entry.custom_properties.items()}
+        # Every string but the five standard ones (pykeepass's custom_properties leaves out `otp`).
+        standard = {"Title", "UserName", "Password", "URL", "Notes"}
+        custom = {s.findtext("Key"): s.findtext("Value") or "" for s in entry._element.findall("String")
+                  if s.findtext("Key") not in standard}
         protected = sorted(
             s.find("Key").text for s in entry._element.findall("String")
             if s.find("Value") is not None and s.find("Value").get("Protected") == "True")

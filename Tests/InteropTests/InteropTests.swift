@@ -10,19 +10,8 @@ private func expectToolAgrees(
     _ tool: ReferenceTools.Tool, path: URL, password: String?, keyFile: URL?, vault: Vault
 ) throws {
     let theirs = try ReferenceTools.view(tool, path: path, password: password, keyFile: keyFile)
-    let ours = VaultView(vault)
-    #expect(theirs.groups == ours.groups, "\(tool.rawValue): groups")
-    #expect(theirs.meta == ours.meta, "\(tool.rawValue): name and recycle bin")
-    #expect(theirs.deletedObjects == ours.deletedObjects, "\(tool.rawValue): tombstones")
-    #expect(theirs.entries.count == ours.entries.count, "\(tool.rawValue): entry count")
-    for their in theirs.entries {
-        guard let our = ours.entries[their.uuid] else {
-            Issue.record("\(tool.rawValue) sees entry \(their.uuid) that we do not")
-            continue
-        }
-        let differences = our.differences(from: their)
-        #expect(differences.isEmpty, "\(tool.rawValue) sees \(their.title) differently: \(differences)")
-    }
+    let differences = VaultView(vault).differences(from: theirs)
+    #expect(differences.isEmpty, "\(tool.rawValue) sees the vault differently: \(differences)")
 }
 
 /// A scratch directory removed when the test ends.

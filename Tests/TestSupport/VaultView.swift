@@ -65,3 +65,24 @@ extension FixtureVault.Entry {
         return names
     }
 }
+
+extension VaultView {
+    /// Where a reference tool's view of the same file differs from ours: names of properties and
+    /// entry titles, never values.
+    public func differences(from theirs: ReferenceTools.View) -> [String] {
+        var found: [String] = []
+        if theirs.groups != groups { found.append("groups") }
+        if theirs.meta != meta { found.append("name and recycle bin") }
+        if theirs.deletedObjects != deletedObjects { found.append("tombstones") }
+        if theirs.entries.count != entries.count { found.append("entry count \(entries.count) vs \(theirs.entries.count)") }
+        for their in theirs.entries {
+            guard let our = entries[their.uuid] else {
+                found.append("entry \(their.uuid) missing")
+                continue
+            }
+            let differences = our.differences(from: their)
+            if !differences.isEmpty { found.append("\(their.title): \(differences.joined(separator: ", "))") }
+        }
+        return found
+    }
+}
