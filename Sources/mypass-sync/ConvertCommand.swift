@@ -19,6 +19,7 @@ struct ConvertCommand: Command {
         .value("--kdf-parallelism", valueName: "n", help: "Argon2 lanes."),
         .value("--kdf-rounds", valueName: "n", help: "AES-KDF rounds."),
         .value("--compression", valueName: "gzip|none", help: "Payload compression (default: the input's)."),
+        .flag("--drop-unsupported", help: "With --version: leave out exactly what that version cannot store (each listed)."),
     ] + Credentials.options
     var details: String {
         """
@@ -28,7 +29,10 @@ struct ConvertCommand: Command {
         \(options.helpSection)
 
         A new KDF or KDF setting gets a fresh random salt. The output is verified by opening it again
-        with the same credentials before it replaces anything.
+        with the same credentials before it replaces anything. Content that the requested --version
+        cannot store (KDBX 4.1's PreviousParentGroup, group tags, QualityCheck, custom-data and icon
+        times; KDBX 4's header plugin data) is refused (exit 6, naming it) unless --drop-unsupported;
+        without --version the input's version is kept.
         """
     }
 
@@ -43,18 +47,28 @@ struct ConvertCommand: Command {
         // Check every option before asking for the password.
         let request = try ConversionRequest(parsed, command: name)
         let unlocked = try Credentials.openVault(parsed, path: parsed.positionals[0], command: name)
-        let settings = try request.apply(to: unlocked.opened.settings, command: name)
+        var settings = try request.apply(to: unlocked.opened.settings, command: name)
+        var vault = unlocked.opened.vault
+        // A version asked for is written or refused, never silently raised.
+        let dropped = request.version.map { VersionFit.gaps(in: vault, settings: settings, writtenAs: $0) } ?? []
+        if let version = request.version, !dropped.isEmpty {
+            guard parsed.flag("drop-unsupported") else {
+                throw KDBXError.unwritable("KDBX \(version) cannot store what this vault holds: "
+                    + dropped.map(\.description).joined(separator: "; ") + ". --drop-unsupported writes \(version) without exactly that")
+            }
+            (vault, settings) = VersionFit.dropping(unsupportedBy: version, from: vault, settings: settings)
+        }
         let (file, derived) = try KDBXWriter.serialize(
-            unlocked.opened.vault, settings: settings, key: unlocked.key, cachedKey: unlocked.opened.derivedKey,
-            limits: unlocked.limits)
+            vault, settings: settings, key: unlocked.key, cachedKey: unlocked.opened.derivedKey, limits: unlocked.limits)
         let check = try KDBXReader.open(file, key: unlocked.key, cachedKey: derived, limits: unlocked.limits)
-        guard check.vault == unlocked.opened.vault else {
+        guard check.vault == vault else {
             throw KDBXError.unwritable("the converted file did not read back identical; nothing was written")
         }
         ProcessLifetime.keepUntilExit(check)
         try AtomicFileWriter.write(file, toPath: outputPath)
         let header = try KDBXReader.header(of: file)
-        output.print("wrote \(outputPath): " + HeaderFacts(header).oneLine)
+        output.print("wrote \(outputPath.terminalSafe): " + HeaderFacts(header).oneLine)
+        for gap in dropped { output.print("dropped: \(gap)") }
         return .success
     }
 }

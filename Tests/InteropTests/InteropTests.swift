@@ -74,3 +74,60 @@ struct InteropTests {
         }
     }
 }
+
+@Suite("Interop: every fixture converted to every KDBX version")
+struct ConversionMatrixTests {
+    static let conversions: [(FixtureVault, KDBXVersion)] = {
+        let fixtures = (try? FixtureVault.all()) ?? []
+        return fixtures.flatMap { fixture in [KDBXVersion.v3_1, .v4_0, .v4_1].map { (fixture, $0) } }
+    }()
+
+    @Test("every fixture converted to every version: nothing lost, or exactly what the version cannot store left out; read back by us, keepassxc-cli and pykeepass",
+          arguments: conversions)
+    func fixtureConverted(fixture: FixtureVault, version: KDBXVersion) throws {
+        #expect(Self.conversions.count >= 54)
+        let key = try CompositeKey(password: fixture.credentials.password, keyFileContents: fixture.keyFileBytes())
+        let opened = try KDBXReader.open(fixture.bytes(), key: key)
+        var settings = opened.settings
+        settings.version = version
+        // A cheap KDF of the same kind (3.1: AES-KDF only): the matrix is about content, not key derivation.
+        switch settings.kdf {
+        case .argon2(var argon2) where version.isKDBX4:
+            argon2.memoryBytes = 1 << 20
+            argon2.iterations = 2
+            settings.kdf = .argon2(argon2)
+        default:
+            settings.kdf = .aesKDF(seed: Data(repeating: 4, count: 32), rounds: 1000)
+        }
+        let gaps = VersionFit.gaps(in: opened.vault, settings: settings, writtenAs: version)
+        let (vault, fitted) = VersionFit.dropping(unsupportedBy: version, from: opened.vault, settings: settings)
+        if gaps.isEmpty {
+            #expect(vault == opened.vault, "nothing to leave out, yet dropping changed the vault")
+        } else {
+            #expect(version < .v4_1)
+            #expect(VersionFit.gaps(in: vault, settings: fitted, writtenAs: version).isEmpty, "still does not fit: \(gaps)")
+        }
+        let (file, _) = try KDBXWriter.serialize(vault, settings: fitted, key: key)
+        #expect(try KDBXReader.header(of: file).version == version, "written as another version than asked")
+        let back = try KDBXReader.open(file, key: key).vault
+        #expect(back == vault, "the \(version) file does not read back as the vault written")
+        // KDBX 3.1 keeps an attachment's protect flag as KeePass 2 writes it: `<Binary Protected="True">` in
+        // Meta, XORed with the inner stream before any password. pykeepass unprotects only `Value`
+        // elements, so it misreads every later protected value of such a file — KeePass's and KeeWeb's
+        // own 3.1 files included (gokeepasslib had the same bug until 2026). Checked to still be so,
+        // so that this exception ends when pykeepass is mended.
+        let protectedAttachments = version == .v3_1 && vault.binaries.sortedIDs.contains { vault.binaries[$0]?.isProtected == true }
+        try withScratchDirectory { directory in
+            let path = directory.appendingPathComponent(fixture.file)
+            try file.write(to: path)
+            try expectToolAgrees(.keepassxc, path: path, password: fixture.credentials.password, keyFile: fixture.keyFilePath, vault: vault)
+            if protectedAttachments {
+                let theirs = try ReferenceTools.view(.pykeepass, path: path, password: fixture.credentials.password, keyFile: fixture.keyFilePath)
+                #expect(!VaultView(vault).differences(from: theirs).isEmpty,
+                        "pykeepass now reads protected attachments of KDBX 3.1: compare it here like keepassxc-cli")
+            } else {
+                try expectToolAgrees(.pykeepass, path: path, password: fixture.credentials.password, keyFile: fixture.keyFilePath, vault: vault)
+            }
+        }
+    }
+}

@@ -148,6 +148,28 @@ struct VaultCommandTests {
         #expect(!FileManager.default.fileExists(atPath: output))
     }
 
+    @Test("convert --version 3.1 of a vault with KDBX 4.1 content: refused naming it (exit 6, nothing written); with --drop-unsupported a 3.1 file without exactly that, each item listed")
+    func convertDownRefusesOrDrops() throws {
+        let directory = try CLIFixtures.scratch()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let source = CLIFixtures.vault("kxc-4.x-chacha20-argon2id-gzip.kdbx")
+        let output = directory.appendingPathComponent("old.kdbx").path
+        let refused = try ToolRunner.run(["convert", "--password-stdin", source, "-o", output, "--version", "3.1"],
+                                         input: CLIFixtures.kdbx4Password + "\n")
+        #expect(refused.status == 6, "\(refused.standardError)")
+        #expect(refused.standardError.contains("PreviousParentGroup") && refused.standardError.contains("--drop-unsupported"))
+        #expect(!FileManager.default.fileExists(atPath: output))
+        let dropped = try ToolRunner.run(["convert", "--password-stdin", source, "-o", output, "--version", "3.1", "--drop-unsupported"],
+                                         input: CLIFixtures.kdbx4Password + "\n")
+        #expect(dropped.status == 0, "\(dropped.standardError)")
+        #expect(dropped.standardOutput.contains("KDBX 3.1"))
+        #expect(dropped.standardOutput.contains("dropped: PreviousParentGroup"))
+        let info = try ToolRunner.run(["info", output])
+        #expect(info.standardOutput.contains("KDBX 3.1"), "\(info.standardOutput)")
+        let listed = try ToolRunner.run(["ls", "-R", "--password-stdin", output], input: CLIFixtures.kdbx4Password + "\n")
+        #expect(listed.status == 0 && listed.standardOutput.contains("GitHub"))
+    }
+
     @Test("key-file-only vaults open with --no-password --key-file")
     func keyFileOnly() throws {
         let outcome = try ToolRunner.run(["export", "--no-password", "--key-file", CLIFixtures.key("binary32.key"),

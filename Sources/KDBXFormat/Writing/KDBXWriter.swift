@@ -49,30 +49,8 @@ public enum KDBXWriter {
 
     /// `requested`, raised to 4.1 when the vault holds data only KDBX 4.1 can store.
     public static func requiredVersion(for vault: Vault, requested: KDBXVersion) -> KDBXVersion {
-        guard requested < .v4_1, needsKDBX41(vault) else { return requested }
+        guard requested < .v4_1, !VersionFit.gaps(in: vault, settings: nil, writtenAs: .v4_0).isEmpty else { return requested }
         return .v4_1
-    }
-
-    static func needsKDBX41(_ vault: Vault) -> Bool {
-        if vault.meta.customData.contains(where: { $0.lastModified != nil }) { return true }
-        if vault.meta.customIcons.contains(where: { $0.name != nil || $0.lastModified != nil }) { return true }
-        var needed = false
-        vault.root.forEachGroup { group, _ in
-            if group.previousParentGroup != nil || !group.tags.isEmpty
-                || group.customData.contains(where: { $0.lastModified != nil }) {
-                needed = true
-            }
-            for entry in group.entries where needsKDBX41(entry) || entry.history.contains(where: needsKDBX41) {
-                needed = true
-            }
-        }
-        return needed
-    }
-
-    /// Whether `entry` (one version, history aside) carries a field only KDBX 4.1 can store.
-    private static func needsKDBX41(_ entry: Entry) -> Bool {
-        entry.previousParentGroup != nil || entry.qualityCheck != nil
-            || entry.customData.contains(where: { $0.lastModified != nil })
     }
 
     /// Attachment contents referenced by the vault, in a stable order.

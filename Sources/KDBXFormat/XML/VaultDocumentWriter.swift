@@ -95,7 +95,9 @@ struct VaultDocumentWriter {
         xml.start("Meta")
         xml.element("Generator", meta.generator)
         if let headerHash { xml.element("HeaderHash", headerHash.base64EncodedString()) }
-        if let changed = meta.settingsChanged, isKDBX4 { xml.element("SettingsChanged", time(changed)) }
+        // KeePass writes it from KDBX 4 on; every reader takes it in any version (KeePass skips what it
+        // does not know), so 3.1 keeps it too rather than losing it.
+        if let changed = meta.settingsChanged { xml.element("SettingsChanged", time(changed)) }
         xml.element("DatabaseName", meta.databaseName)
         if let changed = meta.databaseNameChanged { xml.element("DatabaseNameChanged", time(changed)) }
         xml.element("DatabaseDescription", meta.databaseDescription)
