@@ -4,6 +4,9 @@ internal import MyPassCore
 /// tags, custom data); children and parent are merged by `VaultMerger`.
 struct GroupMerger {
     let ancestor: Group?
+    /// The ancestor is one side's version that changed none of the group's own fields (inferred
+    /// without a base): both sides then count as able to have changed a field, whatever their times.
+    var ancestorIsInferred = false
     let local: Group
     let remote: Group
 
@@ -11,8 +14,8 @@ struct GroupMerger {
     func merge() -> (group: Group, fromRemote: [String], conflicts: [String]) {
         let threeWay = ThreeWay(
             ancestor: ancestor, local: local, remote: remote,
-            localActive: ancestor.map { local.times.lastModified >= $0.times.lastModified } ?? true,
-            remoteActive: ancestor.map { remote.times.lastModified >= $0.times.lastModified } ?? true)
+            localActive: ancestorIsInferred || ancestor.map { local.times.lastModified >= $0.times.lastModified } ?? true,
+            remoteActive: ancestorIsInferred || ancestor.map { remote.times.lastModified >= $0.times.lastModified } ?? true)
         let remoteWins = remote.times.lastModified > local.times.lastModified
             || (remote.times.lastModified == local.times.lastModified && remote.name > local.name)
         var merged = local
@@ -47,8 +50,11 @@ struct GroupMerger {
         }
         resolve("Unknown data", { $0.preserved }) { $0.preserved = remote.preserved }
         merged.times.lastModified = max(local.times.lastModified, remote.times.lastModified)
-        if !fromRemote.isEmpty && fromRemote.count < changedProperties(local, remote) {
-            // Some properties from each side: a new version, newer than both.
+        let newer = remote.times.lastModified > local.times.lastModified ? remote : local
+        if !fromRemote.isEmpty && fromRemote.count < changedProperties(local, remote)
+            || ancestorIsInferred && changedProperties(merged, newer) > 0 {
+            // Some properties from each side, or the older side's change over a newer time that only
+            // a child change explains: a new version, newer than both (merging it again is a no-op).
             merged.times.lastModified.secondsSinceYearOne += 1
         }
         merged.times.lastAccessed = max(local.times.lastAccessed, remote.times.lastAccessed)

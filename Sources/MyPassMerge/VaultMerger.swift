@@ -80,7 +80,10 @@ private final class MergeRun {
             let mine = local.groups[id], theirs = remote.groups[id]
             switch (mine, theirs) {
             case let (mine?, theirs?):
-                let fields = GroupMerger(ancestor: base?.groups[id]?.group, local: mine.group, remote: theirs.group).merge()
+                let known = base?.groups[id]?.group
+                let inferred = known == nil ? inferredAncestor(ofGroup: id, mine.group, theirs.group) : nil
+                let fields = GroupMerger(ancestor: known ?? inferred, ancestorIsInferred: inferred != nil,
+                                         local: mine.group, remote: theirs.group).merge()
                 var group = fields.group
                 let parent = mergeParent(base: base?.groups[id]?.parent, local: mine.parent, remote: theirs.parent,
                                          localTime: mine.group.times.locationChanged, remoteTime: theirs.group.times.locationChanged)
@@ -118,6 +121,42 @@ private final class MergeRun {
                 break
             }
         }
+    }
+
+    /// Without a base (MERGE.md rule 2): a side whose version of group `id` was last modified only by
+    /// a change of its children that the other side does not have did not change the group's own
+    /// fields (KeePassXC bumps a group's time when an entry is added to it, moved in or out, or
+    /// removed), so its version stands for the ancestor and the other side's field changes are taken.
+    /// Nil when neither side or both sides are explained so.
+    private func inferredAncestor(ofGroup id: UUID, _ mine: Group, _ theirs: Group) -> Group? {
+        switch (Self.timeIsExplainedByChildren(of: id, in: local, comparedWith: remote),
+                Self.timeIsExplainedByChildren(of: id, in: remote, comparedWith: local)) {
+        case (true, false): mine
+        case (false, true): theirs
+        default: nil
+        }
+    }
+
+    /// Whether group `id`'s LastModificationTime in `side` is the moment (within 2 s) of a change of
+    /// its children that `other` does not have: a child added or moved in (its creation time or
+    /// LocationChanged), or one moved out or deleted (its LocationChanged where it went, or its tombstone).
+    static func timeIsExplainedByChildren(of id: UUID, in side: VaultIndex, comparedWith other: VaultIndex) -> Bool {
+        guard let record = side.groups[id] else { return false }
+        let time = record.group.times.lastModified.secondsSinceYearOne
+        func near(_ moment: Timestamp) -> Bool { abs(moment.secondsSinceYearOne - time) <= 2 }
+        for child in record.childEntries where other.entries[child]?.parent != id {
+            if let times = side.entries[child]?.entry.times, near(times.created) || near(times.locationChanged) { return true }
+        }
+        for child in record.childGroups where other.groups[child]?.parent != id {
+            if let times = side.groups[child]?.group.times, near(times.created) || near(times.locationChanged) { return true }
+        }
+        let formerChildren = (other.groups[id]?.childEntries ?? []).filter { side.entries[$0]?.parent != id }
+            + (other.groups[id]?.childGroups ?? []).filter { side.groups[$0]?.parent != id }
+        for child in formerChildren {
+            if let deleted = side.tombstones[child], near(deleted) { return true }
+            if let times = side.entries[child]?.entry.times ?? side.groups[child]?.group.times, near(times.locationChanged) { return true }
+        }
+        return false
     }
 
     // MARK: Entries

@@ -104,4 +104,99 @@ struct KeePassXCEditScenarioTests {
             try Self.keepassxc(["rm", "-q", phone.path, "Internet/GitHub"], password: password)
         })
     }
+
+    /// Merges laptop and phone both ways, with the base and without (ancestors inferred), and hands
+    /// each result's view to `check` with a label naming the case.
+    static func everyWay(_ replicas: Replicas, _ check: (VaultView, String) throws -> Void) throws {
+        let laptop = try replicas.open("laptop.kdbx"), phone = try replicas.open("phone.kdbx")
+        for base in [replicas.base.vault, nil] as [Vault?] {
+            for (name, local, remote) in [("laptop <- phone", laptop.vault, phone.vault), ("phone <- laptop", phone.vault, laptop.vault)] {
+                let result = try VaultMerger.merge(base: base, local: local, remote: remote)
+                try check(VaultView(result.vault), "\(name), \(base == nil ? "no base" : "with base")")
+            }
+        }
+    }
+
+    /// KeePass times have one-second resolution: the next device's edit is made a second later.
+    static func nextSecond() { usleep(1_100_000) }
+
+    @Test("edited on the laptop, then recycled on the phone with keepassxc-cli (time and place bumped, no field changed): the edit is current, the entry in the bin — both ways, with and without a base",
+          arguments: [false, true])
+    func editThenRecycle(recycleFirst: Bool) throws {
+        try Self.withReplicas({ replicas in
+            try Self.everyWay(replicas) { view, label in
+                let github = try #require(view.entries.values.first { $0.title == "GitHub" }, "\(label)")
+                #expect(github.username == "alice-laptop", "\(label): the laptop's edit is not current")
+                #expect(github.inRecycleBin, "\(label): the entry left the recycle bin")
+                #expect(view.groups.filter { $0 == "/Recycle Bin" }.count == 1, "\(label)")
+            }
+        }, edit: { laptop, phone, password in
+            if recycleFirst {
+                try Self.keepassxc(["rm", "-q", phone.path, "Internet/GitHub"], password: password)
+                Self.nextSecond()
+                try Self.keepassxc(["edit", "-q", "-u", "alice-laptop", laptop.path, "Internet/GitHub"], password: password)
+            } else {
+                try Self.keepassxc(["edit", "-q", "-u", "alice-laptop", laptop.path, "Internet/GitHub"], password: password)
+                Self.nextSecond()
+                try Self.keepassxc(["rm", "-q", phone.path, "Internet/GitHub"], password: password)
+            }
+        })
+    }
+
+    @Test("a group renamed on the laptop while the phone adds an entry to it with keepassxc-cli (which bumps the group's time): both kept — both ways, with and without a base",
+          arguments: [false, true])
+    func renameVersusAddedChild(addFirst: Bool) throws {
+        try Self.withReplicas({ replicas in
+            try Self.everyWay(replicas) { view, label in
+                #expect(view.groups.contains("/Web") && !view.groups.contains("/Internet"), "\(label): the rename was lost: \(view.groups)")
+                #expect(view.entries.values.first { $0.title == "Added on the phone" }?.group == "/Web", "\(label)")
+                #expect(view.entries.values.first { $0.title == "GitHub" }?.group == "/Web", "\(label)")
+            }
+        }, edit: { laptop, phone, password in
+            // keepassxc-cli cannot rename a group: the laptop renames it with this library's KeePass-exact edit.
+            func rename() throws {
+                let key = try CompositeKey(password: password)
+                let opened = try KDBXReader.open(Data(contentsOf: laptop), key: key)
+                let internet = try #require(opened.vault.root.groups.first { $0.name == "Internet" })
+                let renamed = try opened.vault.renamingGroup(internet.uuid, to: "Web")
+                try KDBXWriter.serialize(renamed, settings: opened.settings, key: key).file.write(to: laptop)
+            }
+            if addFirst {
+                try Self.keepassxc(["add", "-q", "-u", "p", phone.path, "Internet/Added on the phone"], password: password)
+                Self.nextSecond()
+                try rename()
+            } else {
+                try rename()
+                Self.nextSecond()
+                try Self.keepassxc(["add", "-q", "-u", "p", phone.path, "Internet/Added on the phone"], password: password)
+            }
+        })
+    }
+
+    @Test("a version saved again with a newer time and no field changed is not an edit: the other device's edit stays current without a base")
+    func timeBumpedWithoutChange() throws {
+        // keepassxc-cli 2.7 leaves times alone when nothing changes (edit to the same value, show, mv
+        // into the same group: checked); other clients re-save entries with a newer time. The phone's
+        // version here is the base's content with only LastModificationTime moved on.
+        try Self.withReplicas({ replicas in
+            let phone = try replicas.open("phone.kdbx")
+            let github = try #require(phone.vault.root.allEntries().first { $0.entry.title == "GitHub" }?.entry)
+            func bump(_ group: inout Group) {
+                for index in group.entries.indices where group.entries[index].uuid == github.uuid {
+                    group.entries[index].times.lastModified = .now()
+                }
+                for index in group.groups.indices { bump(&group.groups[index]) }
+            }
+            var bumped = phone.vault
+            bump(&bumped.root)
+            try KDBXWriter.serialize(bumped, settings: phone.settings, key: replicas.key).file
+                .write(to: replicas.directory.appendingPathComponent("phone.kdbx"))
+            try Self.everyWay(replicas) { view, label in
+                #expect(view.entries.values.first { $0.title == "GitHub" }?.username == "alice-laptop", "\(label)")
+            }
+        }, edit: { laptop, _, password in
+            try Self.keepassxc(["edit", "-q", "-u", "alice-laptop", laptop.path, "Internet/GitHub"], password: password)
+            Self.nextSecond()
+        })
+    }
 }
