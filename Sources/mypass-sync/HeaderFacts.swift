@@ -45,12 +45,15 @@ struct HeaderFacts: Encodable {
         }
         return """
             file:        \(file)
-            version:     KDBX \(version)
+            version:     KDBX \(version)\(savedAs)
             cipher:      \(cipher)
             kdf:         \(kdfLine)
             compression: \(compression)
             """
     }
+
+    /// What a save writes when the file's version is one this project reads but does not write.
+    private var savedAs: String { version.hasPrefix("2.") ? " (KeePass 2.0x: read; a save writes KDBX 3.1)" : "" }
 
     /// One line: `KDBX 4.0, chacha20, argon2id (...), gzip`.
     var oneLine: String {

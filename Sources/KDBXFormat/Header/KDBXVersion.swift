@@ -15,6 +15,9 @@ public struct KDBXVersion: Sendable, Hashable, Comparable, CustomStringConvertib
     /// KDBX 4.1: adds PreviousParentGroup, group tags, custom-data modification times.
     public static let v4_1 = KDBXVersion(major: 4, minor: 1)
 
+    /// KDBX 2.x (KeePass 2.0x) is read but never written: a save writes it back as 3.1.
+    public var isWritten: Bool { major >= 3 }
+
     /// Whether this is a KDBX 4.x file (VariantDictionary KDF, HMAC blocks, inner header).
     public var isKDBX4: Bool { major == 4 }
 

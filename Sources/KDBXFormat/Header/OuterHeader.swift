@@ -76,7 +76,8 @@ public struct OuterHeader: Sendable, Equatable {
         let minor = try reader.readUInt16()
         let major = try reader.readUInt16()
         let version = KDBXVersion(major: major, minor: minor)
-        guard major == 3 || major == 4 else { throw .unsupportedVersion(version.description) }
+        // KDBX 2.x (KeePass 2.0x) is the 3.x container without what 3.0/3.1 added: read like 3.x.
+        guard (2...4).contains(major) else { throw .unsupportedVersion(version.description) }
         return version
     }
 

@@ -14,7 +14,15 @@ public enum KDBXWriter {
         _ vault: Vault, settings: FormatSettings, key: CompositeKey, cachedKey: DerivedKey? = nil,
         limits: ResourceLimits = .standard
     ) throws(KDBXError) -> (file: Data, derivedKey: DerivedKey) {
-        let version = requiredVersion(for: vault, requested: settings.version)
+        try serialize(vault, settings: settings, key: key, cachedKey: cachedKey, limits: limits,
+                      as: requiredVersion(for: vault, requested: settings.version))
+    }
+
+    /// `serialize` with the container version given as is (tests write a KDBX 2.x file with it).
+    static func serialize(
+        _ vault: Vault, settings: FormatSettings, key: CompositeKey, cachedKey: DerivedKey?, limits: ResourceLimits,
+        as version: KDBXVersion
+    ) throws(KDBXError) -> (file: Data, derivedKey: DerivedKey) {
         guard version.isKDBX4 || settings.kdf.name == "aes-kdf" else {
             throw .unwritable("KDBX 3.1 supports only AES-KDF (this vault uses \(settings.kdf.name))")
         }
@@ -47,8 +55,10 @@ public enum KDBXWriter {
         try writer.write { bytes throws(KDBXError) in sink(bytes) }
     }
 
-    /// `requested`, raised to 4.1 when the vault holds data only KDBX 4.1 can store.
+    /// `requested`, raised to 4.1 when the vault holds data only KDBX 4.1 can store, and to 3.1 when
+    /// it is a version this project reads but does not write (KDBX 2.x).
     public static func requiredVersion(for vault: Vault, requested: KDBXVersion) -> KDBXVersion {
+        let requested = requested.isWritten ? requested : .v3_1
         guard requested < .v4_1, !VersionFit.gaps(in: vault, settings: nil, writtenAs: .v4_0).isEmpty else { return requested }
         return .v4_1
     }
@@ -104,7 +114,8 @@ public enum KDBXWriter {
         let stream = try PayloadCrypto.innerStream(.salsa20, key: streamKey)
         let compressor = try PipelinedCompressor(header.compression)
         try VaultDocumentWriter(
-            vault: vault, version: header.version, innerStream: stream, headerHash: SHA256.hash(headerBytes),
+            vault: vault, version: header.version, innerStream: stream,
+            headerHash: header.version >= .v3_1 ? SHA256.hash(headerBytes) : nil,
             binaryOrder: binaryOrder, compressMetaBinaries: header.compression == .gzip
         ).write { bytes in compressor.append(bytes) }
         let compressed = try compressor.finish()
