@@ -27,6 +27,36 @@ struct HostileDocumentTests {
         #expect(try KDBXReader.vault(fromPlainXML: Data(Self.document().utf8)).root.entries.count == 1)
     }
 
+    @Test("empty and self-closing elements where KeePass and KeePassXC write them read as empty values", arguments: [
+        ("</Meta>", "<CustomData/><CustomIcons/><Binaries/></Meta>"),
+        ("</Meta>", "<Binaries><Binary ID=\"0\" Compressed=\"True\"/><Binary ID=\"1\"/></Binaries></Meta>"),
+        ("<Value ProtectInMemory=\"True\">secret</Value>", "<Value ProtectInMemory=\"True\"/>"),
+        ("<Value ProtectInMemory=\"True\">secret</Value>", "<Value ProtectInMemory=\"True\"></Value>"),
+        ("<Value>Mail</Value>", "<Value/>"),
+        ("</Times>", "</Times><CustomData/><AutoType/>"),
+        ("</Root>", "<DeletedObjects/></Root>"),
+    ])
+    func emptyElements(target: String, replacement: String) throws {
+        let vault = try KDBXReader.vault(fromPlainXML: Self.variant(target, replacement))
+        let entry = try #require(vault.root.entries.first)
+        if replacement.contains("Binaries><Binary") {
+            // Empty attachments referred to by an entry read as zero bytes.
+            let withAttachment = try Self.variant("</Meta>", "<Binaries><Binary ID=\"0\" Compressed=\"True\"/></Binaries></Meta>")
+            let text = String(decoding: withAttachment, as: UTF8.self)
+                .replacingOccurrences(of: "<History>", with: "<Binary><Key>empty.txt</Key><Value Ref=\"0\"/></Binary><History>")
+            let read = try KDBXReader.vault(fromPlainXML: Data(text.utf8))
+            let ids = read.root.entries.first?.attachments.map(\.binary) ?? []
+            #expect(ids.count == 1 && ids.allSatisfy { read.binaries[$0]?.data.isEmpty == true })
+        } else if replacement.contains("ProtectInMemory") {
+            #expect(entry.text("Password") == "")
+            #expect(entry.fields.first { $0.key == "Password" }?.value.isProtected == true)
+        } else if replacement == "<Value/>" {
+            #expect(entry.title == "")
+        } else {
+            #expect(entry.title == "Mail")
+        }
+    }
+
     @Test("hostile XML is rejected with a reason", arguments: [
         ("<KeePassFile>", "<!DOCTYPE KeePassFile [<!ELEMENT KeePassFile ANY>]><KeePassFile>", "DOCTYPE"),
         ("<KeePassFile>", "<!DOCTYPE KeePassFile [<!ENTITY boom \"boom\">]><KeePassFile>", "DOCTYPE"),
