@@ -57,7 +57,7 @@ struct ToolRunner {
         return path
     }()
 
-    /// Every run's standard output and error are scanned for the fixtures' secrets (issue 7): only
+    /// Every run's standard output and error are scanned for the fixtures' secrets: only
     /// `export`, `show --reveal` and `match --reveal` may print them.
     static func run(_ arguments: [String], input: String = "", environment: [String: String] = [:]) throws -> Outcome {
         let outcome = try ProcessRunner.run(try binary(), arguments, input: Data(input.utf8),
