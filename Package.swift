@@ -49,7 +49,7 @@ let package = Package(
         .target(
             name: "KDBXFormat",
             dependencies: ["MyPassCore", "MyPassCrypto", "CZlib", "CLibXML2"],
-            swiftSettings: strictSettings + [.unsafeFlags(["-enforce-exclusivity=unchecked"], .when(configuration: .release))]
+            swiftSettings: strictSettings
         ),
         // The pure three-way merge and diff of vault snapshots.
         .target(

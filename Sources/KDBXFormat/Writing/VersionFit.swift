@@ -1,4 +1,3 @@
-public import Foundation
 public import MyPassCore
 
 /// What a vault holds that an older KDBX version cannot store, and the vault without exactly that.

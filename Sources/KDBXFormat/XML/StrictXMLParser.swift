@@ -33,19 +33,21 @@ protocol XMLEventHandler: AnyObject {
 /// libxml2's SAX2 push parser, made strict: any well-formedness error is fatal (no recovery), a
 /// DOCTYPE, entity declaration or entity reference is rejected, no network access, and nesting is
 /// capped. The document can be fed in pieces as it is decompressed.
+/// Confined to one thread at a time, so its hot state is `@exclusivity(unchecked)`: the runtime's
+/// access checks otherwise cost about a fifth of an open and up to half of a save (`mypass-bench open`).
 final class StrictXMLParser {
     /// Deepest element nesting accepted (KeePass documents nest groups; 1000 levels is far beyond use).
     static let maximumDepth = 1000
 
     /// The handler owns this parser (it is the parser's only client and outlives it).
     private unowned(unsafe) let handler: any XMLEventHandler
-    private var failure: KDBXError? {
+    @exclusivity(unchecked) private var failure: KDBXError? {
         didSet { hasFailed = failure != nil }
     }
     /// `failure != nil`, kept apart because the hot callbacks test it millions of times.
-    private var hasFailed = false
-    private var depth = 0
-    private var context: xmlParserCtxtPtr?
+    @exclusivity(unchecked) private var hasFailed = false
+    @exclusivity(unchecked) private var depth = 0
+    @exclusivity(unchecked) private var context: xmlParserCtxtPtr?
 
     /// A parser delivering events to `handler`.
     init(handler: any XMLEventHandler) throws(KDBXError) {
