@@ -18,7 +18,7 @@ func parse(_ arguments: [String], _ options: [OptionSpec], _ command: String, co
 
 /// The entry at `path` or a clear error.
 func requireEntry(_ path: String, _ vault: Vault, _ command: String) throws -> Entry {
-    guard let entry = EntryPaths.entry(path, in: vault) else {
+    guard let entry = vault.entry(at: VaultPath(path)) else {
         throw CommandLineError.usage(message: "no entry at \(path)", command: command)
     }
     return entry
@@ -26,7 +26,7 @@ func requireEntry(_ path: String, _ vault: Vault, _ command: String) throws -> E
 
 /// The group at `path` or a clear error.
 private func requireGroup(_ path: String, _ vault: Vault, _ command: String) throws -> Group {
-    guard let group = EntryPaths.group(path, in: vault) else {
+    guard let group = vault.group(at: VaultPath(path)) else {
         throw CommandLineError.usage(message: "no group at \(path)", command: command)
     }
     return group
@@ -132,10 +132,11 @@ struct AddCommand: Command {
     func run(arguments: [String], output: inout StandardStreams) throws -> ExitCode {
         let parsed = try parse(arguments, options, name, count: 2...2)
         let session = try SessionOptions.open(parsed, path: parsed.positionals[0], command: name)
-        var parts = EntryPaths.components(parsed.positionals[1])
-        guard let title = parts.popLast() else { throw CommandLineError.usage(message: "the entry path needs a title", command: name) }
-        let group = try requireGroup(parts.joined(separator: "/"), session.vault, name)
-        guard EntryPaths.entry(parsed.positionals[1], in: session.vault) == nil else {
+        guard let (parent, title) = VaultPath(parsed.positionals[1]).parentAndName else {
+            throw CommandLineError.usage(message: "the entry path needs a title", command: name)
+        }
+        let group = try requireGroup(parent.description, session.vault, name)
+        guard session.vault.entry(at: VaultPath(parsed.positionals[1])) == nil else {
             throw CommandLineError.usage(message: "an entry \(parsed.positionals[1]) exists already", command: name)
         }
         let password = try newPassword(parsed, name) ?? ""
@@ -144,7 +145,7 @@ struct AddCommand: Command {
             notes: parsed.value("notes") ?? "", to: group.uuid)
         session.update(vault)
         try SessionOptions.saveEdit(session, output: &output)
-        output.print("added \(parsed.positionals[1])")
+        output.print("added \(parsed.positionals[1].terminalSafe)")
         return .success
     }
 }
@@ -176,7 +177,7 @@ struct EditCommand: Command {
         }
         session.update(vault)
         let wrote = try SessionOptions.saveEdit(session, output: &output)
-        output.print(wrote ? "edited \(parsed.positionals[1])" : "unchanged \(parsed.positionals[1]): the edit changed nothing; the vault was not written")
+        output.print(wrote ? "edited \(parsed.positionals[1].terminalSafe)" : "unchanged \(parsed.positionals[1].terminalSafe): the edit changed nothing; the vault was not written")
         return .success
     }
 }
@@ -195,7 +196,8 @@ struct RemoveCommand: Command {
         let entry = try requireEntry(parsed.positionals[1], session.vault, name)
         session.update(try session.vault.deletingEntry(entry.uuid, permanently: parsed.flag("permanent")))
         try SessionOptions.saveEdit(session, output: &output)
-        output.print(EntryPaths.path(of: entry.uuid, in: session.vault).map { "moved to \($0)" } ?? "deleted \(parsed.positionals[1])")
+        output.print(session.vault.path(ofEntry: entry.uuid).map { "moved to \($0.description.terminalSafe)" }
+                     ?? "deleted \(parsed.positionals[1].terminalSafe)")
         return .success
     }
 }
@@ -215,10 +217,10 @@ struct MoveCommand: Command {
         let group = try requireGroup(parsed.positionals[2], session.vault, name)
         session.update(try session.vault.movingEntry(entry.uuid, to: group.uuid))
         guard try SessionOptions.saveEdit(session, output: &output) else {
-            output.print("unchanged \(parsed.positionals[1]): already in that group; the vault was not written")
+            output.print("unchanged \(parsed.positionals[1].terminalSafe): already in that group; the vault was not written")
             return .success
         }
-        output.print("moved to \(EntryPaths.path(of: entry.uuid, in: session.vault) ?? parsed.positionals[2])")
+        output.print("moved to \((session.vault.path(ofEntry: entry.uuid)?.description ?? parsed.positionals[2]).terminalSafe)")
         return .success
     }
 }
@@ -234,18 +236,7 @@ struct SearchCommand: Command {
     func run(arguments: [String], output: inout StandardStreams) throws -> ExitCode {
         let parsed = try parse(arguments, options, name, count: 2...2)
         let vault = try Credentials.openForReading(parsed, path: parsed.positionals[0], state: SessionOptions.state(parsed), command: name).vault
-        let term = parsed.positionals[1].lowercased()
-        let recycleBin = vault.meta.recycleBinUUID
-        var paths: [String] = []
-        vault.root.forEachGroup { group, names in
-            guard group.uuid != recycleBin, group.enableSearching != false else { return }
-            for entry in group.entries {
-                let haystack = [entry.title, entry.userName, entry.url, entry.notes] + entry.tags
-                if haystack.contains(where: { $0.lowercased().contains(term) }) {
-                    paths.append(("/" + (names + [entry.title]).joined(separator: "/")).terminalSafe)
-                }
-            }
-        }
+        let paths = vault.searchEntries(parsed.positionals[1]).map { $0.path.description.terminalSafe }
         output.print(paths.isEmpty ? "no entries found" : paths.joined(separator: "\n"))
         return .success
     }

@@ -25,7 +25,7 @@ struct MatchCommand: Command {
         let result = CredentialMatcher.filter(entries: candidates, for: [ServiceIdentifier(parsing: parsed.positionals[1])])
         let reveal = parsed.flag("reveal")
         let matches = result.suggested.map { entry in
-            Match(path: EntryPaths.path(of: entry.uuid, in: vault) ?? "/" + entry.title, username: entry.text("UserName"), url: entry.text("URL"),
+            Match(path: vault.path(ofEntry: entry.uuid)?.description ?? "/" + entry.title, username: entry.text("UserName"), url: entry.text("URL"),
                   password: reveal ? entry.text("Password") : nil)
         }
         if parsed.flag("json") {

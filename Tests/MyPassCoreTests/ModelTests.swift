@@ -130,3 +130,54 @@ struct ModelTests {
         #expect(different > 0)
     }
 }
+
+@Suite("Paths and search in a vault")
+struct VaultLookupTests {
+    /// Internet/{GitHub, Old/{Archive}}, Hidden (searching off)/{Secret, Sub/{Deep}}, and a recycled entry in a bin subgroup.
+    static func vault() throws -> Vault {
+        let time = Timestamp(unixSeconds: 1_800_000_000)
+        var vault = Vault.empty(name: "lookup", at: time)
+        let root = vault.root.uuid
+        var added = try vault.addingGroup(named: "Internet", to: root, at: time)
+        vault = added.vault
+        let internet = added.uuid
+        vault = try vault.addingEntry(title: "GitHub", userName: "octo", url: "https://github.com", to: internet, at: time).vault
+        added = try vault.addingGroup(named: "Old", to: internet, at: time)
+        vault = try added.vault.addingEntry(title: "Archive", notes: "old github account", to: added.uuid, at: time).vault
+        added = try vault.addingGroup(named: "Hidden", to: root, at: time)
+        let hidden = added.uuid
+        vault = try added.vault.updatingGroup(hidden, at: time) { $0.enableSearching = false }
+        vault = try vault.addingEntry(title: "Secret github token", to: hidden, at: time).vault
+        added = try vault.addingGroup(named: "Sub", to: hidden, at: time)
+        vault = try added.vault.addingEntry(title: "Deep github", to: added.uuid, at: time).vault
+        let doomed = try vault.addingEntry(title: "Recycled github", to: internet, at: time)
+        vault = try doomed.vault.deletingEntry(doomed.uuid, permanently: false, at: time)
+        // A group recycled with its entry: a subgroup of the bin.
+        added = try vault.addingGroup(named: "Gone", to: root, at: time)
+        vault = try added.vault.addingEntry(title: "Gone github", to: added.uuid, at: time).vault
+        vault = try vault.deletingGroup(added.uuid, permanently: false, at: time)
+        #expect(vault.group(at: VaultPath("/Recycle Bin/Gone")) != nil)
+        return vault
+    }
+
+    @Test("paths name groups and entries; the leading slash is optional; unknown names are nil")
+    func paths() throws {
+        let vault = try Self.vault()
+        #expect(vault.group(at: VaultPath("/"))?.uuid == vault.root.uuid)
+        #expect(vault.group(at: VaultPath("Internet/Old"))?.name == "Old")
+        let archive = try #require(vault.entry(at: VaultPath("/Internet/Old/Archive")))
+        #expect(vault.path(ofEntry: archive.uuid)?.description == "/Internet/Old/Archive")
+        #expect(vault.entry(at: VaultPath("/Internet/Nope")) == nil)
+        #expect(vault.entry(at: VaultPath("/")) == nil)
+        #expect(VaultPath("a//b/").components == ["a", "b"])
+    }
+
+    @Test("search: case-insensitive over title, user name, URL, notes, tags; never in the recycle bin or where searching is off (inherited)")
+    func search() throws {
+        let vault = try Self.vault()
+        let found = vault.searchEntries("GITHUB").map(\.path.description)
+        #expect(found == ["/Internet/GitHub", "/Internet/Old/Archive"], "\(found)")
+        #expect(vault.searchEntries("octo").map(\.entry.title) == ["GitHub"])
+        #expect(vault.searchEntries("nothing like it").isEmpty)
+    }
+}

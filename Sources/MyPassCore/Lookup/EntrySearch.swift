@@ -1,0 +1,28 @@
+public import Foundation
+
+extension Vault {
+    /// The entries whose title, user name, URL, notes or a tag contain `term` (case-insensitive), with
+    /// their paths, in tree order. As in KeePass, groups that disable searching (`EnableSearching`
+    /// false, inherited by their subgroups while those say nothing) and the recycle bin with
+    /// everything in it are left out.
+    public func searchEntries(_ term: String) -> [(entry: Entry, path: VaultPath)] {
+        let needle = term.lowercased()
+        let recycleBin = meta.recycleBinEnabled ? meta.recycleBinUUID : nil
+        var found: [(Entry, VaultPath)] = []
+        func visit(_ group: Group, names: [String], searchable inherited: Bool) {
+            guard group.uuid != recycleBin else { return }
+            let searchable = group.enableSearching ?? inherited
+            if searchable {
+                for entry in group.entries {
+                    let haystack = [entry.title, entry.userName, entry.url, entry.notes] + entry.tags
+                    if haystack.contains(where: { $0.lowercased().contains(needle) }) {
+                        found.append((entry, VaultPath(components: names + [entry.title])))
+                    }
+                }
+            }
+            for child in group.groups { visit(child, names: names + [child.name], searchable: searchable) }
+        }
+        visit(root, names: [], searchable: true)
+        return found
+    }
+}

@@ -1,0 +1,56 @@
+public import Foundation
+
+/// Entries and groups named by path, as keepassxc-cli spells them: `/Group/Sub/Title`, the leading
+/// slash optional, `/` (or nothing) for the root group. The first group or entry of a name wins
+/// where names repeat.
+public struct VaultPath: Sendable, Hashable, CustomStringConvertible {
+    /// The names from the root, without the root.
+    public let components: [String]
+
+    /// The path spelled `text`.
+    public init(_ text: String) {
+        components = text.split(separator: "/", omittingEmptySubsequences: true).map(String.init)
+    }
+
+    public init(components: [String]) {
+        self.components = components
+    }
+
+    /// `/A/B/Title`.
+    public var description: String { "/" + components.joined(separator: "/") }
+
+    /// The path of the group holding what this path names, and its last name.
+    public var parentAndName: (parent: VaultPath, name: String)? {
+        guard let name = components.last else { return nil }
+        return (VaultPath(components: Array(components.dropLast())), name)
+    }
+}
+
+extension Vault {
+    /// The group at `path`.
+    public func group(at path: VaultPath) -> Group? {
+        var current = root
+        for name in path.components {
+            guard let child = current.groups.first(where: { $0.name == name }) else { return nil }
+            current = child
+        }
+        return current
+    }
+
+    /// The entry at `path`: its group's path, then its title.
+    public func entry(at path: VaultPath) -> Entry? {
+        guard let (parent, title) = path.parentAndName else { return nil }
+        return group(at: parent)?.entries.first { $0.title == title }
+    }
+
+    /// The path of the entry `uuid` (nil when there is none).
+    public func path(ofEntry uuid: UUID) -> VaultPath? {
+        var found: VaultPath?
+        root.forEachGroup { group, names in
+            if found == nil, let entry = group.entries.first(where: { $0.uuid == uuid }) {
+                found = VaultPath(components: names + [entry.title])
+            }
+        }
+        return found
+    }
+}
