@@ -94,7 +94,7 @@ struct WatchCommand: Command {
                 // The kernel's queue overflowed (events were dropped): look at every vault again.
                 if event.overflow && (event.directory.isEmpty || event.directory == directory) {
                     if event.directory.isEmpty {
-                        printer.print(VaultWatcher.Event(kind: "rescan", vault: path, detail: "inotify queue overflowed; checking again", changes: []))
+                        printer.print(VaultWatcher.Event(kind: .rescan, vault: path, detail: "inotify queue overflowed; checking again", changes: []))
                     }
                     dirty.mark(path)
                     return
@@ -117,7 +117,7 @@ struct WatchCommand: Command {
             if let reason = DirectoryEvents.instance.unavailable, !announcedPolling {
                 announcedPolling = true
                 pollInterval = pollInterval ?? 2
-                printer.print(VaultWatcher.Event(kind: "pollingOnly", vault: "", detail: reason, changes: []))
+                printer.print(VaultWatcher.Event(kind: .pollingOnly, vault: "", detail: reason, changes: []))
             }
             if let poll = pollInterval, Date().timeIntervalSince(lastPoll) >= poll {
                 lastPoll = Date()
@@ -137,7 +137,7 @@ struct WatchCommand: Command {
             }
         }
         DirectoryEvents.instance.stop()
-        printer.print(VaultWatcher.Event(kind: "stopped", vault: "", detail: "shutting down on signal", changes: []))
+        printer.print(VaultWatcher.Event(kind: .stopped, vault: "", detail: "shutting down on signal", changes: []))
         return .success
     }
 }
@@ -195,7 +195,7 @@ private final class EventPrinter: @unchecked Sendable {
     struct Line: Encodable {
         let schema = 1
         let time: String
-        let kind: String
+        let kind: VaultWatcher.Event.Kind
         let vault: String
         let detail: String
         let changes: [Change]
@@ -210,7 +210,7 @@ private final class EventPrinter: @unchecked Sendable {
             let line = Line(time: time, kind: event.kind, vault: event.vault, detail: event.detail, changes: event.changes)
             text = (try? String(decoding: encoder.encode(line), as: UTF8.self)) ?? "{}"
         } else {
-            text = "\(time) \(event.kind) \(event.vault.terminalSafe)" + (event.detail.isEmpty ? "" : ": \(event.detail.terminalSafe)")
+            text = "\(time) \(event.kind.rawValue) \(event.vault.terminalSafe)" + (event.detail.isEmpty ? "" : ": \(event.detail.terminalSafe)")
             for change in event.changes { text += "\n  " + ChangeText.line(change) }
         }
         lock.lock()

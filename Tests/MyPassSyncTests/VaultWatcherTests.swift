@@ -15,7 +15,7 @@ struct VaultWatcherTests {
         private var lines: [String] = []
         func add(_ event: VaultWatcher.Event) {
             lock.lock()
-            kinds.append(event.kind)
+            kinds.append(event.kind.rawValue)
             lines.append("\(event.kind): \(event.detail) \(event.changes.map { "\($0.kind) \($0.title) \($0.fields)" })")
             lock.unlock()
         }

@@ -15,12 +15,59 @@ public final class VaultWatcher: @unchecked Sendable {
 
     /// One thing that happened, for the human or JSON-lines output.
     public struct Event: Sendable, Encodable {
-        public let kind: String
+        /// What happened (encoded as its name).
+        public enum Kind: String, Sendable, Encodable, CaseIterable {
+            /// First sync of this vault on this device: its version is recorded as the base.
+            case baseRecorded
+            /// A conflict copy is beside the vault (policy `report`).
+            case conflictCopyFound
+            /// A conflict copy could not be merged and stays in the folder (the reason in the detail).
+            case conflictCopyLeft
+            /// A conflict copy was merged in and retired.
+            case conflictCopyMerged
+            /// A conflict copy carried nothing new: retired without writing the vault.
+            case conflictCopyRetired
+            /// The vault changed on disk and the policy is `ask`.
+            case decisionNeeded
+            /// A step failed (reported once until something else happens; the caller backs off).
+            case error
+            /// The vault no longer opens with these credentials (its key was changed elsewhere): nothing done.
+            case keyChanged
+            /// The change seen is this watcher's own write.
+            case ownWriteIgnored
+            /// A rollback or another database was refused.
+            case refused
+            /// A change made elsewhere was taken in.
+            case reloaded
+            /// A version that lacked synced content (a blind save) was put right.
+            case restored
+            /// The file does not parse (yet): retried after a quiet period, never repaired or overwritten.
+            case unreadable
+            /// The vault file is back.
+            case vaultBack
+            /// The vault file is gone: waiting for it to come back (never treated as an empty vault).
+            case vaultMissing
+            /// A version that looks like a rollback is held while the conflict copy with the newer versions may still arrive.
+            case waitingForCopy
+            /// A sync engine is transferring the vault or a copy into the folder: waiting until it is done.
+            case waitingForSync
+            /// The inotify queue overflowed: everything is checked again.
+            case rescan
+            /// inotify cannot be used (the watch limit, say): the folder is polled.
+            case pollingOnly
+            /// The watch ended on a signal.
+            case stopped
+
+            /// A problem that is reported once until something else happens, and makes the caller back off.
+            var isProblem: Bool { self == .error || self == .unreadable }
+        }
+
+        public let kind: Kind
         public let vault: String
         public let detail: String
         public let changes: [Change]
 
-        public init(kind: String, vault: String, detail: String, changes: [Change]) {
+        public init(kind: Kind, vault: String, detail: String, changes: [Change]) {
             self.kind = kind
             self.vault = vault
             self.detail = detail
@@ -103,15 +150,14 @@ public final class VaultWatcher: @unchecked Sendable {
     public private(set) var failedLastCheck = false
     /// The problem last reported: the same one again is not reported again until something else
     /// happened (a step that keeps failing reports once).
-    private var lastProblem: String?
-    private static let problemKinds: Set<String> = ["error", "unreadable"]
+    private var lastProblem: (kind: Event.Kind, detail: String)?
 
-    private func report(_ kind: String, _ detail: String = "", changes: [Change] = []) {
-        if Self.problemKinds.contains(kind) {
+    private func report(_ kind: Event.Kind, _ detail: String = "", changes: [Change] = []) {
+        if kind.isProblem {
             failedLastCheck = true
-            guard lastProblem != kind + ":" + detail else { return }
-            lastProblem = kind + ":" + detail
-        } else if kind != "waitingForSync" {
+            if let last = lastProblem, last.kind == kind && last.detail == detail { return }
+            lastProblem = (kind, detail)
+        } else if kind != .waitingForSync {
             lastProblem = nil
         }
         emit(Event(kind: kind, vault: path, detail: detail, changes: changes))
@@ -125,7 +171,7 @@ public final class VaultWatcher: @unchecked Sendable {
         // The sync engine is still writing the vault or a copy: what is there now is about to change.
         let transfers = SyncTransfers.inProgress(for: path)
         if !transfers.isEmpty {
-            if !waitingForTransfer { report("waitingForSync", "a sync engine is transferring \(transfers.joined(separator: ", ")); waiting until it is done") }
+            if !waitingForTransfer { report(.waitingForSync, "a sync engine is transferring \(transfers.joined(separator: ", ")); waiting until it is done") }
             waitingForTransfer = true
             return false
         }
@@ -134,14 +180,14 @@ public final class VaultWatcher: @unchecked Sendable {
         do {
             current = try DurableFile.read(atPath: path)
         } catch .notFound {
-            if !missingReported { report("vaultMissing", "waiting for it to come back (not treated as an empty vault)") }
+            if !missingReported { report(.vaultMissing, "waiting for it to come back (not treated as an empty vault)") }
             missingReported = true
             return false
         } catch {
-            report("error", "\(error)")
+            report(.error, "\(error)")
             return false
         }
-        if missingReported { report("vaultBack") }
+        if missingReported { report(.vaultBack) }
         missingReported = false
         if vaultInodes.last != current.fingerprint.inode {
             vaultInodes.append(current.fingerprint.inode)
@@ -150,7 +196,7 @@ public final class VaultWatcher: @unchecked Sendable {
         let record = state.base(for: path)
         if let record, record.record.fingerprint.sameContent(as: current.fingerprint) {
             if let ownWrite, ownWrite.sameContent(as: current.fingerprint) {
-                report("ownWriteIgnored", "the vault as this watcher wrote it")
+                report(.ownWriteIgnored, "the vault as this watcher wrote it")
                 self.ownWrite = nil
             }
             return checkCopies(current)
@@ -160,10 +206,10 @@ public final class VaultWatcher: @unchecked Sendable {
             disk = try KDBXReader.open(current.bytes, key: key, cachedKey: cachedKey, limits: limits)
             cachedKey = disk.derivedKey
         } catch KDBXError.wrongCredentials {
-            report("keyChanged", "the vault no longer opens with these credentials (its key was changed elsewhere); nothing done")
+            report(.keyChanged, "the vault no longer opens with these credentials (its key was changed elsewhere); nothing done")
             return true
         } catch {
-            report("unreadable", "\(error); retrying after a quiet period (never repaired or overwritten)")
+            report(.unreadable, "\(error); retrying after a quiet period (never repaired or overwritten)")
             return false
         }
         let base = record.flatMap { record in
@@ -182,13 +228,13 @@ public final class VaultWatcher: @unchecked Sendable {
             rollbackSeen = (current.fingerprint, firstSeen)
             if Date().timeIntervalSince(firstSeen) < rollbackHold {
                 if !waitingForCopy {
-                    report("waitingForCopy", "\(problem); waiting up to \(Int(rollbackHold)) s for a conflict copy that holds the newer versions")
+                    report(.waitingForCopy, "\(problem); waiting up to \(Int(rollbackHold)) s for a conflict copy that holds the newer versions")
                 }
                 waitingForCopy = true
                 return false
             }
             waitingForCopy = false
-            report("refused", problem)
+            report(.refused, problem)
             return true
         }
         rollbackSeen = nil
@@ -196,16 +242,16 @@ public final class VaultWatcher: @unchecked Sendable {
         if record != nil {
             switch policy {
             case .ask:
-                report("decisionNeeded", "the vault changed on disk; run resolve or watch with --policy merge|reload")
+                report(.decisionNeeded, "the vault changed on disk; run resolve or watch with --policy merge|reload")
                 return true
             case .merge, .reload:
                 let changes = base.map { VaultDiff.diff(from: $0, to: disk.vault) } ?? []
-                report("reloaded", "changed on disk by another program", changes: changes)
+                report(.reloaded, "changed on disk by another program", changes: changes)
             }
         } else {
-            report("baseRecorded", "first sync of this vault on this device")
+            report(.baseRecorded, "first sync of this vault on this device")
         }
-        do { try state.record(current.bytes, fingerprint: current.fingerprint, for: path) } catch { report("error", "\(error)") }
+        do { try state.record(current.bytes, fingerprint: current.fingerprint, for: path) } catch { report(.error, "\(error)") }
         known = (current.fingerprint, disk)
         // No copy holds this device's version: what it synced must still be there.
         if policy == .merge, let base, ConflictCopies.find(for: path).isEmpty {
@@ -233,10 +279,10 @@ public final class VaultWatcher: @unchecked Sendable {
             let save = try session.saveMerging()
             if save.wroteFile { ownWrite = session.fingerprint }
             known = (session.fingerprint, session.opened)
-            report("restored", "the new version lacked content this device had synced, with no deletion recorded (a program saved over a version it had not read); put back",
+            report(.restored, "the new version lacked content this device had synced, with no deletion recorded (a program saved over a version it had not read); put back",
                    changes: VaultDiff.diff(from: disk.vault, to: session.vault))
         } catch {
-            report("error", "restoring lost content: \(error)")
+            report(.error, "restoring lost content: \(error)")
             return false
         }
         return true
@@ -250,7 +296,7 @@ public final class VaultWatcher: @unchecked Sendable {
         if copyPolicy == .report {
             for copy in copies where !reportedCopies.contains(copy.path) {
                 reportedCopies.insert(copy.path)
-                report("conflictCopyFound", copy.path)
+                report(.conflictCopyFound, copy.path)
             }
             return true
         }
@@ -296,22 +342,22 @@ public final class VaultWatcher: @unchecked Sendable {
             for outcome in folded.outcomes {
                 switch outcome.result {
                 case .merged:
-                    report("conflictCopyMerged", "\(outcome.copy) -> \(outcome.movedTo ?? "")", changes: outcome.changes)
+                    report(.conflictCopyMerged, "\(outcome.copy) -> \(outcome.movedTo ?? "")", changes: outcome.changes)
                 case .nothingNew:
-                    report("conflictCopyRetired", "\(outcome.copy) -> \(outcome.movedTo ?? ""): it carried nothing new; the vault was not written for it")
+                    report(.conflictCopyRetired, "\(outcome.copy) -> \(outcome.movedTo ?? ""): it carried nothing new; the vault was not written for it")
                 case .changedMeanwhile, .wouldMerge:
                     retryLater = true
                 case .otherCredentials, .otherDatabase, .unreadable, .tooLarge, .tooCostly:
                     failedCopies[outcome.copy] = Self.stamp(outcome.copy)
                     if !reportedCopies.contains(outcome.copy) {
                         reportedCopies.insert(outcome.copy)
-                        report("conflictCopyLeft", "\(outcome.copy): \(outcome.result.rawValue)")
+                        report(.conflictCopyLeft, "\(outcome.copy): \(outcome.result.rawValue)")
                     }
                 }
             }
             if retryLater || deferred { return false }
         } catch {
-            report("error", "folding conflict copies: \(error)")
+            report(.error, "folding conflict copies: \(error)")
             return false
         }
         return true
