@@ -13,6 +13,18 @@ public enum SHA256 {
         return hasher.finalize()
     }
 
+    /// The digest of `message` as lowercase hex (64 characters), or its first `prefix` bytes' hex.
+    public static func hexHash(_ message: some ContiguousBytes, prefix: Int = 32) -> String {
+        let digits = Array("0123456789abcdef".utf8)
+        var text: [UInt8] = []
+        text.reserveCapacity(prefix * 2)
+        for byte in hash(message).prefix(prefix) {
+            text.append(digits[Int(byte >> 4)])
+            text.append(digits[Int(byte & 0x0F)])
+        }
+        return String(decoding: text, as: UTF8.self)
+    }
+
     /// The digest of `message` kept in secure memory (composite keys, master keys).
     public static func secureHash(_ message: some ContiguousBytes) -> SecureBytes {
         var hasher = SHA2Hasher(.sha256)

@@ -51,4 +51,12 @@ extension Data {
         self.init(capacity: piece.count * count)
         for _ in 0..<count { append(piece) }
     }
+
+    @Test("hexHash is the digest in lowercase hex, whole or its first bytes")
+    func hexHash() {
+        let abc = Data("abc".utf8)
+        #expect(SHA256.hexHash(abc) == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad")
+        #expect(SHA256.hexHash(abc, prefix: 12) == "ba7816bf8f01cfea414140de")
+        #expect(SHA256.hexHash(Data()) == "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855")
+    }
 }

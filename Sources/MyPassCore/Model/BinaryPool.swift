@@ -12,7 +12,7 @@ public struct BinaryID: Sendable, Hashable, Comparable, CustomStringConvertible 
 
     /// The identity of `data`.
     public init(of data: Data) {
-        sha256 = SHA256.hash(data).map { String(format: "%02x", $0) }.joined()
+        sha256 = SHA256.hexHash(data)
     }
 
     public var description: String { sha256 }

@@ -22,7 +22,7 @@ public struct Fingerprint: Sendable, Hashable, Codable, CustomStringConvertible 
         size = Int64(status.st_size)
         modifiedSeconds = Int64(status.st_mtim.tv_sec)
         modifiedNanoseconds = Int64(status.st_mtim.tv_nsec)
-        sha256 = SHA256.hash(bytes).map { String(format: "%02x", $0) }.joined()
+        sha256 = SHA256.hexHash(bytes)
     }
 
     /// Whether `other` is the same content (the hash decides; metadata may differ after a copy).

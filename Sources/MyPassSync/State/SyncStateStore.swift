@@ -34,7 +34,7 @@ public struct SyncStateStore: Sendable {
     func stem(for vaultPath: String) -> String {
         let resolved = DurableFile.resolvedPath((vaultPath as NSString).standardizingPath)
         let absolute = resolved.hasPrefix("/") ? resolved : FileManager.default.currentDirectoryPath + "/" + resolved
-        let digest = SHA256.hash(Data(absolute.utf8)).prefix(12).map { String(format: "%02x", $0) }.joined()
+        let digest = SHA256.hexHash(Data(absolute.utf8), prefix: 12)
         return directory + "/" + (absolute as NSString).lastPathComponent + "-" + digest
     }
 
@@ -49,7 +49,7 @@ public struct SyncStateStore: Sendable {
         guard let json = try? FileReading.readAll(atPath: stem + ".json"),
               let record = try? JSONDecoder().decode(Record.self, from: json),
               let bytes = try? FileReading.readAll(atPath: stem + ".base.kdbx"),
-              Fingerprint.sha256Hex(bytes) == record.fingerprint.sha256 else { return nil }
+              SHA256.hexHash(bytes) == record.fingerprint.sha256 else { return nil }
         return (record, bytes)
     }
 
@@ -112,11 +112,4 @@ public final class WriterLock: @unchecked Sendable {
     }
 
     deinit { release() }
-}
-
-extension Fingerprint {
-    /// Lowercase hex SHA-256 of `bytes`.
-    static func sha256Hex(_ bytes: Data) -> String {
-        SHA256.hash(bytes).map { String(format: "%02x", $0) }.joined()
-    }
 }
