@@ -86,7 +86,14 @@ enum Credentials {
 
     /// Reads, decrypts and parses the vault at `path` with the options' credentials.
     static func openVault(_ arguments: ParsedArguments, path: String, command: String) throws -> Unlocked {
-        let (bytes, fingerprint) = try DurableFile.read(atPath: path)
+        try openVault(arguments, path: path, read: DurableFile.read(atPath: path), command: command)
+    }
+
+    /// `openVault` for the file's bytes and fingerprint, already read from `path`.
+    private static func openVault(
+        _ arguments: ParsedArguments, path: String, read: (bytes: Data, fingerprint: Fingerprint), command: String
+    ) throws -> Unlocked {
+        let (bytes, fingerprint) = read
         let header = try KDBXReader.header(of: bytes)  // Not a vault: say so before asking for a password.
         let limits = try limits(arguments, command: command)
         try header.kdf.check(against: limits)
@@ -106,17 +113,15 @@ enum Credentials {
     /// with the options' credentials — which then refresh a kept key that no longer fits. The version
     /// read becomes this device's base (`state`).
     static func openForReading(_ arguments: ParsedArguments, path: String, state: SyncStateStore?, command: String) throws -> OpenedVault {
-        if !areGiven(arguments) && QuickUnlock.isAvailable {
-            let (bytes, fingerprint) = try DurableFile.read(atPath: path)
-            if let opened = try QuickUnlock().open(bytes, path: path, limits: limits(arguments, command: command)) {
-                ProcessLifetime.keepUntilExit(opened)
-                try? state?.recordIfNew(bytes, fingerprint: fingerprint, for: path)
-                return opened
-            }
+        let read = try DurableFile.read(atPath: path)
+        if !areGiven(arguments), let opened = try QuickUnlock().open(read.bytes, path: path, limits: limits(arguments, command: command)) {
+            ProcessLifetime.keepUntilExit(opened)
+            try? state?.recordIfNew(read.bytes, fingerprint: read.fingerprint, for: path)
+            return opened
         }
-        let unlocked = try openVault(arguments, path: path, command: command)
+        let unlocked = try openVault(arguments, path: path, read: read, command: command)
         try? state?.recordIfNew(unlocked.bytes, fingerprint: unlocked.fingerprint, for: path)
-        if QuickUnlock.isAvailable { QuickUnlock().refresh(path: path, with: unlocked.opened.derivedKey) }
+        QuickUnlock().refresh(path: path, with: unlocked.opened.derivedKey)
         return unlocked.opened
     }
 

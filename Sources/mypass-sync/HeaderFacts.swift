@@ -8,6 +8,10 @@ struct HeaderFacts: Encodable {
     let kdf: String
     let compression: String
     let kdfParameters: KDFFacts
+    /// The file's version is read but not written (KDBX 2.x): a save writes 3.1.
+    private let isReadOnlyVersion: Bool
+
+    private enum CodingKeys: String, CodingKey { case version, cipher, kdf, compression, kdfParameters }
 
     /// KDF parameters in user units.
     struct KDFFacts: Encodable {
@@ -20,6 +24,7 @@ struct HeaderFacts: Encodable {
 
     init(_ header: OuterHeader) {
         version = header.version.description
+        isReadOnlyVersion = !header.version.isWritten
         cipher = header.cipher.rawValue
         kdf = header.kdf.name
         compression = header.compression.name
@@ -53,7 +58,7 @@ struct HeaderFacts: Encodable {
     }
 
     /// What a save writes when the file's version is one this project reads but does not write.
-    private var savedAs: String { version.hasPrefix("2.") ? " (KeePass 2.0x: read; a save writes KDBX 3.1)" : "" }
+    private var savedAs: String { isReadOnlyVersion ? " (KeePass 2.0x: read; a save writes KDBX 3.1)" : "" }
 
     /// One line: `KDBX 4.0, chacha20, argon2id (...), gzip`.
     var oneLine: String {

@@ -51,7 +51,7 @@ struct LockCommand: Command {
     func run(arguments: [String], output: inout StandardStreams) throws -> ExitCode {
         let parsed = try parse(arguments, options, name, count: 1...1)
         let path = parsed.positionals[0]
-        let wasOn = QuickUnlock.isAvailable && QuickUnlock().end(path: path)
+        let wasOn = QuickUnlock().end(path: path)
         output.print("\(path.terminalSafe): " + (wasOn ? "locked" : "was not unlocked"))
         return .success
     }

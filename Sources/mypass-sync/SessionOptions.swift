@@ -32,7 +32,7 @@ enum SessionOptions {
         let settings = try DeviceSettings.load()
         session.keepsBackup = arguments.flag("backup") || settings.backups
         session.rotatesKDFSalt = settings.rotateKDFSalt
-        if QuickUnlock.isAvailable { session.keepInStep(QuickUnlock()) }
+        session.keepInStep(QuickUnlock())
         return session
     }
 

@@ -31,7 +31,7 @@ struct StatusCommand: Command {
         let changed = record.map { !($0.fingerprint.sameContent(as: current)) }
         let report = Report(vault: path, baseKnown: record != nil, changedSinceLastSync: changed,
                             conflictCopies: ConflictCopies.find(for: path),
-                            quickUnlockUntil: QuickUnlock.isAvailable ? QuickUnlock().expiry(path: path) : nil)
+                            quickUnlockUntil: QuickUnlock().expiry(path: path))
         if parsed.flag("json") {
             output.print(try JSONText.encode(report))
         } else {

@@ -22,7 +22,8 @@ public struct QuickUnlock: Sendable {
         self.store = store
     }
 
-    /// Whether the kernel keyring can be used here.
+    /// Whether the kernel keyring can be used here (`begin` needs it; where it cannot be used every
+    /// other call finds no kept key and does nothing).
     public static var isAvailable: Bool { KernelKeyringDerivedKeyStore.isAvailable }
 
     /// The store's name for the vault at `path` (its resolved path).
