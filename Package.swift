@@ -66,7 +66,7 @@ let package = Package(
         // The command-line tool: arguments, terminal I/O, human and JSON output, exit codes.
         .executableTarget(
             name: "mypass-sync",
-            dependencies: ["MyPassSync", "MyPassMerge", "KDBXFormat", "MyPassCore", "MyPassCrypto"],
+            dependencies: ["MyPassSync", "MyPassCore", "MyPassCrypto"],
             swiftSettings: strictSettings
         ),
         // Prints timings of the primitives (figures, not pass/fail): `swift run -c release mypass-bench`.

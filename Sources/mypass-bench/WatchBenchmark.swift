@@ -24,13 +24,13 @@ func runWatchBenchmark(entries: Int) throws {
     let arrived = DispatchSemaphore(value: 0)
     let replaced = DispatchSemaphore(value: 0)
     let copyArrival = EventClock(), vaultReplacement = EventClock()
-    DirectoryEvents.instance.watch(directory.path) { event in
-        guard event.mask & 0x80 != 0 else { return }  // IN_MOVED_TO
-        if event.name.contains("sync-conflict") && event.name.hasSuffix(".kdbx") {
+    let token = DirectoryEvents.instance.watch(directory.path) { event in
+        guard case .changed(_, let name) = event else { return }
+        if name.contains("sync-conflict") && name.hasSuffix(".kdbx") {
             // The copy's arrival (it is later removed from the folder, not renamed within it).
             copyArrival.mark()
             arrived.signal()
-        } else if event.name == "pw.kdbx" {
+        } else if name == "pw.kdbx" {
             // The merged vault renamed over the file: the reaction is complete.
             vaultReplacement.mark()
             replaced.signal()
@@ -71,7 +71,7 @@ func runWatchBenchmark(entries: Int) throws {
         return try session.save()
     }
     print(String(format: "  of which: open the vault %.1f ms, edit + verified durable save %.1f ms", openTime * 1000, saveTime * 1000))
-    DirectoryEvents.instance.stop()
+    DirectoryEvents.instance.stopWatching(token)
     let median = samples.sorted { $0.reaction < $1.reaction }[samples.count / 2]
     let best = samples.map(\.reaction).min() ?? 0
     report("watch reaction, \(entries) entries", median.reaction,

@@ -1,6 +1,4 @@
-internal import KDBXFormat
 internal import MyPassCore
-internal import MyPassMerge
 internal import MyPassSync
 
 /// The entry point: picks the command, runs it, and is the one place that turns errors into
@@ -86,46 +84,20 @@ enum CommandLineTool {
 
     /// Prints the message for `error` on standard error and returns its exit code.
     static func report(_ error: any Error, output: inout StandardStreams) -> ExitCode {
-        switch error {
-        case CommandLineError.usage(let message, let commandName):
+        if case CommandLineError.usage(let message, let commandName) = error {
             let hint = commandName.map { "\(toolName) help \($0)" } ?? "\(toolName) --help"
             output.printError("error: \(message.terminalSafe)\nSee '\(hint)'.")
             return .usage
-        case let error as KDBXError:
-            var message = "error: \(String(describing: error).terminalSafe)"
-            if case .resourceCapExceeded(let detail) = error, detail.contains("Argon2 memory") {
-                message += "\nIf you trust this file, raise the cap with --max-kdf-memory <bytes>."
-            }
-            output.printError(message)
-            return exitCode(for: error)
-        case let error as FileError:
-            output.printError("error: \(String(describing: error).terminalSafe)")
-            return .ioError
-        case let error as MergeError:
-            output.printError("error: \(String(describing: error).terminalSafe)")
-            return .refusedForSafety
-        case let error as VaultEditError:
-            output.printError("error: \(String(describing: error).terminalSafe)")
-            return .usage
-        case let error as SaveError:
-            output.printError("error: \(String(describing: error).terminalSafe)")
-            if case .file = error { return .ioError }
-            return .refusedForSafety
-        case let error as MergeRefusal:
-            output.printError("error: \(String(describing: error).terminalSafe)")
-            return .refusedForSafety
-        default:
-            output.printError("error: \(String(describing: error).terminalSafe)")
-            return .ioError
         }
-    }
-
-    /// The documented exit code of each format error.
-    static func exitCode(for error: KDBXError) -> ExitCode {
-        switch error {
-        case .wrongCredentials, .invalidKeyFile: .wrongCredentials
-        case .resourceCapExceeded, .unwritable: .refusedForSafety
-        case .notKDBX, .unsupportedVersion, .truncated, .corrupt, .unsupported, .crypto: .corrupt
+        var message = "error: \(String(describing: error).terminalSafe)"
+        if let hint = FailureKind.hint(for: error) { message += "\n" + hint }
+        output.printError(message)
+        return switch FailureKind(of: error) {
+        case .invalidRequest: .usage
+        case .wrongCredentials: .wrongCredentials
+        case .unreadableVault: .corrupt
+        case .refusedForSafety: .refusedForSafety
+        case .ioError: .ioError
         }
     }
 }

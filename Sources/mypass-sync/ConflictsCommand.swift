@@ -1,6 +1,4 @@
 internal import Foundation
-internal import KDBXFormat
-internal import MyPassMerge
 internal import MyPassSync
 
 /// `mypass-sync conflicts PATH [--merge] [--dry-run] [--json]`.
@@ -8,19 +6,8 @@ struct ConflictsCommand: Command {
     let name = "conflicts"
     let summary = "List (and with --merge, fold in) the sync-conflict copies of the vaults in a folder."
     let usage = "mypass-sync conflicts <vault-or-folder> [--merge [--dry-run] | --merged] [--json] [credentials]"
-    let options: [OptionSpec] = [
-        .flag("--merge", help: "Merge each copy into its vault; keep it on this device (state directory) and remove it from the folder."),
-        .flag("--merged", help: "List the copies this device merged and keeps (no password needed)."),
-        .flag("--dry-run", help: "With --merge: show what would be merged; change nothing."),
-        .flag("--json", help: "Print one JSON document (schema 1)."),
-    ] + Credentials.options + [SessionOptions.stateOption, SessionOptions.backupOption]
-    var details: String {
-        """
-        ARGUMENTS:
-          <vault-or-folder>       A vault, or a folder whose vaults are checked.
-
-        \(options.helpSection)
-
+    let arguments = "  <vault-or-folder>       A vault, or a folder whose vaults are checked."
+    let notes = """
         Recognised: NAME.sync-conflict-YYYYMMDD-HHMMSS-DEVICE.kdbx (Syncthing),
         NAME (… conflicted copy …).kdbx (Dropbox), NAME (conflicted copy …).kdbx (Nextcloud, ownCloud).
         Copies that do not open with the vault's credentials are reported and left where they are.
@@ -29,7 +16,11 @@ struct ConflictsCommand: Command {
         from the folder only after the merged vault is durably saved. A merge that changes nothing
         leaves the vault file untouched.
         """
-    }
+    let merge = Flag("--merge", help: "Merge each copy into its vault; keep it on this device (state directory) and remove it from the folder.")
+    let merged = Flag("--merged", help: "List the copies this device merged and keeps (no password needed).")
+    let dryRun = Flag("--dry-run", help: "With --merge: show what would be merged; change nothing.")
+    let json = Flag("--json", help: "Print one JSON document (schema 1).")
+    let editing = EditingOptions()
 
     struct VaultReport: Encodable {
         let vault: String
@@ -64,8 +55,7 @@ struct ConflictsCommand: Command {
     }
 
     func run(arguments: [String], output: inout StandardStreams) throws -> ExitCode {
-        let parsed = try ParsedArguments.parse(arguments, options: options, command: name)
-        guard parsed.positionals.count == 1 else { throw CommandLineError.usage(message: "conflicts takes one vault or folder", command: name) }
+        let parsed = try parse(arguments, count: 1...1)
         let target = parsed.positionals[0]
         var isDirectory: ObjCBool = false
         guard FileManager.default.fileExists(atPath: target, isDirectory: &isDirectory) else { throw FileError.notFound(path: target) }
@@ -80,49 +70,45 @@ struct ConflictsCommand: Command {
                 reports.append(VaultReport(vault: planted.path, copies: [], outcomes: [], skipped: .notARegularFile))
             }
         }
-        // The credentials are asked once and used for every vault of the folder.
-        var key: CompositeKey?
-        guard !(parsed.flag("merge") && parsed.flag("merged")) else {
+        guard !(parsed[merge] && parsed[merged]) else {
             throw CommandLineError.usage(message: "--merge and --merged do not go together", command: name)
         }
-        if parsed.flag("merged") {
-            let state = SessionOptions.state(parsed)
+        let state = editing.stateOptions.state(parsed)
+        if parsed[merged] {
             for vault in vaults {
                 reports.append(VaultReport(vault: vault, copies: ConflictCopies.find(for: vault), outcomes: [],
                                            merged: RetiredCopies(state: state, vaultPath: vault).list()))
             }
-            output.print(parsed.flag("json") ? try JSONText.encode(Report(vaults: reports)) : Self.mergedText(reports))
+            output.print(parsed[json] ? try JSONText.encode(Report(vaults: reports)) : Self.mergedText(reports))
             return .success
         }
+        // The credentials are asked once and used for every vault of the folder.
+        var credentials: VaultCredentials?
         for vault in vaults {
             let copies = ConflictCopies.find(for: vault)
             var outcomes: [ConflictFolding.Outcome] = []
             var wroteVault = false
-            if parsed.flag("merge") && !copies.isEmpty {
-                let vaultKey = try key ?? Credentials.compositeKey(parsed, vaultPath: vault, command: name)
-                key = vaultKey
-                let limits = try Credentials.limits(parsed, command: name)
-                // The base is the version synced before this run (opening the session records a new one).
-                let base = SessionOptions.state(parsed).base(for: vault).flatMap { record in
-                    try? KDBXReader.open(record.bytes, key: vaultKey, limits: limits).vault
-                }
-                let session: SyncSession
+            if parsed[merge] && !copies.isEmpty {
+                let file = try editing.credentials.read(parsed, path: vault)
+                let vaultCredentials = try credentials ?? editing.credentials.credentials(parsed, for: vault, command: name)
+                credentials = vaultCredentials
+                let unlocked: UnlockedVault
                 do {
-                    session = try SessionOptions.open(parsed, path: vault, key: vaultKey, command: name)
-                } catch KDBXError.wrongCredentials where isDirectory.boolValue {
+                    unlocked = try file.unlock(vaultCredentials)
+                } catch where isDirectory.boolValue && FailureKind(of: error) == .wrongCredentials {
                     // Another vault of the folder with other credentials (anyone who can write there
                     // can plant one): said, and the other vaults are still handled.
                     reports.append(VaultReport(vault: vault, copies: copies, outcomes: [], skipped: .otherCredentials))
                     continue
                 }
-                let folded = try ConflictFolding.fold(copies, into: session, base: base, key: vaultKey, limits: limits,
-                                                      dryRun: parsed.flag("dry-run"))
+                let folded = try ConflictFolding.fold(copies, into: unlocked, state: state, keepsBackup: parsed[editing.backupOptions.backup],
+                                                      settings: DeviceSettings.load(), dryRun: parsed[dryRun])
                 outcomes = folded.outcomes
                 wroteVault = folded.wroteVault
             }
             reports.append(VaultReport(vault: vault, copies: copies, outcomes: outcomes, wroteVault: wroteVault))
         }
-        if parsed.flag("json") {
+        if parsed[json] {
             output.print(try JSONText.encode(Report(vaults: reports)))
         } else {
             var lines: [String] = []
@@ -132,9 +118,9 @@ struct ConflictsCommand: Command {
                 for copy in report.copies where report.outcomes.isEmpty { lines.append("  \(copy.path.terminalSafe) (\(copy.engine.rawValue))") }
                 for outcome in report.outcomes {
                     lines.append("  \(outcome.copy.terminalSafe): \(outcome.result.rawValue)" + (outcome.movedTo.map { ", kept as \($0.terminalSafe)" } ?? ""))
-                    lines += outcome.changes.map { "    " + ChangeText.line($0) }
+                    lines += outcome.changes.map { "    " + ReportText.line($0) }
                 }
-                if parsed.flag("merge") && !parsed.flag("dry-run") && !report.outcomes.isEmpty {
+                if parsed[merge] && !parsed[dryRun] && !report.outcomes.isEmpty {
                     lines.append(report.wroteVault ? "  wrote \(report.vault.terminalSafe)" : "  unchanged: \(report.vault.terminalSafe) was not written")
                 }
             }

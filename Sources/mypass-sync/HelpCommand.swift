@@ -5,10 +5,7 @@ struct HelpCommand: Command {
     let name = "help"
     let summary = "Show the help of mypass-sync or of one command."
     let usage = "mypass-sync help [<command>]"
-    let details = """
-        ARGUMENTS:
-          <command>               The command to describe.
-        """
+    let arguments = "  <command>               The command to describe."
 
     func run(arguments: [String], output: inout StandardStreams) throws -> ExitCode {
         guard arguments.count <= 1 else {
@@ -33,7 +30,6 @@ struct VersionCommand: Command {
     let name = "version"
     let summary = "Show the version of mypass-sync."
     let usage = "mypass-sync version"
-    let details = ""
 
     func run(arguments: [String], output: inout StandardStreams) throws -> ExitCode {
         guard arguments.isEmpty else {

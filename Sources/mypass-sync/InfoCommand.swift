@@ -1,5 +1,3 @@
-internal import Foundation
-internal import KDBXFormat
 internal import MyPassSync
 
 /// `mypass-sync info VAULT [--json]`: the header facts, no credentials needed.
@@ -7,30 +5,23 @@ struct InfoCommand: Command {
     let name = "info"
     let summary = "Show a vault's format: version, cipher, KDF and its parameters, compression."
     let usage = "mypass-sync info <vault> [--json]"
-    let options: [OptionSpec] = [
-        .flag("--json", help: "Print one JSON document instead of text."),
-    ]
-    var details: String {
-        """
-        ARGUMENTS:
-          <vault>                 The .kdbx file. No password is needed: the header is not encrypted.
-
-        \(options.helpSection)
-        """
-    }
+    let arguments = "  <vault>                 The .kdbx file. No password is needed: the header is not encrypted."
+    let json = Flag("--json", help: "Print one JSON document instead of text.")
 
     func run(arguments: [String], output: inout StandardStreams) throws -> ExitCode {
-        let parsed = try ParsedArguments.parse(arguments, options: options, command: name)
-        guard parsed.positionals.count == 1 else {
-            throw CommandLineError.usage(message: "info takes exactly one vault", command: name)
-        }
+        let parsed = try parse(arguments, count: 1...1)
         let path = parsed.positionals[0]
-        let header = try KDBXReader.header(of: FileReading.readAll(atPath: path))
-        let facts = HeaderFacts(header)
-        if parsed.flag("json") {
-            output.print(try JSONText.encode(InfoDocument(file: path, format: facts)))
+        let format = try VaultFile.format(at: path)
+        if parsed[json] {
+            output.print(try JSONText.encode(InfoDocument(file: path, format: format)))
         } else {
-            output.print(facts.humanText(file: path))
+            output.print("""
+                file:        \(path)
+                version:     \(format.versionText)
+                cipher:      \(format.cipher)
+                kdf:         \(format.kdfText)
+                compression: \(format.compression)
+                """)
         }
         return .success
     }
@@ -40,5 +31,5 @@ struct InfoCommand: Command {
 private struct InfoDocument: Encodable {
     let schema = 1
     let file: String
-    let format: HeaderFacts
+    let format: VaultFormat
 }

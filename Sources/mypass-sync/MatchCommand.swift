@@ -1,5 +1,5 @@
 internal import Foundation
-internal import KDBXFormat
+internal import MyPassSync
 internal import MyPassCore
 
 /// `mypass-sync match VAULT SERVICE [--json] [--reveal]`: the entries AutoFill would suggest.
@@ -7,28 +7,25 @@ struct MatchCommand: Command {
     let name = "match"
     let summary = "List the entries AutoFill would suggest for a URL, domain or app (androidapp://ID)."
     let usage = "mypass-sync match <vault> <url|domain|androidapp://id> [--json] [--reveal] [credentials]"
-    let options: [OptionSpec] = [
-        .flag("--json", help: "Print one JSON document (schema 1)."),
-        .flag("--reveal", help: "Include the passwords."),
-    ] + Credentials.options
-    var details: String { options.helpSection }
+    let json = Flag("--json", help: "Print one JSON document (schema 1).")
+    let reveal = Flag("--reveal", help: "Include the passwords.")
+    let credentials = CredentialOptions()
 
     func run(arguments: [String], output: inout StandardStreams) throws -> ExitCode {
-        let parsed = try parse(arguments, options, name, count: 2...2)
-        let opened = try Credentials.openForReading(parsed, path: parsed.positionals[0], state: nil, command: name)
-        let vault = opened.vault
+        let parsed = try parse(arguments, count: 2...2)
+        let vault = try credentials.unlockForReading(parsed, path: parsed.positionals[0], state: nil, command: name).vault
         var candidates: [CredentialMatcher.Candidate] = []
         vault.root.forEachGroup { group, _ in
             let recycled = vault.isInRecycleBin(group: group.uuid)
             candidates += group.entries.map { .init(entry: $0, inRecycleBin: recycled) }
         }
         let result = CredentialMatcher.filter(entries: candidates, for: [ServiceIdentifier(parsing: parsed.positionals[1])])
-        let reveal = parsed.flag("reveal")
+        let revealed = parsed[reveal]
         let matches = result.suggested.map { entry in
             Match(path: vault.path(ofEntry: entry.uuid)?.description ?? "/" + entry.title, username: entry.text("UserName"), url: entry.text("URL"),
-                  password: reveal ? entry.text("Password") : nil)
+                  password: revealed ? entry.text("Password") : nil)
         }
-        if parsed.flag("json") {
+        if parsed[json] {
             output.print(try JSONText.encode(MatchReport(suggested: matches, all: result.all.count)))
         } else if matches.isEmpty {
             output.print("no entry for \(parsed.positionals[1].terminalSafe) (\(result.all.count) entries in all)")

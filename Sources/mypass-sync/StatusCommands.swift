@@ -1,7 +1,5 @@
 internal import Foundation
-internal import KDBXFormat
 internal import MyPassCore
-internal import MyPassMerge
 internal import MyPassSync
 
 /// `mypass-sync status VAULT [--json]`: no password needed.
@@ -9,8 +7,8 @@ struct StatusCommand: Command {
     let name = "status"
     let summary = "Has the vault changed on disk since this device last synced it? Conflict copies? Base known?"
     let usage = "mypass-sync status <vault> [--json] [--state-dir <dir>]"
-    let options: [OptionSpec] = [.flag("--json", help: "Print one JSON document (schema 1)."), SessionOptions.stateOption]
-    var details: String { options.helpSection }
+    let json = Flag("--json", help: "Print one JSON document (schema 1).")
+    let stateOptions = StateOptions()
 
     struct Report: Encodable {
         let schema = 1
@@ -23,16 +21,15 @@ struct StatusCommand: Command {
     }
 
     func run(arguments: [String], output: inout StandardStreams) throws -> ExitCode {
-        let parsed = try ParsedArguments.parse(arguments, options: options, command: name)
-        guard parsed.positionals.count == 1 else { throw CommandLineError.usage(message: "status takes one vault", command: name) }
+        let parsed = try parse(arguments, count: 1...1)
         let path = parsed.positionals[0]
         guard let current = try DurableFile.fingerprint(atPath: path) else { throw FileError.notFound(path: path) }
-        let record = SessionOptions.state(parsed).base(for: path)?.record
+        let record = stateOptions.state(parsed).base(for: path)?.record
         let changed = record.map { !($0.fingerprint.sameContent(as: current)) }
         let report = Report(vault: path, baseKnown: record != nil, changedSinceLastSync: changed,
                             conflictCopies: ConflictCopies.find(for: path),
                             quickUnlockUntil: QuickUnlock().expiry(path: path))
-        if parsed.flag("json") {
+        if parsed[json] {
             output.print(try JSONText.encode(report))
         } else {
             var lines = ["vault: \(path.terminalSafe)"]
@@ -55,14 +52,13 @@ struct ResolveCommand: Command {
     let name = "resolve"
     let summary = "Decide a save conflict: reload the disk version, overwrite it, or merge."
     let usage = "mypass-sync resolve <vault> --working <file> (--reload | --overwrite | --merge) [--json] [credentials]"
-    let options: [OptionSpec] = [
-        .value("--working", valueName: "file", help: "A vault file holding this device's unsaved edits."),
-        .flag("--reload", help: "Take the disk version; the working copy is kept as a backup (in the state directory)."),
-        .flag("--overwrite", help: "Write the working copy; the disk version is kept as a backup."),
-        .flag("--merge", help: "Three-way merge against the version this device last synced, then write."),
-        .flag("--json", help: "Print one JSON document (schema 1)."),
-    ] + Credentials.options + [SessionOptions.stateOption]
-    var details: String { options.helpSection }
+    let working = Option<String>("--working", valueName: "file", help: "A vault file holding this device's unsaved edits.")
+    let reload = Flag("--reload", help: "Take the disk version; the working copy is kept as a backup (in the state directory).")
+    let overwrite = Flag("--overwrite", help: "Write the working copy; the disk version is kept as a backup.")
+    let merge = Flag("--merge", help: "Three-way merge against the version this device last synced, then write.")
+    let json = Flag("--json", help: "Print one JSON document (schema 1).")
+    let credentials = CredentialOptions()
+    let stateOptions = StateOptions()
 
     struct Report: Encodable {
         let schema = 1
@@ -75,35 +71,26 @@ struct ResolveCommand: Command {
     }
 
     func run(arguments: [String], output: inout StandardStreams) throws -> ExitCode {
-        let parsed = try ParsedArguments.parse(arguments, options: options, command: name)
-        guard parsed.positionals.count == 1, let workingPath = parsed.value("working") else {
+        let parsed = try parse(arguments, count: 1...1)
+        guard let workingPath = parsed[working] else {
             throw CommandLineError.usage(message: "resolve takes one vault and --working <file>", command: name)
         }
-        let decisions = SyncSession.Decision.allCases.filter { parsed.flag($0.rawValue) }
+        let chosen: [(Flag, SyncSession.Decision)] = [(reload, .reload), (overwrite, .overwrite), (merge, .merge)]
+        let decisions = chosen.filter { parsed[$0.0] }.map(\.1)
         guard decisions.count == 1, let decision = decisions.first else {
             throw CommandLineError.usage(message: "choose exactly one of --reload, --overwrite, --merge", command: name)
         }
-        let working = try Credentials.openVault(parsed, path: workingPath, command: name)
         let path = parsed.positionals[0]
-        let session = try SyncSession(path: path, working: working.opened, key: working.key, state: SessionOptions.state(parsed),
-                                      limits: working.limits)
-        session.rotatesKDFSalt = try DeviceSettings.load().rotateKDFSalt
-        let resolution: SyncSession.Resolution
-        if let conflict = try session.diskChange() {
-            resolution = try session.resolve(conflict, by: decision)
-        } else {
-            // Nothing changed on disk: reload keeps the disk version; the others write the working copy.
-            let wrote = try decision != .reload && session.saveMerging().wroteFile
-            resolution = SyncSession.Resolution(decision: decision, changes: [], warnings: ["the vault had not changed on disk"], backup: nil,
-                                                wroteFile: wrote)
-        }
+        let workingCopy = try credentials.unlock(parsed, path: workingPath, command: name)
+        let session = try workingCopy.resumingSession(on: path, state: stateOptions.state(parsed), settings: DeviceSettings.load())
+        let resolution = try session.resolveDiskChange(by: decision)
         let report = Report(decision: decision.rawValue, changes: resolution.changes, warnings: resolution.warnings + session.warnings,
                             backup: resolution.backup, wroteFile: resolution.wroteFile)
-        if parsed.flag("json") {
+        if parsed[json] {
             output.print(try JSONText.encode(report))
         } else {
             var lines = ["\(decision.rawValue): \(path)"]
-            lines += resolution.changes.map { "  " + ChangeText.line($0) }
+            lines += resolution.changes.map { "  " + ReportText.line($0) }
             lines += report.warnings.map { "  warning: \($0)" }
             if let backup = resolution.backup { lines.append("backup: \(backup)") }
             if decision != .reload && !resolution.wroteFile { lines.append("unchanged: the vault already held this content; not written") }

@@ -1,5 +1,5 @@
 internal import Foundation
-internal import KDBXFormat
+internal import MyPassSync
 internal import MyPassCore
 internal import MyPassCrypto
 
@@ -8,22 +8,15 @@ struct TOTPCommand: Command {
     let name = "totp"
     let summary = "Print an entry's time-based one-time password (otpauth URI, KeePassXC or KeePass fields)."
     let usage = "mypass-sync totp <vault> <entry-path> [--time <unix-seconds>] [--json] [credentials]"
-    let options: [OptionSpec] = [
-        .value("--time", valueName: "unix-seconds", help: "The code at this moment instead of now."),
-        .flag("--json", help: "Print {\"code\", \"secondsRemaining\", \"period\", \"algorithm\"}."),
-    ] + Credentials.options
-    var details: String { options.helpSection }
+    let time = Option<Int64>.number("--time", valueName: "unix-seconds", help: "The code at this moment instead of now.", in: 0...Int64.max)
+    let json = Flag("--json", help: "Print {\"code\", \"secondsRemaining\", \"period\", \"algorithm\"}.")
+    let credentials = CredentialOptions()
 
     func run(arguments: [String], output: inout StandardStreams) throws -> ExitCode {
-        let parsed = try parse(arguments, options, name, count: 2...2)
-        let moment = try parsed.value("time").map { text -> Date in
-            guard let seconds = Int64(text), seconds >= 0 else {
-                throw CommandLineError.usage(message: "--time takes Unix seconds", command: name)
-            }
-            return Date(timeIntervalSince1970: TimeInterval(seconds))
-        } ?? Date()
-        let opened = try Credentials.openForReading(parsed, path: parsed.positionals[0], state: nil, command: name)
-        let entry = try requireEntry(parsed.positionals[1], opened.vault, name)
+        let parsed = try parse(arguments, count: 2...2)
+        let moment = parsed[time].map { Date(timeIntervalSince1970: TimeInterval($0)) } ?? Date()
+        let vault = try credentials.unlockForReading(parsed, path: parsed.positionals[0], state: nil, command: name).vault
+        let entry = try requireEntry(parsed.positionals[1], vault, name)
         let configuration: TOTP
         do {
             guard let found = try TOTP.configuration(of: entry) else {
@@ -35,7 +28,7 @@ struct TOTPCommand: Command {
         }
         let code = try configuration.code(at: moment)
         let remaining = configuration.secondsRemaining(at: moment)
-        if parsed.flag("json") {
+        if parsed[json] {
             output.print(try JSONText.encode(TOTPOutput(code: code, secondsRemaining: remaining, period: configuration.period,
                                                         algorithm: configuration.algorithm.rawValue)))
         } else {

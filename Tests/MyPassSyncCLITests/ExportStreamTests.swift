@@ -2,7 +2,7 @@ import Foundation
 import KDBXFormat
 import MyPassCore
 import Testing
-@testable import mypass_sync
+@testable import MyPassSync
 
 @Suite("export --format json streamed")
 struct ExportStreamTests {

@@ -13,7 +13,7 @@ struct VaultWatcherTests {
         private let lock = NSLock()
         private var kinds: [String] = []
         private var lines: [String] = []
-        func add(_ event: VaultWatcher.Event) {
+        func add(_ event: WatchEvent) {
             lock.lock()
             kinds.append(event.kind.rawValue)
             lines.append("\(event.kind): \(event.detail) \(event.changes.map { "\($0.kind) \($0.title) \($0.fields)" })")

@@ -1,7 +1,7 @@
 public import Foundation
 public import KDBXFormat
 public import MyPassCore
-public import MyPassMerge
+internal import MyPassMerge
 
 /// One vault file held open by this device: the working snapshot, the version it came from, and the
 /// saves that never overwrite a change they have not seen. When the file changed underneath, `save`
@@ -87,19 +87,25 @@ public final class SyncSession: @unchecked Sendable {
     public static let maximumAttempts = 5
 
     /// Opens `path` and remembers the version read as this device's base.
-    public init(path: String, key: CompositeKey, state: SyncStateStore, limits: ResourceLimits = .standard) throws {
-        let (bytes, fingerprint) = try DurableFile.read(atPath: path)
-        let opened = try KDBXReader.open(bytes, key: key, limits: limits)
-        self.path = path
+    public convenience init(path: String, key: CompositeKey, state: SyncStateStore, limits: ResourceLimits = .standard) throws {
+        let file = try VaultFile.read(path, limits: limits)
+        let unlocked = try file.unlock(VaultCredentials(key: key))
+        try self.init(unlocked: unlocked, key: key, state: state)
+    }
+
+    /// A session on the version `unlocked` was read from (no second read); that version is
+    /// remembered as this device's base when it is a new one.
+    init(unlocked: UnlockedVault, key: CompositeKey, state: SyncStateStore) throws {
+        self.path = unlocked.path
         self.state = state
         self.key = key
-        self.limits = limits
-        self.vault = opened.vault
-        self.settings = opened.settings
-        self.derivedKey = opened.derivedKey
-        self.fingerprint = fingerprint
-        self.diskContent = (opened.vault, opened.settings)
-        rememberBase(bytes, fingerprint, onlyIfNew: true)
+        self.limits = unlocked.file.limits
+        self.vault = unlocked.opened.vault
+        self.settings = unlocked.opened.settings
+        self.derivedKey = unlocked.opened.derivedKey
+        self.fingerprint = unlocked.file.fingerprint
+        self.diskContent = (unlocked.opened.vault, unlocked.opened.settings)
+        rememberBase(unlocked.file.bytes, unlocked.file.fingerprint, onlyIfNew: true)
     }
 
     /// The working snapshot with its format and derived key.
@@ -188,8 +194,7 @@ public final class SyncSession: @unchecked Sendable {
 
     /// The vault this device last synced (from the state directory), if it opens with this key.
     public func base() -> Vault? {
-        guard let (_, bytes) = state.base(for: path) else { return nil }
-        return try? KDBXReader.open(bytes, key: key, cachedKey: derivedKey, limits: limits).vault
+        state.baseVault(for: path, key: key, cachedKey: derivedKey, limits: limits)
     }
 
     /// Writes the working snapshot if the file is still the version this session knows; otherwise
@@ -242,10 +247,7 @@ public final class SyncSession: @unchecked Sendable {
         let (file, derived) = try KDBXWriter.serialize(vault, settings: writeSettings, key: key, cachedKey: derivedKey, limits: limits)
         do {
             let written = try DurableFile.replace(atPath: path, with: file, policy: .onlyIf(fingerprint), symlinks: .writeTarget, verify: { bytes in
-                let check = try KDBXReader.open(bytes, key: self.key, cachedKey: derived, limits: self.limits)
-                let identical = check.vault == self.vault
-                DeferredRelease.drop(check)  // freed off this thread: the rename is waiting
-                guard identical else { throw KDBXError.unwritable("the written vault differs from the one saved") }
+                try VerifiedEncoding.verify(bytes, holds: self.vault, key: self.key, derivedKey: derived, limits: self.limits)
             }, mayReplace: { SyncTransfers.inProgress(for: self.path).isEmpty })
             fingerprint = written
             settings = writeSettings
@@ -309,8 +311,8 @@ public final class SyncSession: @unchecked Sendable {
                                       backup: backup, wroteFile: wrote)
                 }
             case .merge:
-                let result = try VaultMerger.merge(base: base(), local: vault, remote: current.disk.vault)
-                vault = result.vault
+                let (merged, result) = try MergeJob.merge(current.disk.vault, from: path, into: vault, base: base().map { .given($0) } ?? .none)
+                vault = merged
                 fingerprint = current.diskFingerprint
                 diskContent = (current.disk.vault, current.disk.settings)
                 let outcome = try saveLocked()
@@ -321,6 +323,14 @@ public final class SyncSession: @unchecked Sendable {
             current = try readDisk()
         }
         throw SaveError.changedOnDisk(current: current.diskFingerprint)
+    }
+
+    /// Applies `decision` to the change on disk since this session's version; when there is none,
+    /// `reload` keeps the disk version and the others write the working copy.
+    public func resolveDiskChange(by decision: Decision) throws -> Resolution {
+        if let conflict = try diskChange() { return try resolve(conflict, by: decision) }
+        let wrote = try decision != .reload && saveMerging().wroteFile
+        return Resolution(decision: decision, changes: [], warnings: ["the vault had not changed on disk"], backup: nil, wroteFile: wrote)
     }
 
     /// Saves, merging in whatever another program wrote meanwhile (what the entry commands do).

@@ -1,5 +1,7 @@
 public import Foundation
 internal import MyPassCrypto
+internal import KDBXFormat
+internal import MyPassCore
 #if canImport(Glibc)
 internal import Glibc
 #endif
@@ -51,6 +53,13 @@ public struct SyncStateStore: Sendable {
               let bytes = try? FileReading.readAll(atPath: stem + ".base.kdbx"),
               SHA256.hexHash(bytes) == record.fingerprint.sha256 else { return nil }
         return (record, bytes)
+    }
+
+    /// The version of `vaultPath` this device last synced, opened with `key` (reusing `cachedKey`
+    /// where the KDF salt matches); nil when there is none or it does not open.
+    func baseVault(for vaultPath: String, key: CompositeKey, cachedKey: DerivedKey?, limits: ResourceLimits) -> Vault? {
+        guard let (_, bytes) = base(for: vaultPath) else { return nil }
+        return try? KDBXReader.open(bytes, key: key, cachedKey: cachedKey, limits: limits).vault
     }
 
     /// Remembers `bytes` as the base of `vaultPath` unless the remembered base is this content already.

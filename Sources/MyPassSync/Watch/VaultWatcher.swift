@@ -1,7 +1,7 @@
 internal import Foundation
 public import KDBXFormat
 internal import MyPassCore
-public import MyPassMerge
+internal import MyPassMerge
 
 /// Keeps one vault in step with its file: notices external changes (by fingerprint), takes them in
 /// as the new base, folds sync-conflict copies in, recognises its own writes, waits for a vault that
@@ -9,71 +9,9 @@ public import MyPassMerge
 /// database instead of taking it.
 public final class VaultWatcher: @unchecked Sendable {
     /// What to do when the file changed on disk.
-    public enum Policy: String, Sendable { case merge, reload, ask }
+    public enum Policy: String, Sendable, CaseIterable { case merge, reload, ask }
     /// What to do with sync-conflict copies.
-    public enum CopyPolicy: String, Sendable { case merge, report, ignore }
-
-    /// One thing that happened, for the human or JSON-lines output.
-    public struct Event: Sendable, Encodable {
-        /// What happened (encoded as its name).
-        public enum Kind: String, Sendable, Encodable, CaseIterable {
-            /// First sync of this vault on this device: its version is recorded as the base.
-            case baseRecorded
-            /// A conflict copy is beside the vault (policy `report`).
-            case conflictCopyFound
-            /// A conflict copy could not be merged and stays in the folder (the reason in the detail).
-            case conflictCopyLeft
-            /// A conflict copy was merged in and retired.
-            case conflictCopyMerged
-            /// A conflict copy carried nothing new: retired without writing the vault.
-            case conflictCopyRetired
-            /// The vault changed on disk and the policy is `ask`.
-            case decisionNeeded
-            /// A step failed (reported once until something else happens; the caller backs off).
-            case error
-            /// The vault no longer opens with these credentials (its key was changed elsewhere): nothing done.
-            case keyChanged
-            /// The change seen is this watcher's own write.
-            case ownWriteIgnored
-            /// A rollback or another database was refused.
-            case refused
-            /// A change made elsewhere was taken in.
-            case reloaded
-            /// A version that lacked synced content (a blind save) was put right.
-            case restored
-            /// The file does not parse (yet): retried after a quiet period, never repaired or overwritten.
-            case unreadable
-            /// The vault file is back.
-            case vaultBack
-            /// The vault file is gone: waiting for it to come back (never treated as an empty vault).
-            case vaultMissing
-            /// A version that looks like a rollback is held while the conflict copy with the newer versions may still arrive.
-            case waitingForCopy
-            /// A sync engine is transferring the vault or a copy into the folder: waiting until it is done.
-            case waitingForSync
-            /// The inotify queue overflowed: everything is checked again.
-            case rescan
-            /// inotify cannot be used (the watch limit, say): the folder is polled.
-            case pollingOnly
-            /// The watch ended on a signal.
-            case stopped
-
-            /// A problem that is reported once until something else happens, and makes the caller back off.
-            var isProblem: Bool { self == .error || self == .unreadable }
-        }
-
-        public let kind: Kind
-        public let vault: String
-        public let detail: String
-        public let changes: [Change]
-
-        public init(kind: Kind, vault: String, detail: String, changes: [Change]) {
-            self.kind = kind
-            self.vault = vault
-            self.detail = detail
-            self.changes = changes
-        }
-    }
+    public enum CopyPolicy: String, Sendable, CaseIterable { case merge, report, ignore }
 
     public let path: String
     private let key: CompositeKey
@@ -81,7 +19,7 @@ public final class VaultWatcher: @unchecked Sendable {
     private let limits: ResourceLimits
     private let policy: Policy
     private let copyPolicy: CopyPolicy
-    private let emit: @Sendable (Event) -> Void
+    private let emit: @Sendable (WatchEvent) -> Void
     private var reportedCopies: Set<String> = []
     /// The last derived key: a reload of a file whose KDF settings and salt are unchanged (what this
     /// project writes) costs no KDF run; a new salt (KeePassXC draws one per save) costs one.
@@ -132,7 +70,7 @@ public final class VaultWatcher: @unchecked Sendable {
     /// nothing is left to do here. After the grace (that device may run no watcher) it is merged here.
     public init(
         path: String, key: CompositeKey, state: SyncStateStore, limits: ResourceLimits, policy: Policy, copyPolicy: CopyPolicy,
-        foreignCopyGrace: Double = 0, rollbackHold: Double = 0, emit: @escaping @Sendable (Event) -> Void
+        foreignCopyGrace: Double = 0, rollbackHold: Double = 0, emit: @escaping @Sendable (WatchEvent) -> Void
     ) {
         self.foreignCopyGrace = foreignCopyGrace
         self.rollbackHold = rollbackHold
@@ -150,17 +88,17 @@ public final class VaultWatcher: @unchecked Sendable {
     public private(set) var failedLastCheck = false
     /// The problem last reported: the same one again is not reported again until something else
     /// happened (a step that keeps failing reports once).
-    private var lastProblem: (kind: Event.Kind, detail: String)?
+    private var lastProblem: (kind: WatchEvent.Kind, detail: String)?
 
-    private func report(_ kind: Event.Kind, _ detail: String = "", changes: [Change] = []) {
-        if kind.isProblem {
+    private func report(_ event: WatchEvent) {
+        if event.kind.isProblem {
             failedLastCheck = true
-            if let last = lastProblem, last.kind == kind && last.detail == detail { return }
-            lastProblem = (kind, detail)
-        } else if kind != .waitingForSync {
+            if let last = lastProblem, last.kind == event.kind && last.detail == event.detail { return }
+            lastProblem = (event.kind, event.detail)
+        } else if event.kind != .waitingForSync {
             lastProblem = nil
         }
-        emit(Event(kind: kind, vault: path, detail: detail, changes: changes))
+        emit(event)
     }
 
     /// One pass: the vault itself, then its conflict copies. Returns false when the vault could not
@@ -171,7 +109,7 @@ public final class VaultWatcher: @unchecked Sendable {
         // The sync engine is still writing the vault or a copy: what is there now is about to change.
         let transfers = SyncTransfers.inProgress(for: path)
         if !transfers.isEmpty {
-            if !waitingForTransfer { report(.waitingForSync, "a sync engine is transferring \(transfers.joined(separator: ", ")); waiting until it is done") }
+            if !waitingForTransfer { report(.waitingForSync(vault: path, transfers: transfers)) }
             waitingForTransfer = true
             return false
         }
@@ -180,14 +118,14 @@ public final class VaultWatcher: @unchecked Sendable {
         do {
             current = try DurableFile.read(atPath: path)
         } catch .notFound {
-            if !missingReported { report(.vaultMissing, "waiting for it to come back (not treated as an empty vault)") }
+            if !missingReported { report(.vaultMissing(vault: path)) }
             missingReported = true
             return false
         } catch {
-            report(.error, "\(error)")
+            report(.error(vault: path, message: "\(error)"))
             return false
         }
-        if missingReported { report(.vaultBack) }
+        if missingReported { report(.vaultBack(vault: path)) }
         missingReported = false
         if vaultInodes.last != current.fingerprint.inode {
             vaultInodes.append(current.fingerprint.inode)
@@ -196,7 +134,7 @@ public final class VaultWatcher: @unchecked Sendable {
         let record = state.base(for: path)
         if let record, record.record.fingerprint.sameContent(as: current.fingerprint) {
             if let ownWrite, ownWrite.sameContent(as: current.fingerprint) {
-                report(.ownWriteIgnored, "the vault as this watcher wrote it")
+                report(.ownWriteIgnored(vault: path))
                 self.ownWrite = nil
             }
             return checkCopies(current)
@@ -206,10 +144,10 @@ public final class VaultWatcher: @unchecked Sendable {
             disk = try KDBXReader.open(current.bytes, key: key, cachedKey: cachedKey, limits: limits)
             cachedKey = disk.derivedKey
         } catch KDBXError.wrongCredentials {
-            report(.keyChanged, "the vault no longer opens with these credentials (its key was changed elsewhere); nothing done")
+            report(.keyChanged(vault: path))
             return true
         } catch {
-            report(.unreadable, "\(error); retrying after a quiet period (never repaired or overwritten)")
+            report(.unreadable(vault: path, reason: "\(error)"))
             return false
         }
         let base = record.flatMap { record in
@@ -228,13 +166,13 @@ public final class VaultWatcher: @unchecked Sendable {
             rollbackSeen = (current.fingerprint, firstSeen)
             if Date().timeIntervalSince(firstSeen) < rollbackHold {
                 if !waitingForCopy {
-                    report(.waitingForCopy, "\(problem); waiting up to \(Int(rollbackHold)) s for a conflict copy that holds the newer versions")
+                    report(.waitingForCopy(vault: path, problem: problem, hold: rollbackHold))
                 }
                 waitingForCopy = true
                 return false
             }
             waitingForCopy = false
-            report(.refused, problem)
+            report(.refused(vault: path, reason: problem))
             return true
         }
         rollbackSeen = nil
@@ -242,16 +180,16 @@ public final class VaultWatcher: @unchecked Sendable {
         if record != nil {
             switch policy {
             case .ask:
-                report(.decisionNeeded, "the vault changed on disk; run resolve or watch with --policy merge|reload")
+                report(.decisionNeeded(vault: path))
                 return true
             case .merge, .reload:
                 let changes = base.map { VaultDiff.diff(from: $0, to: disk.vault) } ?? []
-                report(.reloaded, "changed on disk by another program", changes: changes)
+                report(.reloaded(vault: path, changes: changes))
             }
         } else {
-            report(.baseRecorded, "first sync of this vault on this device")
+            report(.baseRecorded(vault: path))
         }
-        do { try state.record(current.bytes, fingerprint: current.fingerprint, for: path) } catch { report(.error, "\(error)") }
+        do { try state.record(current.bytes, fingerprint: current.fingerprint, for: path) } catch { report(.error(vault: path, message: "\(error)")) }
         known = (current.fingerprint, disk)
         // No copy holds this device's version: what it synced must still be there.
         if policy == .merge, let base, ConflictCopies.find(for: path).isEmpty {
@@ -279,10 +217,9 @@ public final class VaultWatcher: @unchecked Sendable {
             let save = try session.saveMerging()
             if save.wroteFile { ownWrite = session.fingerprint }
             known = (session.fingerprint, session.opened)
-            report(.restored, "the new version lacked content this device had synced, with no deletion recorded (a program saved over a version it had not read); put back",
-                   changes: VaultDiff.diff(from: disk.vault, to: session.vault))
+            report(.restored(vault: path, changes: VaultDiff.diff(from: disk.vault, to: session.vault)))
         } catch {
-            report(.error, "restoring lost content: \(error)")
+            report(.error(vault: path, message: "restoring lost content: \(error)"))
             return false
         }
         return true
@@ -296,7 +233,7 @@ public final class VaultWatcher: @unchecked Sendable {
         if copyPolicy == .report {
             for copy in copies where !reportedCopies.contains(copy.path) {
                 reportedCopies.insert(copy.path)
-                report(.conflictCopyFound, copy.path)
+                report(.conflictCopyFound(vault: path, copy: copy.path))
             }
             return true
         }
@@ -342,22 +279,22 @@ public final class VaultWatcher: @unchecked Sendable {
             for outcome in folded.outcomes {
                 switch outcome.result {
                 case .merged:
-                    report(.conflictCopyMerged, "\(outcome.copy) -> \(outcome.movedTo ?? "")", changes: outcome.changes)
+                    report(.conflictCopyMerged(vault: path, copy: outcome.copy, keptAs: outcome.movedTo ?? "", changes: outcome.changes))
                 case .nothingNew:
-                    report(.conflictCopyRetired, "\(outcome.copy) -> \(outcome.movedTo ?? ""): it carried nothing new; the vault was not written for it")
+                    report(.conflictCopyRetired(vault: path, copy: outcome.copy, keptAs: outcome.movedTo ?? ""))
                 case .changedMeanwhile, .wouldMerge:
                     retryLater = true
                 case .otherCredentials, .otherDatabase, .unreadable, .tooLarge, .tooCostly:
                     failedCopies[outcome.copy] = Self.stamp(outcome.copy)
                     if !reportedCopies.contains(outcome.copy) {
                         reportedCopies.insert(outcome.copy)
-                        report(.conflictCopyLeft, "\(outcome.copy): \(outcome.result.rawValue)")
+                        report(.conflictCopyLeft(vault: path, copy: outcome.copy, reason: outcome.result))
                     }
                 }
             }
             if retryLater || deferred { return false }
         } catch {
-            report(.error, "folding conflict copies: \(error)")
+            report(.error(vault: path, message: "folding conflict copies: \(error)"))
             return false
         }
         return true

@@ -1,8 +1,8 @@
 internal import Foundation
 
-/// JSON output: sorted keys, pretty-printed, no escaped slashes, dates in ISO 8601.
-enum JSONText {
-    static func encode(_ value: some Encodable) throws -> String {
+/// JSON output of the tool and the library (reports, events): sorted keys, pretty-printed, no escaped slashes, dates in ISO 8601.
+public enum JSONText {
+    public static func encode(_ value: some Encodable) throws -> String {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
         encoder.dateEncodingStrategy = .iso8601

@@ -4,7 +4,7 @@ internal import Glibc
 #endif
 public import KDBXFormat
 public import MyPassCore
-public import MyPassMerge
+internal import MyPassMerge
 
 /// Folds the sync-conflict copies of a vault into it: each copy merged three-way (base: this device's
 /// sync state when both sides descend from it, else each entry's ancestor inferred from history), the
@@ -135,12 +135,10 @@ public enum ConflictFolding {
                 continue
             }
             // The base only where both sides descend from it; else each entry's ancestor is inferred.
-            let fitting = base.flatMap { VaultMerger.descends(vault, from: $0) && VaultMerger.descends(opened.vault, from: $0) ? $0 : nil }
-            let result = try VaultMerger.merge(base: fitting, local: vault, remote: opened.vault)
+            let (merged, step) = try MergeJob.merge(opened.vault, from: copy.path, into: vault, base: base.map { .remembered($0) } ?? .none)
             DeferredRelease.drop(opened)
-            let newContent = result.vault != vault
-            vault = result.vault
-            taken.append((copy, read.bytes, read.fingerprint, newContent ? result.changes : [], newContent))
+            vault = merged
+            taken.append((copy, read.bytes, read.fingerprint, step.newContent ? step.changes : [], step.newContent))
         }
         guard !dryRun else {
             let wouldMerge = taken.map { Outcome(copy: $0.copy.path, engine: $0.copy.engine, result: .wouldMerge, changes: $0.changes, movedTo: nil) }
@@ -169,5 +167,20 @@ public enum ConflictFolding {
                                     changes: item.changes, movedTo: kept))
         }
         return Report(outcomes: outcomes, wroteVault: wroteVault)
+    }
+}
+
+extension ConflictFolding {
+    /// Folds `copies` into the vault `unlocked` holds: merged against the version this device synced
+    /// before this run, saved through an editing session (`keepsBackup`, `settings`) by
+    /// compare-and-swap; `dryRun` merges in memory only.
+    public static func fold(
+        _ copies: [ConflictCopies.Copy], into unlocked: UnlockedVault, state: SyncStateStore, keepsBackup: Bool = false,
+        settings: DeviceSettings = DeviceSettings(), dryRun: Bool
+    ) throws -> Report {
+        let base = unlocked.rememberedBase(in: state)  // before the session records the version read
+        let session = try unlocked.session(state: state, keepsBackup: keepsBackup, settings: settings)
+        return try fold(copies, into: session, base: base, key: unlocked.requireCredentials().key, cachedKey: unlocked.opened.derivedKey,
+                        limits: unlocked.file.limits, dryRun: dryRun)
     }
 }

@@ -1,0 +1,171 @@
+internal import Foundation
+internal import KDBXFormat
+public import MyPassCore
+internal import MyPassMerge
+
+/// Merges other versions of a vault (remotes, sync-conflict copies, the disk version of a save
+/// conflict) into it, one after the other, and saves once: `merge`, `conflicts --merge`, the watcher
+/// and `resolve --merge` all merge here.
+public enum MergeJob {
+    /// The common ancestor a merge uses.
+    enum Base {
+        /// None: each entry's ancestor is inferred from history.
+        case none
+        /// Given by the user (`--base`): used for every copy.
+        case given(Vault)
+        /// The version this device last synced: used only where both sides descend from it (a copy
+        /// older than it would otherwise read as a change back).
+        case remembered(Vault)
+
+        /// The base for merging `remote` into `local`.
+        func fitting(_ local: Vault, _ remote: Vault) -> Vault? {
+            switch self {
+            case .none: nil
+            case .given(let base): base
+            case .remembered(let base):
+                VaultMerger.descends(local, from: base) && VaultMerger.descends(remote, from: base) ? base : nil
+            }
+        }
+    }
+
+    /// One copy merged in.
+    struct Step {
+        let source: String
+        let changes: [Change]
+        let warnings: [String]
+        /// Whether the copy changed the vault (false: everything it holds was there already).
+        let newContent: Bool
+    }
+
+    /// `vault` with `remote` merged in against `base`.
+    static func merge(_ remote: Vault, from source: String, into vault: Vault, base: Base) throws -> (vault: Vault, step: Step) {
+        let result = try VaultMerger.merge(base: base.fitting(vault, remote), local: vault, remote: remote)
+        let newContent = result.vault != vault
+        return (result.vault, Step(source: source, changes: result.changes, warnings: result.warnings, newContent: newContent))
+    }
+
+    /// What `run` is asked to do.
+    public struct Request: Sendable {
+        /// The other versions to merge in, in order.
+        public var copies: [String]
+        /// Their credentials when they differ from the vault's (a key changed on another device).
+        public var copyCredentials: VaultCredentials?
+        /// The common version (else the one this device last synced, else inferred per entry).
+        public var basePath: String?
+        /// Write the result here instead of replacing the vault.
+        public var outputPath: String?
+        /// Merge in memory only; write nothing.
+        public var dryRun = false
+        /// Keep the replaced version as `<vault>.bak`.
+        public var keepsBackup = false
+        public var state: SyncStateStore
+
+        public init(copies: [String], state: SyncStateStore) {
+            self.copies = copies
+            self.state = state
+        }
+    }
+
+    /// Opens the vault read as `file` and the request's copies (in parallel), merges the copies in
+    /// and writes the result once: to `outputPath`, or over the vault by compare-and-swap (a change
+    /// made meanwhile is merged in too), and only when the merge changed something. A copy whose
+    /// master key changed after the vault's, opened with its own credentials, makes the result use
+    /// that key (MERGE.md rule 13); one that does not open with the credentials stops the merge.
+    public static func run(_ request: Request, on file: VaultFile, credentials: VaultCredentials) throws -> MergeReport {
+        let (unlocked, opened) = try file.unlock(credentials, withCopies: request.copies, copyCredentials: request.copyCredentials)
+        let base: Base
+        if let basePath = request.basePath {
+            base = .given(try unlocked.openCopy(atPath: basePath).vault)
+        } else if let remembered = unlocked.rememberedBase(in: request.state) {
+            base = .remembered(remembered)
+        } else {
+            base = .none
+        }
+        var vault = unlocked.vault
+        var report = MergeReport()
+        var rotated: VaultCopy?
+        for (path, result) in zip(request.copies, opened) {
+            let copy: VaultCopy
+            switch result {
+            case .success(let value): copy = value
+            case .failure(.wrongCredentials): throw MergeRefusal.keyRotated(path)
+            case .failure(let error): throw error
+            }
+            let (merged, step) = try merge(copy.vault, from: path, into: vault, base: base)
+            vault = merged
+            report.sections.append(.init(remote: path, changes: step.changes, warnings: step.warnings))
+            let never = Timestamp(secondsSinceYearOne: 0)
+            let localKeyChanged = (rotated?.vault ?? unlocked.vault).meta.masterKeyChanged ?? never
+            if request.copyCredentials != nil && (copy.vault.meta.masterKeyChanged ?? never) > localKeyChanged { rotated = copy }
+        }
+        if let rotated {
+            vault.meta.masterKeyChanged = rotated.vault.meta.masterKeyChanged
+            vault.meta.masterKeyChangeRecommended = rotated.vault.meta.masterKeyChangeRecommended
+            vault.meta.masterKeyChangeForced = rotated.vault.meta.masterKeyChangeForced
+            report.sections[report.sections.count - 1].warnings.append(
+                "the master key was changed on another device; the merged vault is written with that key")
+        }
+        report.dryRun = request.dryRun
+        let changed = report.hasChanges || rotated != nil
+        if !request.dryRun {
+            if let outputPath = request.outputPath {
+                let writer = rotated.map { UnlockedVault(file: file, opened: $0.opened, credentials: $0.credentials) } ?? unlocked
+                try writer.writeVerified(vault, toPath: outputPath)
+                report.written = outputPath
+            } else if changed {
+                let session = try SyncSession(unlocked: unlocked, key: credentials.key, state: request.state)
+                if let rotated { session.adoptCredentials(key: rotated.credentials.key, settings: rotated.opened.settings, derivedKey: rotated.opened.derivedKey) }
+                let settings = try DeviceSettings.load()
+                session.keepsBackup = request.keepsBackup || settings.backups
+                session.rotatesKDFSalt = settings.rotateKDFSalt
+                session.update(vault)
+                let save = try session.saveMerging()
+                if !save.mergedFromDisk.isEmpty {
+                    report.sections.append(.init(remote: file.path + " (changed during the merge)", changes: save.mergedFromDisk, warnings: []))
+                }
+                report.written = save.wroteFile ? file.path : nil
+                report.warnings = session.warnings
+            }
+        }
+        report.unchanged = !report.dryRun && report.written == nil
+        return report
+    }
+}
+
+/// Why a merge stops without writing.
+public enum MergeRefusal: Error, CustomStringConvertible {
+    /// A copy does not open with the known credentials: its key was changed on another device.
+    case keyRotated(String)
+
+    public var description: String {
+        switch self {
+        case .keyRotated(let path):
+            "\(path) does not open with these credentials (its key was probably changed on another device); nothing was written. Use --remote-password-stdin or --remote-key-file."
+        }
+    }
+}
+
+/// What a merge did, as `merge` prints it (`--json`: schema 1).
+public struct MergeReport: Sendable, Encodable {
+    /// What one copy brought.
+    public struct Section: Sendable, Encodable {
+        public let remote: String
+        public let changes: [Change]
+        public var warnings: [String]
+    }
+
+    public let schema = 1
+    public internal(set) var sections: [Section] = []
+    /// Where the result was written (nil: nowhere).
+    public internal(set) var written: String?
+    public internal(set) var dryRun = false
+    /// Nothing to write: the merged content is what the vault already holds (the file is untouched).
+    public internal(set) var unchanged = false
+    /// Problems that did not stop the merge (not part of the JSON document).
+    public internal(set) var warnings: [String] = []
+
+    private enum CodingKeys: String, CodingKey { case schema, sections, written, dryRun, unchanged }
+
+    /// Whether any copy changed the vault.
+    public var hasChanges: Bool { sections.contains { !$0.changes.isEmpty } }
+}

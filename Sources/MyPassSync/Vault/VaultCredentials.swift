@@ -1,0 +1,19 @@
+public import Foundation
+public import MyPassCrypto
+internal import KDBXFormat
+
+/// What unlocks a vault: a password, the contents of a key file, or both. Built once from what the
+/// user typed or chose; the password is never kept as a `String`.
+public struct VaultCredentials: Sendable {
+    let key: CompositeKey
+
+    /// Credentials from `password` (nil: none) and `keyFile` (the key file's bytes; nil: none).
+    /// Fails when the key file cannot be used.
+    public init(password: SecureBytes?, keyFile: Data?) throws {
+        key = try CompositeKey(password: password, keyFileContents: keyFile)
+    }
+
+    init(key: CompositeKey) {
+        self.key = key
+    }
+}
