@@ -35,7 +35,7 @@ let package = Package(
         // The only Swift code that calls crypto C APIs.
         .target(
             name: "MyPassCrypto",
-            dependencies: ["CSodium", "CArgon2", "CGcrypt", "CProcess"],
+            dependencies: ["CSodium", "CArgon2", "CGcrypt"],
             swiftSettings: strictSettings
         ),
         // The vault model as immutable values and the edits on it; no I/O.
@@ -60,7 +60,7 @@ let package = Package(
         // The I/O side: vault files, sync state, the watcher and the save-conflict decisions.
         .target(
             name: "MyPassSync",
-            dependencies: ["MyPassCore", "MyPassCrypto", "KDBXFormat", "MyPassMerge", "CInotifyTools", "CKeyutils", "CRename"],
+            dependencies: ["MyPassCore", "MyPassCrypto", "KDBXFormat", "MyPassMerge", "CInotifyTools", "CKeyutils", "CRename", "CProcess"],
             swiftSettings: strictSettings
         ),
         // The command-line tool: arguments, terminal I/O, human and JSON output, exit codes.

@@ -1,4 +1,4 @@
-public import Foundation
+internal import Foundation
 public import MyPassCore
 
 /// The merged vault, what changed relative to the local vault, and warnings.

@@ -5,12 +5,16 @@ public import MyPassCore
 /// deterministic: the same inputs always give the same vault and the same change log.
 public enum VaultMerger {
     /// Merges `remote` into `local` with `base` as the version both last shared (nil when unknown:
-    /// each entry's ancestor is then inferred from the history both sides share).
-    public static func merge(base: Vault?, local: Vault, remote: Vault) throws(MergeError) -> MergeResult {
+    /// each entry's ancestor is then inferred from the history both sides share). The merge's working
+    /// tables (indexes of every entry of three vaults) are handed to `release` at the end: the caller
+    /// decides where they are freed (on a background thread, or never in a process about to exit).
+    public static func merge(
+        base: Vault?, local: Vault, remote: Vault, release: (AnyObject) -> Void = { _ in }
+    ) throws(MergeError) -> MergeResult {
         guard local.root.uuid == remote.root.uuid else { throw .differentDatabases }
         let run = MergeRun(base: base.map(VaultIndex.init), local: VaultIndex(local), remote: VaultIndex(remote))
         let result = run.execute()
-        DeferredRelease.drop(run)  // its indexes hold every entry of three vaults
+        release(run)
         return result
     }
 }

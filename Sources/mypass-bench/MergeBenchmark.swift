@@ -2,6 +2,7 @@ import Foundation
 import KDBXFormat
 import MyPassCore
 import MyPassMerge
+import MyPassSync
 
 /// `mypass-bench merge [N]`: two copies of an N-entry vault with 100 different edits each, merged and
 /// written; open, merge and save timed (cheap KDF), peak memory of this process reported.
@@ -51,7 +52,7 @@ private func timeMerges(files: [Data], entries: Int, key: CompositeKey, derived:
             }
             let local = opened[useBase ? 1 : 0], remote = opened[useBase ? 2 : 1]
             let (result, mergeTime) = try timed {
-                try VaultMerger.merge(base: useBase ? opened[0].vault : nil, local: local.vault, remote: remote.vault)
+                try VaultMerger.merge(base: useBase ? opened[0].vault : nil, local: local.vault, remote: remote.vault) { DeferredRelease.drop($0) }
             }
             let (_, saveTime) = try timed {
                 try KDBXWriter.serialize(result.vault, settings: local.settings, key: key, cachedKey: local.derivedKey)

@@ -1,4 +1,4 @@
-public import Foundation
+internal import Foundation
 
 extension Vault {
     /// The entries whose title, user name, URL, notes or a tag contain `term` (case-insensitive), with

@@ -13,24 +13,22 @@ internal import Glibc
 public final class DirectoryHandle: @unchecked Sendable {
     /// The path the directory was opened by (for messages; never used to reach a file again).
     public let path: String
-    /// The open directory (O_RDONLY | O_DIRECTORY), closed in `deinit`.
-    let descriptor: Int32
+    /// The open directory (O_RDONLY | O_DIRECTORY), closed with this handle.
+    private let file: FileDescriptor
+    var descriptor: Int32 { file.raw }
 
     /// Opens the directory at `path` (the user named it, so symlinks in `path` itself are followed).
     public init(opening path: String) throws(FileError) {
         let shown = path.isEmpty ? "." : path
-        let descriptor = Glibc.open(shown, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        guard descriptor >= 0 else { throw FileReading.error(errno, "open directory", shown) }
+        guard let file = SystemCalls.openDirectory(shown) else { throw FileReading.error(errno, "open directory", shown) }
         self.path = shown
-        self.descriptor = descriptor
+        self.file = file
     }
 
-    private init(descriptor: Int32, path: String) {
-        self.descriptor = descriptor
+    private init(file: consuming FileDescriptor, path: String) {
+        self.file = file
         self.path = path
     }
-
-    deinit { Glibc.close(descriptor) }
 
     /// The directory holding `filePath`, opened, and the file's name in it.
     public static func parent(of filePath: String) throws(FileError) -> (directory: DirectoryHandle, name: String) {
@@ -57,57 +55,38 @@ public final class DirectoryHandle: @unchecked Sendable {
     /// The bytes of the regular file `name` (at most `limit`) and the `stat` of what was read, both
     /// from one descriptor: a symlink, FIFO or device under that name is `notARegularFile`, at once.
     public func read(_ name: String, limit: Int64 = FileReading.maximumSize) throws(FileError) -> (bytes: Data, status: stat) {
-        let descriptor = openFile(name, O_RDONLY | O_NONBLOCK)
-        guard descriptor >= 0 else {
+        guard let file = SystemCalls.open(name, in: self, O_RDONLY | O_NONBLOCK) else {
             if errno == ELOOP { throw .notARegularFile(path: pathOf(name)) }
             throw FileReading.error(errno, "open", pathOf(name))
         }
-        defer { Glibc.close(descriptor) }
-        return try FileReading.readAll(descriptor: descriptor, shownAs: pathOf(name), limit: limit)
+        return try FileReading.readAll(file, shownAs: pathOf(name), limit: limit)
     }
 
     /// The `lstat` of `name` (a symlink is described, not followed); nil when there is none.
     public func status(of name: String) -> stat? {
-        guard Self.isSingleName(name) else { return nil }
-        var status = stat()
-        return fstatat(descriptor, name, &status, AT_SYMLINK_NOFOLLOW) == 0 ? status : nil
+        SystemCalls.status(of: name, in: self)
     }
 
     /// The names in the directory (without `.` and `..`), sorted; empty when it cannot be listed.
     public func names() -> [String] {
-        let copy = dup(descriptor)
-        guard copy >= 0, let stream = fdopendir(copy) else {
-            if copy >= 0 { Glibc.close(copy) }
-            return []
-        }
-        defer { closedir(stream) }
-        rewinddir(stream)
-        var names: [String] = []
-        while let entry = readdir(stream) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
-                String(decoding: raw.prefix(while: { $0 != 0 }), as: UTF8.self)
-            }
-            if name != "." && name != ".." { names.append(name) }
-        }
-        return names.sorted()
+        SystemCalls.names(in: self) ?? []
     }
 
     /// The real directory `name` in this one, created 0700 from the start when missing; a symlink or
     /// any other file under that name is refused.
     public func privateSubdirectory(_ name: String) throws(FileError) -> DirectoryHandle {
         guard Self.isSingleName(name) else { throw .notARegularFile(path: pathOf(name)) }
-        if mkdirat(descriptor, name, 0o700) != 0 && errno != EEXIST {
+        if SystemCalls.makeDirectory(name, in: self) != 0 && errno != EEXIST {
             throw .system(operation: "mkdir", path: pathOf(name), errno: errno, message: String(cString: strerror(errno)))
         }
-        let opened = Glibc.openat(descriptor, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
-        guard opened >= 0 else {
+        guard let opened = SystemCalls.open(name, in: self, O_RDONLY | O_DIRECTORY) else {
             let code = errno
             if code == ELOOP || code == ENOTDIR {
                 throw .system(operation: "mkdir", path: pathOf(name), errno: ENOTDIR, message: "exists and is not a directory")
             }
             throw FileReading.error(code, "open directory", pathOf(name))
         }
-        return DirectoryHandle(descriptor: opened, path: pathOf(name))
+        return DirectoryHandle(file: opened, path: pathOf(name))
     }
 
     /// The directory at `path`, each missing component created 0700 and the last one required to be a

@@ -143,19 +143,18 @@ public enum DurableFile {
         _ data: Data, to temporary: String, in directory: DirectoryHandle, owner: (uid_t, gid_t)?, durable: Bool
     ) throws(SaveError) {
         let shown = directory.pathOf(temporary)
-        let descriptor = SystemCalls.open(temporary, in: directory, O_WRONLY | O_CREAT | O_EXCL, 0o600)
-        guard descriptor >= 0 else { throw .file(FileReading.error(errno, "create temp file", shown)) }
-        if let failure = data.withUnsafeBytes({ SystemCalls.writeAll(descriptor, $0) }) {
-            _ = SystemCalls.close(descriptor)
+        guard let file = SystemCalls.open(temporary, in: directory, O_WRONLY | O_CREAT | O_EXCL, 0o600) else {
+            throw .file(FileReading.error(errno, "create temp file", shown))
+        }
+        if let failure = data.withUnsafeBytes({ SystemCalls.writeAll(file, $0) }) {
             throw .file(FileReading.error(failure, "write", shown))
         }
-        if let owner, owner.0 != getuid() || owner.1 != getgid() { _ = fchown(descriptor, owner.0, owner.1) }
-        guard !durable || SystemCalls.fsync(descriptor) == 0 else {
+        if let owner, owner.0 != getuid() || owner.1 != getgid() { _ = SystemCalls.changeOwner(file, to: owner) }
+        guard !durable || SystemCalls.fsync(file) == 0 else {
             let failure = errno
-            _ = SystemCalls.close(descriptor)
             throw .file(.system(operation: "fsync", path: shown, errno: failure, message: String(cString: strerror(failure))))
         }
-        guard SystemCalls.close(descriptor) == 0 else { throw .file(FileReading.error(errno, "close", shown)) }
+        guard file.close() == 0 else { throw .file(FileReading.error(errno, "close", shown)) }
     }
 
     private static func finish(
@@ -249,8 +248,6 @@ public enum DurableFile {
 
     /// `path` with symlinks resolved when it exists (so the link's target is what gets replaced).
     public static func resolvedPath(_ path: String) -> String {
-        guard let resolved = realpath(path, nil) else { return path }
-        defer { free(resolved) }
-        return String(cString: resolved)
+        SystemCalls.resolve(path) ?? path
     }
 }

@@ -25,15 +25,14 @@ public enum FileReading {
             let (directory, name) = try DirectoryHandle.parent(of: path)
             return try directory.read(name, limit: limit)
         }
-        let descriptor = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
-        guard descriptor >= 0 else { throw error(errno, "open", path) }
-        defer { close(descriptor) }
-        return try readAll(descriptor: descriptor, shownAs: path, limit: limit)
+        guard let file = SystemCalls.openForReading(path) else { throw error(errno, "open", path) }
+        return try readAll(file, shownAs: path, limit: limit)
     }
 
-    /// The bytes of the open file `descriptor` (which must be a regular file of at most `limit`
-    /// bytes) and its `stat`; `shownAs` names it in errors.
-    static func readAll(descriptor: Int32, shownAs path: String, limit: Int64) throws(FileError) -> (bytes: Data, status: stat) {
+    /// The bytes of the open file (which must be a regular file of at most `limit` bytes) and its
+    /// `stat`; `shownAs` names it in errors.
+    static func readAll(_ file: borrowing FileDescriptor, shownAs path: String, limit: Int64) throws(FileError) -> (bytes: Data, status: stat) {
+        let descriptor = file.raw
         var status = stat()
         guard fstat(descriptor, &status) == 0 else { throw error(errno, "fstat", path) }
         guard (status.st_mode & S_IFMT) == S_IFREG else { throw .notARegularFile(path: path) }

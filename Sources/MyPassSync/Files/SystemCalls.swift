@@ -11,6 +11,20 @@ public enum SystemCalls {
     /// The operations the gate knows.
     public enum Operation: String, Sendable, CaseIterable {
         case open, write, fsync, close, rename, unlink, directorySync, watch
+        /// Opening a file to read it, by path or in a directory.
+        case read
+        /// Taking this device's write lock (open and `flock` of the lock file).
+        case lock
+        /// `fstatat` of a name in a directory.
+        case stat
+        /// Giving a new file the owner of the one it replaces.
+        case chown
+        /// Resolving a path to the file it names (`realpath`).
+        case resolve
+        /// Creating a directory (0700).
+        case makeDirectory
+        /// Listing a directory's names.
+        case list
     }
 
     /// A planned failure: the `occurrence`-th call (1-based) of `operation` — counting only calls on
@@ -69,17 +83,108 @@ public enum SystemCalls {
         return add(directory, events) == 0 ? lastError() : nil
     }
 
-    /// Opens `name` in `directory` (never through a symlink).
-    static func open(_ name: String, in directory: DirectoryHandle, _ flags: Int32, _ mode: mode_t) -> Int32 {
+    /// Opens `name` in `directory` (never through a symlink); read-only opens count as `read`.
+    static func open(_ name: String, in directory: DirectoryHandle, _ flags: Int32, _ mode: mode_t = 0) -> FileDescriptor? {
         let path = directory.pathOf(name)
-        if let fault = fault(for: .open, path: path) { errno = fault.errorNumber; return -1 }
+        if let fault = fault(for: flags & O_ACCMODE == O_RDONLY ? .read : .open, path: path) { errno = fault.errorNumber; return nil }
         let descriptor = directory.openFile(name, flags, mode)
         if descriptor >= 0 { plan.remember(descriptor, path: path) }
+        return FileDescriptor(descriptor)
+    }
+
+    /// Opens the directory at `path` (symlinks followed: the user named it); counts as `read`.
+    static func openDirectory(_ path: String) -> FileDescriptor? {
+        if let fault = fault(for: .read, path: path) { errno = fault.errorNumber; return nil }
+        return FileDescriptor(Glibc.open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC))
+    }
+
+    /// Creates the directory `name` (0700) in `directory`; 0, or -1 with `errno`.
+    static func makeDirectory(_ name: String, in directory: DirectoryHandle) -> Int32 {
+        if let fault = fault(for: .makeDirectory, path: directory.pathOf(name)) { errno = fault.errorNumber; return -1 }
+        guard DirectoryHandle.isSingleName(name) else { errno = EINVAL; return -1 }
+        return mkdirat(directory.descriptor, name, 0o700)
+    }
+
+    /// The names in `directory` (without `.` and `..`), sorted; nil with `errno` when it cannot be listed.
+    static func names(in directory: DirectoryHandle) -> [String]? {
+        if let fault = fault(for: .list, path: directory.path) { errno = fault.errorNumber; return nil }
+        let copy = dup(directory.descriptor)
+        guard copy >= 0 else { return nil }
+        guard let stream = fdopendir(copy) else {
+            _ = Glibc.close(copy)
+            return nil
+        }
+        defer { closedir(stream) }  // closes `copy`
+        rewinddir(stream)
+        var names: [String] = []
+        while let entry = readdir(stream) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
+                String(decoding: raw.prefix(while: { $0 != 0 }), as: UTF8.self)
+            }
+            if name != "." && name != ".." { names.append(name) }
+        }
+        return names.sorted()
+    }
+
+    /// What `lstat` says of the file at `path` (a symlink is described, not followed); nil with `errno`.
+    static func status(atPath path: String) -> FileStatus? {
+        if let fault = fault(for: .stat, path: path) { errno = fault.errorNumber; return nil }
+        var status = stat()
+        guard lstat(path, &status) == 0 else { return nil }
+        return FileStatus(inode: UInt64(status.st_ino), size: Int64(status.st_size),
+                          modified: [Int(status.st_mtim.tv_sec), Int(status.st_mtim.tv_nsec)])
+    }
+
+    /// Opens the file at `path` to read it (symlinks followed: the user named it).
+    static func openForReading(_ path: String) -> FileDescriptor? {
+        if let fault = fault(for: .read, path: path) { errno = fault.errorNumber; return nil }
+        let descriptor = Glibc.open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
+        if descriptor >= 0 { plan.remember(descriptor, path: path) }
+        return FileDescriptor(descriptor)
+    }
+
+    /// Opens (creating, 0600) the lock file at `path` and takes an exclusive `flock` on it, waiting
+    /// for other holders; nil with `errno` on failure.
+    static func lockFile(_ path: String) -> FileDescriptor? {
+        if let fault = fault(for: .lock, path: path) { errno = fault.errorNumber; return nil }
+        guard let descriptor = FileDescriptor(Glibc.open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)) else { return nil }
+        plan.remember(descriptor.raw, path: path)
+        while flock(descriptor.raw, LOCK_EX) != 0 {
+            guard errno == EINTR else {
+                let failure = errno
+                _ = descriptor.close()
+                errno = failure
+                return nil
+            }
+        }
         return descriptor
     }
 
+    /// The `lstat` of `name` in `directory` (a symlink is described, not followed); nil with `errno`.
+    static func status(of name: String, in directory: DirectoryHandle) -> stat? {
+        if let fault = fault(for: .stat, path: directory.pathOf(name)) { errno = fault.errorNumber; return nil }
+        guard DirectoryHandle.isSingleName(name) else { errno = EINVAL; return nil }
+        var status = stat()
+        return fstatat(directory.descriptor, name, &status, AT_SYMLINK_NOFOLLOW) == 0 ? status : nil
+    }
+
+    /// Gives the open file `descriptor` the owner `owner`; 0, or -1 with `errno`.
+    static func changeOwner(_ descriptor: borrowing FileDescriptor, to owner: (uid_t, gid_t)) -> Int32 {
+        if let fault = fault(for: .chown, path: plan.path(of: descriptor.raw)) { errno = fault.errorNumber; return -1 }
+        return fchown(descriptor.raw, owner.0, owner.1)
+    }
+
+    /// The absolute path `path` names with every symlink resolved; nil with `errno`.
+    static func resolve(_ path: String) -> String? {
+        if let fault = fault(for: .resolve, path: path) { errno = fault.errorNumber; return nil }
+        guard let resolved = realpath(path, nil) else { return nil }
+        defer { free(resolved) }
+        return String(cString: resolved)
+    }
+
     /// Writes all of `buffer`, retrying short writes and EINTR; returns errno on failure.
-    static func writeAll(_ descriptor: Int32, _ buffer: UnsafeRawBufferPointer) -> Int32? {
+    static func writeAll(_ file: borrowing FileDescriptor, _ buffer: UnsafeRawBufferPointer) -> Int32? {
+        let descriptor = file.raw
         var offset = 0
         let path = plan.path(of: descriptor)
         while offset < buffer.count {
@@ -103,11 +208,12 @@ public enum SystemCalls {
         return nil
     }
 
-    static func fsync(_ descriptor: Int32) -> Int32 {
-        if let fault = fault(for: .fsync, path: plan.path(of: descriptor)) { errno = fault.errorNumber; return -1 }
-        return Glibc.fsync(descriptor)
+    static func fsync(_ file: borrowing FileDescriptor) -> Int32 {
+        if let fault = fault(for: .fsync, path: plan.path(of: file.raw)) { errno = fault.errorNumber; return -1 }
+        return Glibc.fsync(file.raw)
     }
 
+    /// Closes `descriptor` (only `FileDescriptor` calls this).
     static func close(_ descriptor: Int32) -> Int32 {
         let path = plan.path(of: descriptor)
         plan.forget(descriptor)
@@ -152,6 +258,14 @@ public enum SystemCalls {
         if let fault = fault(for: .directorySync, path: directory.path) { errno = fault.errorNumber; return -1 }
         return Glibc.fsync(directory.descriptor)
     }
+}
+
+/// What `lstat` says of a file, as the watcher compares versions of it.
+struct FileStatus: Equatable {
+    let inode: UInt64
+    let size: Int64
+    /// Seconds and nanoseconds.
+    let modified: [Int]
 }
 
 /// Planned faults and per-operation call counts, shared by all threads of the process.

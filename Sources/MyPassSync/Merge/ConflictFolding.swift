@@ -94,8 +94,8 @@ public enum ConflictFolding {
         _ copies: [ConflictCopies.Copy], into session: SyncSession, base: Vault?, key: CompositeKey, cachedKey: DerivedKey? = nil,
         limits: ResourceLimits, dryRun: Bool, sizeLimit: Int64? = nil
     ) throws -> Report {
-        var vaultStatus = stat()
-        let vaultSize = stat(session.path, &vaultStatus) == 0 ? Int(vaultStatus.st_size) : 0
+        // The vault's size (of the file a symlink the user named leads to).
+        let vaultSize = SystemCalls.status(atPath: DurableFile.resolvedPath(session.path)).map { Int($0.size) } ?? 0
         // Each folder is opened once: reading a copy and removing it later happen in the directory
         // that was opened, even if it is swapped for a symlink meanwhile.
         var folders: [String: DirectoryHandle] = [:]

@@ -39,7 +39,7 @@ public enum MergeJob {
 
     /// `vault` with `remote` merged in against `base`.
     static func merge(_ remote: Vault, from source: String, into vault: Vault, base: Base) throws -> (vault: Vault, step: Step) {
-        let result = try VaultMerger.merge(base: base.fitting(vault, remote), local: vault, remote: remote)
+        let result = try VaultMerger.merge(base: base.fitting(vault, remote), local: vault, remote: remote) { DeferredRelease.drop($0) }
         let newContent = result.vault != vault
         return (result.vault, Step(source: source, changes: result.changes, warnings: result.warnings, newContent: newContent))
     }

@@ -91,34 +91,22 @@ public struct SyncStateStore: Sendable {
     public func lock(_ vaultPath: String) throws(FileError) -> WriterLock {
         try prepare()
         let path = stem(for: vaultPath) + ".lock"
-        let descriptor = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
-        guard descriptor >= 0 else { throw FileReading.error(errno, "open lock", path) }
-        while flock(descriptor, LOCK_EX) != 0 {
-            guard errno == EINTR else {
-                let failure = errno
-                close(descriptor)
-                throw FileReading.error(failure, "flock", path)
-            }
-        }
-        return WriterLock(descriptor: descriptor)
+        guard let file = SystemCalls.lockFile(path) else { throw FileReading.error(errno, "lock", path) }
+        return WriterLock(file)
     }
 }
 
 /// An exclusive `flock` held until `release()` or deinit.
 public final class WriterLock: @unchecked Sendable {
-    private var descriptor: Int32
+    /// The locked file: closing it gives the lock back.
+    private var file: FileDescriptor?
 
-    init(descriptor: Int32) {
-        self.descriptor = descriptor
+    init(_ file: consuming FileDescriptor) {
+        self.file = .some(file)
     }
 
     /// Gives the lock back.
     public func release() {
-        guard descriptor >= 0 else { return }
-        _ = flock(descriptor, LOCK_UN)
-        close(descriptor)
-        descriptor = -1
+        file = nil
     }
-
-    deinit { release() }
 }

@@ -17,6 +17,12 @@ public final class UnlockedVault: @unchecked Sendable {
         self.credentials = credentials
     }
 
+    /// A vault holds tens of thousands of objects: they are freed off the caller's thread (or, in a
+    /// process about to exit, not one by one at all).
+    deinit {
+        DeferredRelease.drop(opened)
+    }
+
     public var path: String { file.path }
     /// The decrypted vault.
     public var vault: Vault { opened.vault }

@@ -91,7 +91,8 @@ public final class DirectoryEvents: FileEventSource, @unchecked Sendable {
                 }
             }
             for directory in lost.sorted() where FileManager.default.fileExists(atPath: directory) {
-                if inotifytools_watch_file(directory, Self.watchedEvents) != 0 {
+                if SystemCalls.addWatch(directory, events: Self.watchedEvents, using: { inotifytools_watch_file($0, $1) },
+                                        lastError: { inotifytools_error() }) == nil {
                     lost.remove(directory)
                     deliver(.directoryBack(directory), to: current)
                 }

@@ -50,9 +50,8 @@ public final class VaultWatcher: @unchecked Sendable {
     private var failedCopies: [String: [Int]] = [:]
 
     private static func stamp(_ path: String) -> [Int] {
-        var status = stat()
-        guard lstat(path, &status) == 0 else { return [] }
-        return [Int(status.st_ino), Int(status.st_size), status.st_mtim.tv_sec, status.st_mtim.tv_nsec]
+        guard let status = SystemCalls.status(atPath: path) else { return [] }
+        return [Int(status.inode), Int(status.size)] + status.modified
     }
 
     /// When each foreign copy was first seen.
@@ -208,12 +207,12 @@ public final class VaultWatcher: @unchecked Sendable {
         do {
             // The new version is the local side: ties (the same version written in another order of
             // fields, say) keep its form, so a descendant merges to exactly itself.
-            let result = try VaultMerger.merge(base: base, local: disk.vault, remote: base)
-            guard result.vault != disk.vault else { return true }
+            let (restored, _) = try MergeJob.merge(base, from: "the synced version", into: disk.vault, base: .given(base))
+            guard restored != disk.vault else { return true }
             let session = try SyncSession(path: path, working: disk, key: key, state: state, limits: limits, basedOn: fingerprint,
                                           workingIsOnDisk: true)
             session.rotatesKDFSalt = rotatesKDFSalt
-            session.update(result.vault)
+            session.update(restored)
             let save = try session.saveMerging()
             if save.wroteFile { ownWrite = session.fingerprint }
             known = (session.fingerprint, session.opened)
@@ -246,10 +245,9 @@ public final class VaultWatcher: @unchecked Sendable {
         let now = Date()
         let ready = candidates.filter { copy in
             guard foreignCopyGrace > 0 else { return true }
-            var status = stat()
-            guard lstat(copy.path, &status) == 0 else { return true }
-            if vaultInodes.contains(UInt64(status.st_ino)) { return true }
-            let identity = CopyIdentity(path: copy.path, inode: UInt64(status.st_ino))
+            guard let status = SystemCalls.status(atPath: copy.path) else { return true }
+            if vaultInodes.contains(status.inode) { return true }
+            let identity = CopyIdentity(path: copy.path, inode: status.inode)
             let seen = foreignCopiesSeen[identity, default: now]
             foreignCopiesSeen[identity] = seen
             if now.timeIntervalSince(seen) >= foreignCopyGrace { return true }
@@ -308,8 +306,7 @@ public final class VaultWatcher: @unchecked Sendable {
             guard let time = baseTimes[item.entry.uuid], item.entry.times.lastModified < time else { return nil }
             return item.entry.uuid
         }
-        var status = stat()
-        let limit = ConflictFolding.copySizeLimit(forVaultOf: stat(path, &status) == 0 ? Int(status.st_size) : 0)
+        let limit = ConflictFolding.copySizeLimit(forVaultOf: SystemCalls.status(atPath: path).map { Int($0.size) } ?? 0)
         for copy in ConflictCopies.find(for: path) {
             guard let bytes = try? FileReading.readAll(atPath: copy.path, followSymlinks: false, limit: limit),
                   let opened = try? KDBXReader.open(bytes, key: key, cachedKey: cachedKey, limits: limits),

@@ -43,12 +43,12 @@ public enum DeferredRelease {
 
 /// Values a command-line process needs until it exits: kept, never freed one object at a time (the
 /// system reclaims the whole address space at exit, which costs nothing).
-public enum ProcessLifetime {
+enum ProcessLifetime {
     private static let lock = DispatchQueue(label: "mypass.process-lifetime")
     nonisolated(unsafe) private static var kept: [Any] = []
 
     /// Keeps `value` alive until the process exits (from any thread).
-    public static func keepUntilExit(_ value: Any) {
+    static func keepUntilExit(_ value: Any) {
         lock.sync { kept.append(value) }
     }
 }

@@ -1,0 +1,75 @@
+import Foundation
+import KDBXFormat
+import MyPassCore
+@testable import MyPassSync
+import Testing
+
+/// Every file call of the sync layer goes through `SystemCalls`: faults reach the reads, the lock,
+/// directory creation and listing, and no failure path leaks a descriptor.
+@Suite("SystemCalls: the gate reaches every file call", .serialized)
+struct SystemCallGateTests {
+    private func withFaults<T>(_ faults: [SystemCalls.Fault], _ body: () throws -> T) rethrows -> T {
+        SystemCalls.inject(faults)
+        defer { SystemCalls.inject([]) }
+        return try body()
+    }
+
+    private var openDescriptors: Int { (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd").count) ?? -1 }
+
+    @Test("a failing read of the vault is an I/O error before any key is derived")
+    func readFault() throws {
+        let workspace = try Workspace()
+        defer { workspace.remove() }
+        let error = withFaults([SystemCalls.Fault(.read, occurrence: 1, errorNumber: EIO, pathContains: "vault.kdbx")]) {
+            Result { try VaultFile.read(workspace.vaultPath) }
+        }
+        guard case .failure(let failure) = error else { Issue.record("the read did not fail"); return }
+        #expect(FailureKind(of: failure) == .ioError)
+        #expect((failure as? FileError).map { if case .system(_, _, EIO, _) = $0 { true } else { false } } == true, "\(failure)")
+    }
+
+    @Test("a failing lock stops the save; the vault is left byte for byte")
+    func lockFault() throws {
+        let workspace = try Workspace()
+        defer { workspace.remove() }
+        let session = try SyncSession(path: workspace.vaultPath, key: Workspace.key, state: workspace.state)
+        session.update(try session.vault.addingEntry(title: "Never", to: session.vault.root.uuid).vault)
+        let before = try workspace.bytes()
+        let result = withFaults([SystemCalls.Fault(.lock, occurrence: 1, errorNumber: EACCES)]) { Result { try session.save() } }
+        guard case .failure(let error) = result else { Issue.record("saved without the lock"); return }
+        #expect(error as? FileError == .permissionDenied(path: workspace.state.stem(for: workspace.vaultPath) + ".lock"), "\(error)")
+        #expect(try workspace.bytes() == before)
+    }
+
+    @Test("a state directory that cannot be created is said, not ignored")
+    func makeDirectoryFault() throws {
+        let workspace = try Workspace()
+        defer { workspace.remove() }
+        let state = SyncStateStore(directory: workspace.directory.appendingPathComponent("fresh/state").path)
+        let result = withFaults([SystemCalls.Fault(.makeDirectory, occurrence: 1, errorNumber: ENOSPC)]) { Result { try state.lock(workspace.vaultPath) } }
+        guard case .failure(let error) = result else { Issue.record("the lock was taken without its directory"); return }
+        #expect("\(error)".contains("No space left"), "\(error)")
+    }
+
+    @Test("no descriptor leaks on the success and failure paths of reads, saves and locks")
+    func noDescriptorLeaks() throws {
+        let workspace = try Workspace()
+        defer { workspace.remove() }
+        let session = try SyncSession(path: workspace.vaultPath, key: Workspace.key, state: workspace.state)
+        _ = try VaultFile.read(workspace.vaultPath)
+        let before = openDescriptors
+        for round in 0..<20 {
+            session.update(try session.vault.addingEntry(title: "Round \(round)", to: session.vault.root.uuid).vault)
+            let faults: [SystemCalls.Fault] = switch round % 4 {
+            case 0: []
+            case 1: [SystemCalls.Fault(.write, occurrence: 1, errorNumber: ENOSPC)]
+            case 2: [SystemCalls.Fault(.fsync, occurrence: 1, errorNumber: EIO), SystemCalls.Fault(.fsync, occurrence: 2, errorNumber: EIO)]
+            default: [SystemCalls.Fault(.close, occurrence: 1, errorNumber: EIO)]
+            }
+            _ = withFaults(faults) { Result { try session.save() } }
+            _ = try? VaultFile.read(workspace.vaultPath)
+            _ = withFaults([SystemCalls.Fault(.read, occurrence: 1, errorNumber: EIO)]) { Result { try VaultFile.read(workspace.vaultPath) } }
+        }
+        #expect(openDescriptors == before, "descriptors before \(before), after \(openDescriptors)")
+    }
+}
