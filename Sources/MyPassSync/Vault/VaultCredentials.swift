@@ -13,6 +13,11 @@ public struct VaultCredentials: Sendable {
         key = try CompositeKey(password: password, keyFileContents: keyFile)
     }
 
+    /// Credentials from a password an app holds as text (a password field), and a key file's bytes.
+    public init(password: String, keyFile: Data? = nil) throws {
+        try self.init(password: SecureBytes(bytes: Array(password.utf8)), keyFile: keyFile)
+    }
+
     init(key: CompositeKey) {
         self.key = key
     }

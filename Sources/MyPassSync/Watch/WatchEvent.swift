@@ -127,7 +127,7 @@ public enum WatchEvent: Sendable, Equatable {
             "a sync engine is transferring \(transfers.joined(separator: ", ")); waiting until it is done"
         case .rescan: "inotify queue overflowed; checking again"
         case .pollingOnly(let reason): reason
-        case .stopped: "shutting down on signal"
+        case .stopped: "the watch was stopped"
         }
     }
 
