@@ -4,13 +4,18 @@ public import MyPassCore
 /// How a vault is stored: container version, payload cipher, KDF and compression. Opening a vault
 /// yields its settings; saving with them again keeps the file as it was (with fresh seeds and IVs).
 public struct FormatSettings: Sendable, Equatable {
+    /// The container version.
     public var version: KDBXVersion
+    /// The payload cipher.
     public var cipher: PayloadCipher
+    /// The key derivation and its parameters.
     public var kdf: KDFParameters
+    /// The payload compression.
     public var compression: PayloadCompression
     /// KDBX 4 plugin data from the outer header, kept.
     public var publicCustomData: VariantDictionary?
 
+    /// Settings with these values.
     public init(
         version: KDBXVersion, cipher: PayloadCipher, kdf: KDFParameters, compression: PayloadCompression = .gzip,
         publicCustomData: VariantDictionary? = nil
@@ -38,6 +43,7 @@ public struct OpenedVault: Sendable {
     /// The KDF result, reusable for saves with the same KDF settings.
     public let derivedKey: DerivedKey
 
+    /// An opened vault with its format and key.
     public init(vault: Vault, settings: FormatSettings, derivedKey: DerivedKey) {
         self.vault = vault
         self.settings = settings

@@ -24,6 +24,7 @@ public enum KDBXError: Error, Equatable, Sendable, CustomStringConvertible {
     /// A crypto primitive failed.
     case crypto(CryptoError)
 
+    /// The failure in one sentence, never key material or content.
     public var description: String {
         switch self {
         case .notKDBX: "not a KDBX file (wrong signature)"

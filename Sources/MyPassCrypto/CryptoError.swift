@@ -15,6 +15,7 @@ public enum CryptoError: Error, Equatable, Sendable, CustomStringConvertible {
     /// A C library call failed; `code` is the library's own error code.
     case libraryFailure(library: String, function: String, code: Int32, message: String)
 
+    /// The failure in one sentence.
     public var description: String {
         switch self {
         case .invalidKeySize(let expected, let actual):

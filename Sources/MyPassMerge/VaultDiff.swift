@@ -5,6 +5,7 @@ public import MyPassCore
 /// `b`, per object and field (names only, never values). With a base, fields both sides changed
 /// differently since the base are reported as conflicts.
 public enum VaultDiff {
+    /// The changes that turn `a` into `b`; with `base`, fields both changed since are conflicts.
     public static func diff(from a: Vault, to b: Vault, base: Vault? = nil) -> [Change] {
         let left = VaultIndex(a), right = VaultIndex(b), ancestor = base.map(VaultIndex.init)
         var changes: [Change] = []

@@ -1,8 +1,11 @@
 /// A KDBX container version (major.minor) as stored after the signatures.
 public struct KDBXVersion: Sendable, Hashable, Comparable, CustomStringConvertible {
+    /// The major version (3 or 4).
     public let major: UInt16
+    /// The minor version.
     public let minor: UInt16
 
+    /// The version `major.minor`.
     public init(major: UInt16, minor: UInt16) {
         self.major = major
         self.minor = minor
@@ -21,8 +24,10 @@ public struct KDBXVersion: Sendable, Hashable, Comparable, CustomStringConvertib
     /// Whether this is a KDBX 4.x file (VariantDictionary KDF, HMAC blocks, inner header).
     public var isKDBX4: Bool { major == 4 }
 
+    /// `major.minor`.
     public var description: String { "\(major).\(minor)" }
 
+    /// Ordered by major, then minor.
     public static func < (lhs: KDBXVersion, rhs: KDBXVersion) -> Bool {
         (lhs.major, lhs.minor) < (rhs.major, rhs.minor)
     }

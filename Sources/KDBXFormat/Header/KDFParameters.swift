@@ -11,15 +11,24 @@ public enum KDFParameters: Sendable, Equatable {
 
     /// Argon2 settings in KDBX's units.
     public struct Argon2Settings: Sendable, Equatable {
+        /// Argon2d or Argon2id.
         public var variant: Argon2.Variant
+        /// The salt (drawn anew for every save unless the device says otherwise).
         public var salt: Data
+        /// Passes over the memory.
         public var iterations: UInt64
+        /// Memory in bytes.
         public var memoryBytes: UInt64
+        /// Lanes.
         public var parallelism: UInt32
+        /// The Argon2 version (0x13).
         public var version: UInt32
+        /// Argon2's optional secret input.
         public var secret: Data?
+        /// Argon2's optional associated data.
         public var associatedData: Data?
 
+        /// Argon2 settings with these values.
         public init(
             variant: Argon2.Variant, salt: Data, iterations: UInt64, memoryBytes: UInt64,
             parallelism: UInt32, version: UInt32 = 0x13, secret: Data? = nil, associatedData: Data? = nil
@@ -59,6 +68,7 @@ public enum KDFParameters: Sendable, Equatable {
         return SHA256.hash(Data(text.utf8))
     }
 
+    /// The name used by `info`, `export` and `convert`.
     public var name: String {
         switch self {
         case .aesKDF: "aes-kdf"
@@ -208,6 +218,7 @@ public struct ResourceLimits: Sendable, Equatable {
     /// Largest decompressed payload accepted, in bytes (default 2 GiB).
     public var maximumPayloadBytes: Int
 
+    /// Caps with these values.
     public init(
         maximumArgon2MemoryBytes: UInt64 = 2 << 30, maximumArgon2Iterations: UInt64 = 10_000,
         maximumArgon2Parallelism: UInt32 = 256, maximumAESKDFRounds: UInt64 = UInt64(UInt32.max),

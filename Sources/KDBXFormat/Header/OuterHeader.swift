@@ -8,13 +8,17 @@ public struct OuterHeader: Sendable, Equatable {
     /// Second signature: KDBX (0xB54BFB65 would be KeePass 1.x's .kdb, 0xB54BFB66 a 2.x pre-release).
     static let signature2: UInt32 = 0xB54B_FB67
 
+    /// The container version.
     public var version: KDBXVersion
+    /// The payload cipher.
     public var cipher: PayloadCipher
+    /// The payload compression.
     public var compression: PayloadCompression
     /// 32 random bytes mixed into the final keys; fresh on every save.
     public var masterSeed: Data
     /// The payload cipher's IV or nonce; fresh on every save.
     public var encryptionIV: Data
+    /// The key derivation and its parameters.
     public var kdf: KDFParameters
     /// KDBX 3.1: key of the inner random stream (in KDBX 4 it lives in the inner header).
     public var protectedStreamKey: Data?
@@ -31,7 +35,9 @@ public struct OuterHeader: Sendable, Equatable {
 
     /// A header field with an identifier this reader does not interpret.
     public struct UnknownField: Sendable, Equatable {
+        /// The field's type byte.
         public var identifier: UInt8
+        /// The field's bytes.
         public var data: Data
     }
 
@@ -42,6 +48,7 @@ public struct OuterHeader: Sendable, Equatable {
              kdfParameters, publicCustomData
     }
 
+    /// A header with these values.
     public init(
         version: KDBXVersion, cipher: PayloadCipher, compression: PayloadCompression, masterSeed: Data,
         encryptionIV: Data, kdf: KDFParameters, protectedStreamKey: Data? = nil, streamStartBytes: Data? = nil,

@@ -32,6 +32,7 @@ public struct VariantDictionary: Sendable, Equatable {
     /// The items in file order; keys are unique.
     public private(set) var items: [(key: String, value: Value)] = []
 
+    /// An empty dictionary.
     public init() {}
 
     /// The value stored under `key`.
@@ -46,6 +47,7 @@ public struct VariantDictionary: Sendable, Equatable {
         }
     }
 
+    /// Equal when they hold the same items in the same order.
     public static func == (lhs: VariantDictionary, rhs: VariantDictionary) -> Bool {
         lhs.items.count == rhs.items.count
             && zip(lhs.items, rhs.items).allSatisfy { $0.key == $1.key && $0.value == $1.value }

@@ -51,6 +51,7 @@ public struct DerivedKey: Sendable {
     /// the KDF settings and salt stay the same: keep it only in protected storage, with an expiry).
     public var storageForm: SecureBytes { transformedKey }
 
+    /// Runs the KDF `kdf` on `compositeKey` (within `limits`).
     public init(compositeKey: CompositeKey, kdf: KDFParameters, limits: ResourceLimits = .standard) throws(KDBXError) {
         self.kdf = kdf
         sourceKey = compositeKey.rawKey

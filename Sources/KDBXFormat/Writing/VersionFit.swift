@@ -36,10 +36,12 @@ public enum VersionFit {
             }
         }
 
+        /// What cannot be stored.
         public let kind: Kind
         /// How many groups, entries (history included), items or icons hold it.
         public let count: Int
 
+        /// What cannot be stored, how often, and the version that can.
         public var description: String { "\(kind.label): \(count) (needs KDBX \(kind.neededVersion))" }
     }
 

@@ -4,15 +4,19 @@ public import Foundation
 public enum CredentialMatcher {
     /// An entry with where it lives (entries in the recycle bin are never offered).
     public struct Candidate: Sendable {
+        /// The entry.
         public let entry: Entry
+        /// Whether it is in the recycle bin (never suggested).
         public let inRecycleBin: Bool
 
+        /// A candidate.
         public init(entry: Entry, inRecycleBin: Bool) {
             self.entry = entry
             self.inRecycleBin = inRecycleBin
         }
     }
 
+    /// The entries suggested, best first, and every candidate considered.
     public struct Result: Sendable {
         /// Entries for this service, best first (exact host, then same site).
         public let suggested: [Entry]

@@ -11,6 +11,7 @@ public enum VaultEditError: Error, Equatable, Sendable, CustomStringConvertible 
     /// A name, title or path was empty or otherwise unusable.
     case invalidName(String)
 
+    /// The failure in one sentence.
     public var description: String {
         switch self {
         case .entryNotFound(let uuid): "no entry \(uuid.canonicalString)"

@@ -12,6 +12,7 @@ public struct VaultPath: Sendable, Hashable, CustomStringConvertible {
         components = text.split(separator: "/", omittingEmptySubsequences: true).map(String.init)
     }
 
+    /// The path of these group and entry names, from the root.
     public init(components: [String]) {
         self.components = components
     }

@@ -6,6 +6,7 @@ public struct BinaryID: Sendable, Hashable, Comparable, CustomStringConvertible 
     /// Lowercase hex SHA-256 of the content.
     public let sha256: String
 
+    /// The identity of bytes whose SHA-256 is `sha256` (lowercase hex).
     public init(sha256: String) {
         self.sha256 = sha256
     }
@@ -15,16 +16,21 @@ public struct BinaryID: Sendable, Hashable, Comparable, CustomStringConvertible 
         sha256 = SHA256.hexHash(data)
     }
 
+    /// The hash.
     public var description: String { sha256 }
 
+    /// Ordered by hash (a stable order for writing).
     public static func < (lhs: BinaryID, rhs: BinaryID) -> Bool { lhs.sha256 < rhs.sha256 }
 }
 
 /// One pooled attachment content and KeePass's protect flag for it.
 public struct PooledBinary: Sendable, Hashable {
+    /// The attachment's bytes.
     public var data: Data
+    /// Whether the file marks it protected (kept on a re-save).
     public var isProtected: Bool
 
+    /// A pooled attachment.
     public init(data: Data, isProtected: Bool) {
         self.data = data
         self.isProtected = isProtected
@@ -35,8 +41,10 @@ public struct PooledBinary: Sendable, Hashable {
 /// them by `BinaryID`, so the same file attached twice is stored once, and a merge of two vaults
 /// needs no renumbering.
 public struct BinaryPool: Sendable, Hashable {
+    /// Every attachment's bytes, once each.
     public private(set) var binaries: [BinaryID: PooledBinary] = [:]
 
+    /// An empty pool.
     public init() {}
 
     /// Adds `data` (once) and returns its identity. A protected copy keeps the pool entry protected.
@@ -65,9 +73,12 @@ public struct BinaryPool: Sendable, Hashable {
 
 /// An attachment of an entry: a name and the pooled content it refers to.
 public struct Attachment: Sendable, Hashable {
+    /// The attachment's file name in the entry.
     public var name: String
+    /// Its bytes in the vault's pool.
     public var binary: BinaryID
 
+    /// An attachment named `name` of the pooled bytes `binary`.
     public init(name: String, binary: BinaryID) {
         self.name = name
         self.binary = binary

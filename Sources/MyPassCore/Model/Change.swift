@@ -31,17 +31,22 @@ public struct Change: Sendable, Hashable, Codable, CustomStringConvertible {
         case entry, group, meta
     }
 
+    /// What happened.
     public var kind: Kind
+    /// To what kind of object.
     public var subject: Subject
+    /// The object (nil for a vault setting).
     public var uuid: UUID?
     /// Group path of the object (`/Internet/Mail`), or the entry's path with its title.
     public var path: String
+    /// The entry's title or the group's name.
     public var title: String
     /// Names of the fields concerned (never their values).
     public var fields: [String]
     /// A short free-form detail (e.g. which side won a conflict), never a secret.
     public var detail: String
 
+    /// A change with these values.
     public init(_ kind: Kind, _ subject: Subject, uuid: UUID?, path: String, title: String, fields: [String] = [], detail: String = "") {
         self.kind = kind
         self.subject = subject
@@ -68,6 +73,7 @@ public struct Change: Sendable, Hashable, Codable, CustomStringConvertible {
         try container.encode(detail, forKey: .detail)
     }
 
+    /// The change in one line (names, never values).
     public var description: String {
         var text = "\(kind.rawValue) \(subject.rawValue) \(path)"
         if !fields.isEmpty { text += " [\(fields.joined(separator: ", "))]" }

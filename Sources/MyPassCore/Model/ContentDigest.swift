@@ -8,6 +8,7 @@ internal import MyPassCrypto
 /// field; other programs in insertion order and only the fields set). The digest is never shown: it
 /// covers protected values.
 extension Entry {
+    /// A digest of the content (for equality of large values).
     public var contentDigest: Data {
         var writer = DigestWriter()
         writer.add(uuid.uuidString)

@@ -3,19 +3,31 @@ public import Foundation
 /// A KeePass entry: its fields, attachments, times, history and everything else KeePass stores.
 /// A value: editing returns a new entry (see the edit operations on `Vault`).
 public struct Entry: Sendable, Hashable, Identifiable {
+    /// The entry's identity across versions and devices.
     public var uuid: UUID
+    /// A standard KeePass icon.
     public var iconID: Int
+    /// One of the vault's own icons, if set.
     public var customIconUUID: UUID?
+    /// Text colour (`#RRGGBB`, or empty).
     public var foregroundColor: String
+    /// Background colour (`#RRGGBB`, or empty).
     public var backgroundColor: String
+    /// A command that replaces opening the URL.
     public var overrideURL: String
+    /// Whether the password takes part in quality reports (KDBX 4.1).
     public var qualityCheck: Bool?
+    /// The entry's tags.
     public var tags: [String]
+    /// Creation, modification, access and expiry times.
     public var times: Times
     /// String fields in document order (standard and custom).
     public var fields: [EntryField]
+    /// Attachments by name, their bytes in the vault's binary pool.
     public var attachments: [Attachment]
+    /// Auto-type settings.
     public var autoType: AutoType
+    /// Plugin and application data of the entry.
     public var customData: [CustomDataItem]
     /// KDBX 4.1: the group the entry was in before its last move.
     public var previousParentGroup: UUID?
@@ -24,8 +36,10 @@ public struct Entry: Sendable, Hashable, Identifiable {
     /// Unknown child elements of `<Entry>`, kept.
     public var preserved: [PreservedXML]
 
+    /// The entry's identity (`Identifiable`).
     public var id: UUID { uuid }
 
+    /// An entry with these values.
     public init(
         uuid: UUID, iconID: Int = 0, customIconUUID: UUID? = nil, foregroundColor: String = "",
         backgroundColor: String = "", overrideURL: String = "", qualityCheck: Bool? = nil, tags: [String] = [],
@@ -70,9 +84,13 @@ public struct Entry: Sendable, Hashable, Identifiable {
         }
     }
 
+    /// The title field's text.
     public var title: String { text("Title") }
+    /// The user name field's text.
     public var userName: String { text("UserName") }
+    /// The URL field's text.
     public var url: String { text("URL") }
+    /// The notes field's text.
     public var notes: String { text("Notes") }
 
     /// The custom (non-standard) fields.

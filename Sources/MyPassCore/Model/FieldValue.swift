@@ -44,9 +44,12 @@ extension FieldValue: CustomStringConvertible {
 
 /// One string field of an entry (`<String><Key/><Value/></String>`).
 public struct EntryField: Sendable, Hashable {
+    /// The field's name.
     public var key: String
+    /// The field's value and protect flag.
     public var value: FieldValue
 
+    /// A field.
     public init(key: String, value: FieldValue) {
         self.key = key
         self.value = value

@@ -2,31 +2,45 @@ public import Foundation
 
 /// A KeePass group: its own settings and times, subgroups and entries.
 public struct Group: Sendable, Hashable, Identifiable {
+    /// The group's identity across versions and devices.
     public var uuid: UUID
+    /// The group's name.
     public var name: String
+    /// The group's notes.
     public var notes: String
+    /// A standard KeePass icon.
     public var iconID: Int
+    /// One of the vault's own icons, if set.
     public var customIconUUID: UUID?
+    /// Creation, modification, access, expiry and location-change times.
     public var times: Times
+    /// Whether a KeePass UI shows it expanded.
     public var isExpanded: Bool
+    /// The auto-type sequence its entries inherit.
     public var defaultAutoTypeSequence: String
     /// nil means "inherit from the parent" (KeePass's `null`).
     public var enableAutoType: Bool?
     /// nil means "inherit from the parent".
     public var enableSearching: Bool?
+    /// The entry at the top of a KeePass UI's list.
     public var lastTopVisibleEntry: UUID?
     /// KDBX 4.1: the group this one was in before its last move.
     public var previousParentGroup: UUID?
     /// KDBX 4.1: group tags.
     public var tags: [String]
+    /// Plugin and application data of the group.
     public var customData: [CustomDataItem]
+    /// Its subgroups, in order.
     public var groups: [Group]
+    /// Its entries, in order.
     public var entries: [Entry]
     /// Unknown child elements of `<Group>`, kept.
     public var preserved: [PreservedXML]
 
+    /// The group's identity (`Identifiable`).
     public var id: UUID { uuid }
 
+    /// A group with these values.
     public init(
         uuid: UUID, name: String, notes: String = "", iconID: Int = 48, customIconUUID: UUID? = nil, times: Times,
         isExpanded: Bool = true, defaultAutoTypeSequence: String = "", enableAutoType: Bool? = nil,

@@ -47,7 +47,9 @@ public struct ProtectedValue: Sendable, CustomStringConvertible, CustomDebugStri
     /// Whether the value is the empty string.
     public var isEmpty: Bool { masked.isEmpty }
 
+    /// Never the value.
     public var description: String { "ProtectedValue(hidden)" }
+    /// Never the value.
     public var debugDescription: String { description }
 }
 

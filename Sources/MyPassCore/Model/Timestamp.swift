@@ -11,6 +11,7 @@ public struct Timestamp: Sendable, Hashable, Comparable, CustomStringConvertible
     /// Seconds between 0001-01-01 and 1970-01-01.
     public static let unixEpochOffset: Int64 = 62_135_596_800
 
+    /// The moment `secondsSinceYearOne` seconds after 0001-01-01T00:00:00Z (KDBX 4's encoding).
     public init(secondsSinceYearOne: Int64) {
         self.secondsSinceYearOne = secondsSinceYearOne
     }
@@ -61,6 +62,7 @@ public struct Timestamp: Sendable, Hashable, Comparable, CustomStringConvertible
         }
     }
 
+    /// The moment in ISO 8601.
     public var description: String { iso8601 }
 
     /// Parses ISO 8601 as KeePass writes it (`YYYY-MM-DDTHH:MM:SSZ`, fractional seconds and numeric
@@ -105,6 +107,7 @@ public struct Timestamp: Sendable, Hashable, Comparable, CustomStringConvertible
         secondsSinceYearOne = days * 86_400 + hour * 3600 + minute * 60 + second - offsetSeconds
     }
 
+    /// Earlier first.
     public static func < (lhs: Timestamp, rhs: Timestamp) -> Bool {
         lhs.secondsSinceYearOne < rhs.secondsSinceYearOne
     }

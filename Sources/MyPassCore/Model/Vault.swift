@@ -3,14 +3,20 @@ internal import Foundation
 /// One immutable snapshot of a KeePass vault: settings, the group tree, tombstones and the pooled
 /// attachment contents. Edits return new snapshots; a snapshot never changes under its holder.
 public struct Vault: Sendable, Hashable {
+    /// The vault-wide settings.
     public var meta: Meta
+    /// The root group: every group and entry is below it.
     public var root: Group
+    /// Tombstones of deleted groups and entries.
     public var deletedObjects: [DeletedObject]
+    /// The attachments' bytes, once each.
     public var binaries: BinaryPool
     /// Unknown children of `<KeePassFile>` and of `<Root>`, kept.
     public var preservedFileElements: [PreservedXML]
+    /// Unknown elements of `<Root>`, kept.
     public var preservedRootElements: [PreservedXML]
 
+    /// A vault with these parts.
     public init(
         meta: Meta, root: Group, deletedObjects: [DeletedObject] = [], binaries: BinaryPool = BinaryPool(),
         preservedFileElements: [PreservedXML] = [], preservedRootElements: [PreservedXML] = []

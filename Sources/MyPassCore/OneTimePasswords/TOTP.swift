@@ -12,12 +12,16 @@ public struct TOTP: Sendable {
         case steam
     }
 
+    /// The shared secret.
     public let secret: SecureBytes
+    /// The HMAC hash.
     public let algorithm: OTPHashAlgorithm
+    /// How a code is written (digits, or Steam's alphabet).
     public let encoding: Encoding
     /// Seconds per code.
     public let period: Int
 
+    /// A configuration with these values.
     public init(secret: SecureBytes, algorithm: OTPHashAlgorithm = .sha1, encoding: Encoding = .digits(6), period: Int = 30)
         throws(TOTPError) {
         guard !secret.isEmpty else { throw .invalidSecret("the secret is empty") }
@@ -80,6 +84,7 @@ public enum TOTPError: Error, Equatable, CustomStringConvertible {
     case invalidParameter(String)
     case unsupported(String)
 
+    /// The configuration without its secret.
     public var description: String {
         switch self {
         case .invalidSecret(let detail): "invalid TOTP secret: \(detail)"

@@ -2,6 +2,7 @@ internal import Foundation
 
 /// JSON output of the tool and the library (reports, events): sorted keys, pretty-printed, no escaped slashes, dates in ISO 8601.
 public enum JSONText {
+    /// `value` as pretty-printed JSON with sorted keys and ISO 8601 dates.
     public static func encode(_ value: some Encodable) throws -> String {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]

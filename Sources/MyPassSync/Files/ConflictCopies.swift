@@ -12,7 +12,9 @@ public enum ConflictCopies {
 
     /// One conflict copy.
     public struct Copy: Sendable, Codable, Equatable {
+        /// The copy's path.
         public let path: String
+        /// The sync engine whose naming it follows.
         public let engine: Engine
         /// Its name in the folder.
         public var name: String { (path as NSString).lastPathComponent }
@@ -39,6 +41,7 @@ public enum ConflictCopies {
 
     /// A vault found in a folder (`conflicts FOLDER`).
     public struct FolderVault: Sendable, Equatable {
+        /// The vault's path.
         public let path: String
         /// False for a symlink or anything else that is not a regular file: whoever can write into
         /// the folder planted it, the user did not name it, so it is never followed.

@@ -12,6 +12,7 @@ public enum SaveError: Error, Sendable, CustomStringConvertible {
     /// The bytes written did not read back as the vault they should be.
     case verificationFailed(String)
 
+    /// The failure in one sentence.
     public var description: String {
         switch self {
         case .changedOnDisk(let current):

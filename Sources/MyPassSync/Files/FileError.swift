@@ -11,6 +11,7 @@ public enum FileError: Error, Equatable, Sendable, CustomStringConvertible {
     /// Any other system call failure: `operation` failed with `errno`.
     case system(operation: String, path: String, errno: Int32, message: String)
 
+    /// The failure with its path, in one sentence.
     public var description: String {
         switch self {
         case .notFound(let path): "\(path): no such file"

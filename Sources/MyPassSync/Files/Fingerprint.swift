@@ -7,10 +7,15 @@ internal import Glibc
 /// What identifies one version of a file on disk: device, inode, size, modification time and the
 /// SHA-256 of its bytes. A save compares it just before replacing the file.
 public struct Fingerprint: Sendable, Hashable, Codable, CustomStringConvertible {
+    /// The device the file is on.
     public var device: UInt64
+    /// The file's inode (a rename in keeps the new file's).
     public var inode: UInt64
+    /// The size in bytes.
     public var size: Int64
+    /// The modification time: whole seconds.
     public var modifiedSeconds: Int64
+    /// The modification time: nanoseconds within the second.
     public var modifiedNanoseconds: Int64
     /// Lowercase hex SHA-256 of the whole file.
     public var sha256: String
@@ -28,5 +33,6 @@ public struct Fingerprint: Sendable, Hashable, Codable, CustomStringConvertible 
     /// Whether `other` is the same content (the hash decides; metadata may differ after a copy).
     public func sameContent(as other: Fingerprint) -> Bool { sha256 == other.sha256 && size == other.size }
 
+    /// A short form for messages: inode, size, the hash's start.
     public var description: String { "inode \(inode), \(size) bytes, sha256 \(sha256.prefix(12))…" }
 }

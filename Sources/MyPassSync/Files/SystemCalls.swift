@@ -31,12 +31,18 @@ public enum SystemCalls {
     /// paths containing `pathContains`, when given — fails with `errorNumber`, or, with `shortWrite`,
     /// writes only half of what it was given.
     public struct Fault: Sendable, Equatable {
+        /// The operation that fails.
         public var operation: Operation
+        /// Which call of it fails (1-based).
         public var occurrence: Int
+        /// The errno it fails with.
         public var errorNumber: Int32
+        /// Instead of failing, a write writes only half.
         public var shortWrite: Bool
+        /// Only calls on paths containing this text count.
         public var pathContains: String?
 
+        /// A fault of `operation` at its `occurrence`-th call.
         public init(_ operation: Operation, occurrence: Int, errorNumber: Int32 = EIO, shortWrite: Bool = false, pathContains: String? = nil) {
             self.operation = operation
             self.occurrence = occurrence

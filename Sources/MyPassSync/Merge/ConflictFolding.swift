@@ -40,9 +40,13 @@ public enum ConflictFolding {
 
     /// What happened to one copy.
     public struct Outcome: Sendable, Encodable {
+        /// The copy's path.
         public let copy: String
+        /// The sync engine that named it.
         public let engine: ConflictCopies.Engine
+        /// What became of it.
         public let result: Result
+        /// What it brought (names and paths, never values).
         public let changes: [Change]
         /// Where the copy is kept on this device now (nil: left in the folder).
         public let movedTo: String?
@@ -50,6 +54,7 @@ public enum ConflictFolding {
 
     /// What one fold did.
     public struct Report: Sendable, Encodable {
+        /// What became of each copy.
         public let outcomes: [Outcome]
         /// Whether the vault file was replaced (false: nothing new, or a dry run).
         public let wroteVault: Bool

@@ -58,8 +58,10 @@ public enum MergeJob {
         public var dryRun = false
         /// Keep the replaced version as `<vault>.bak`.
         public var keepsBackup = false
+        /// This device's sync state (the remembered base; the new base after the save).
         public var state: SyncStateStore
 
+        /// A request to merge `copies` with this device's `state`.
         public init(copies: [String], state: SyncStateStore) {
             self.copies = copies
             self.state = state
@@ -137,6 +139,7 @@ public enum MergeRefusal: Error, CustomStringConvertible {
     /// A copy does not open with the known credentials: its key was changed on another device.
     case keyRotated(String)
 
+    /// The refusal in one sentence (paths, never values).
     public var description: String {
         switch self {
         case .keyRotated(let path):
@@ -149,15 +152,21 @@ public enum MergeRefusal: Error, CustomStringConvertible {
 public struct MergeReport: Sendable, Encodable {
     /// What one copy brought.
     public struct Section: Sendable, Encodable {
+        /// The copy merged in.
         public let remote: String
+        /// What it changed in the vault.
         public let changes: [Change]
+        /// What the merge noticed without stopping (a rotated key, trimmed history).
         public var warnings: [String]
     }
 
+    /// The version of this JSON document's layout.
     public let schema = 1
+    /// One section per copy, in merge order.
     public internal(set) var sections: [Section] = []
     /// Where the result was written (nil: nowhere).
     public internal(set) var written: String?
+    /// Whether nothing was meant to be written.
     public internal(set) var dryRun = false
     /// Nothing to write: the merged content is what the vault already holds (the file is untouched).
     public internal(set) var unchanged = false

@@ -36,14 +36,17 @@ public final class InMemoryDerivedKeyStore: DerivedKeyStore, @unchecked Sendable
     private let lock = NSLock()
     private var keys: [String: StoredDerivedKey] = [:]
 
+    /// An empty store.
     public init() {}
 
+    /// Keeps `key` for `vaultID` until `expiry` (nil: until removed).
     public func store(_ key: DerivedKey, for vaultID: String, until expiry: Date?) {
         lock.lock()
         keys[vaultID] = StoredDerivedKey(transformedKey: key.storageForm, kdfFingerprint: key.kdf.fingerprint, expires: expiry)
         lock.unlock()
     }
 
+    /// The key kept for `vaultID`, if it has not expired.
     public func load(for vaultID: String) -> StoredDerivedKey? {
         lock.lock()
         defer { lock.unlock() }
@@ -51,6 +54,7 @@ public final class InMemoryDerivedKeyStore: DerivedKeyStore, @unchecked Sendable
         return stored
     }
 
+    /// Forgets the key kept for `vaultID`.
     public func remove(for vaultID: String) {
         lock.lock()
         keys[vaultID] = nil
@@ -63,8 +67,10 @@ public final class InMemoryDerivedKeyStore: DerivedKeyStore, @unchecked Sendable
 /// Payload: the KDF fingerprint (32 bytes), the expiry (unix seconds, 8 bytes little-endian), then the
 /// derived key.
 public struct KernelKeyringDerivedKeyStore: DerivedKeyStore {
+    /// How long a key is kept when no expiry is given (seconds).
     public let lifetime: UInt32
 
+    /// A store in the session keyring whose keys expire after `lifetime` seconds by default.
     public init(lifetime: UInt32 = 8 * 3600) { self.lifetime = lifetime }
 
     /// Whether the kernel keyring can be used here (seccomp filters in some containers forbid it).
@@ -74,6 +80,7 @@ public struct KernelKeyringDerivedKeyStore: DerivedKeyStore {
 
     private func description(_ vaultID: String) -> String { "mypass-sync:derived-key:" + vaultID }
 
+    /// Keeps `key` for `vaultID` in the kernel keyring, possessor-only, until `expiry`.
     public func store(_ key: DerivedKey, for vaultID: String, until expiry: Date?) throws {
         let expires = expiry ?? Date().addingTimeInterval(TimeInterval(lifetime))
         let seconds = UInt32(clamping: Int64(expires.timeIntervalSinceNow.rounded(.up)))
@@ -111,6 +118,7 @@ public struct KernelKeyringDerivedKeyStore: DerivedKeyStore {
         return fields.count > 3 ? UInt32(fields[3], radix: 16) : nil
     }
 
+    /// The key kept for `vaultID`, if any and not expired.
     public func load(for vaultID: String) -> StoredDerivedKey? {
         let serial = key_serial_t(truncatingIfNeeded: keyctl_search(KEY_SPEC_USER_KEYRING, "user", description(vaultID), 0))
         guard serial > 0 else { return nil }
@@ -127,6 +135,7 @@ public struct KernelKeyringDerivedKeyStore: DerivedKeyStore {
                                 expires: Date(timeIntervalSince1970: TimeInterval(seconds)))
     }
 
+    /// Unlinks the key kept for `vaultID`.
     public func remove(for vaultID: String) {
         let serial = key_serial_t(truncatingIfNeeded: keyctl_search(KEY_SPEC_USER_KEYRING, "user", description(vaultID), 0))
         if serial > 0 { _ = keyctl_invalidate(serial) }

@@ -21,7 +21,9 @@ public final class SyncSession: @unchecked Sendable {
     public struct Conflict: Sendable {
         /// The version now on disk.
         public let disk: OpenedVault
+        /// The bytes of that version (kept as the new base when it is taken).
         public let diskBytes: Data
+        /// The fingerprint of that version.
         public let diskFingerprint: Fingerprint
     }
 
@@ -54,14 +56,18 @@ public final class SyncSession: @unchecked Sendable {
 
     /// What a decision did.
     public struct Resolution: Sendable {
+        /// The decision that was applied.
         public let decision: Decision
+        /// What the decision changed in the working snapshot (or, for `overwrite`, in the file).
         public let changes: [Change]
+        /// Problems that did not stop it.
         public let warnings: [String]
         /// Where the copy that was not kept went.
         public let backup: String?
         /// Whether the vault file was replaced (false: the outcome was already the content on disk).
         public let wroteFile: Bool
 
+        /// A resolution with everything it says.
         public init(decision: Decision, changes: [Change], warnings: [String], backup: String?, wroteFile: Bool) {
             self.decision = decision
             self.changes = changes
@@ -71,10 +77,15 @@ public final class SyncSession: @unchecked Sendable {
         }
     }
 
+    /// The vault file (as the caller named it).
     public let path: String
+    /// Where this device keeps the base of the vault.
     public let state: SyncStateStore
+    /// The working snapshot: the vault as edited in this session.
     public private(set) var vault: Vault
+    /// The format the next save writes.
     public private(set) var settings: FormatSettings
+    /// The version of the file this session is based on (read or last written).
     public private(set) var fingerprint: Fingerprint
     private var key: CompositeKey
     private var derivedKey: DerivedKey

@@ -8,6 +8,7 @@ internal import MyPassCrypto
 /// unlocked). Quick unlock opens the vault from a derived key kept in a `DerivedKeyStore`, without the
 /// password and without running the KDF, while the vault's KDF settings and salt are unchanged.
 public final class VaultSession: @unchecked Sendable {
+    /// The vault file.
     public let path: String
     /// The store's name for this vault: its resolved path.
     public let vaultID: String
@@ -16,6 +17,7 @@ public final class VaultSession: @unchecked Sendable {
     private let guardLock = NSLock()
     private var opened: OpenedVault?
 
+    /// A locked session on the vault at `path`; `store` keeps derived keys for quick unlock (nil: none).
     public init(path: String, store: (any DerivedKeyStore)?, limits: ResourceLimits = .standard) {
         self.path = path
         vaultID = DurableFile.resolvedPath(path)
@@ -23,6 +25,7 @@ public final class VaultSession: @unchecked Sendable {
         self.limits = limits
     }
 
+    /// Whether the vault is decrypted now.
     public var isUnlocked: Bool { guardLock.withLock { opened != nil } }
 
     /// The decrypted vault while unlocked.

@@ -11,6 +11,7 @@ public struct DeviceSettings: Codable, Sendable, Equatable {
     /// Draw a new KDF salt on every save (`SyncSession.rotatesKDFSalt`); false keeps the file's salt.
     public var rotateKDFSalt: Bool = true
 
+    /// Settings with these values (the defaults are what a missing file means).
     public init(backups: Bool = false, rotateKDFSalt: Bool = true) {
         self.backups = backups
         self.rotateKDFSalt = rotateKDFSalt

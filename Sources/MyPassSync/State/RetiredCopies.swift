@@ -22,13 +22,16 @@ public struct RetiredCopies: Sendable {
         public let originalName: String
         /// When it was retired.
         public let retired: Date
+        /// The copy's size in bytes.
         public let size: Int
     }
 
+    /// The state directory the copies are kept in.
     public let state: SyncStateStore
     /// The vault the copies belong to.
     public let vaultPath: String
 
+    /// The kept copies of the vault at `vaultPath`.
     public init(state: SyncStateStore, vaultPath: String) {
         self.state = state
         self.vaultPath = vaultPath

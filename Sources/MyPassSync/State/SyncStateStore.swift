@@ -18,6 +18,7 @@ public struct SyncStateStore: Sendable {
     public struct Record: Codable, Sendable, Equatable {
         /// The vault's resolved path.
         public var path: String
+        /// The fingerprint of the version remembered.
         public var fingerprint: Fingerprint
     }
 

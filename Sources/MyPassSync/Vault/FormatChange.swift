@@ -42,20 +42,29 @@ public struct FormatChange: Sendable {
         case gzip, none
     }
 
+    /// The container version to write.
     public var version: Version?
+    /// The payload cipher.
     public var cipher: Cipher?
+    /// The key derivation.
     public var kdf: KDF?
+    /// The payload compression.
     public var compression: Compression?
+    /// Argon2 iterations.
     public var argon2Iterations: UInt64?
     /// Argon2 memory in bytes (a multiple of 1024).
     public var argon2Memory: UInt64?
+    /// Argon2 lanes.
     public var argon2Parallelism: UInt32?
+    /// AES-KDF rounds.
     public var aesRounds: UInt64?
 
+    /// No change: every part keeps the vault's own.
     public init() {}
 
     /// Why a requested change cannot be made (the caller's request is wrong, not the vault).
     public struct Invalid: Error, Sendable, CustomStringConvertible {
+        /// What is wrong with the request.
         public let description: String
     }
 

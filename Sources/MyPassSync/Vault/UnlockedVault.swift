@@ -23,6 +23,7 @@ public final class UnlockedVault: @unchecked Sendable {
         DeferredRelease.drop(opened)
     }
 
+    /// The vault file's path.
     public var path: String { file.path }
     /// The decrypted vault.
     public var vault: Vault { opened.vault }

@@ -73,9 +73,11 @@ public struct VaultFile: Sendable {
 
 /// Another version of a vault (a remote, a conflict copy, a base), opened.
 public struct VaultCopy: Sendable {
+    /// The copy's path.
     public let path: String
     let opened: OpenedVault
     let credentials: VaultCredentials
 
+    /// The copy's content.
     public var vault: Vault { opened.vault }
 }

@@ -14,22 +14,32 @@ public struct VaultFormat: Sendable, Encodable {
         settings = FormatSettings(header)
     }
 
+    /// The container version (`4.0`).
     public var version: String { settings.version.description }
+    /// The payload cipher (`aes256`, `chacha20`, `twofish`).
     public var cipher: String { settings.cipher.rawValue }
+    /// The key derivation (`argon2d`, `argon2id`, `aes-kdf`).
     public var kdf: String { settings.kdf.name }
+    /// The payload compression (`gzip`, `none`).
     public var compression: String { settings.compression.name }
     /// The file's version is read but not written (KDBX 2.x): a save writes 3.1.
     public var isReadOnlyVersion: Bool { !settings.version.isWritten }
 
     /// KDF parameters in user units.
     public struct KDFFacts: Sendable, Encodable {
+        /// AES-KDF rounds.
         public var rounds: UInt64?
+        /// Argon2 iterations.
         public var iterations: UInt64?
+        /// Argon2 memory in bytes.
         public var memoryBytes: UInt64?
+        /// Argon2 lanes.
         public var parallelism: UInt32?
+        /// Argon2 version (`0x13`).
         public var argon2Version: String?
     }
 
+    /// The KDF's parameters.
     public var kdfParameters: KDFFacts {
         switch settings.kdf {
         case .aesKDF(_, let rounds):
@@ -42,6 +52,7 @@ public struct VaultFormat: Sendable, Encodable {
 
     private enum CodingKeys: String, CodingKey { case version, cipher, kdf, compression, kdfParameters }
 
+    /// The `format` object of `info --json` and `export`.
     public func encode(to encoder: any Encoder) throws {
         var container = encoder.container(keyedBy: CodingKeys.self)
         try container.encode(version, forKey: .version)

@@ -24,6 +24,7 @@ public final class DirectoryEvents: FileEventSource, @unchecked Sendable {
     /// The process's one instance (libinotifytools is global).
     public static var instance: DirectoryEvents { shared }
 
+    /// Watches `directory` with inotify; `handler` gets its events on the inotify thread.
     public func watch(_ directory: String, handler: @escaping @Sendable (FileEvent) -> Void) -> Int {
         lock.lock()
         defer { lock.unlock() }
@@ -42,6 +43,7 @@ public final class DirectoryEvents: FileEventSource, @unchecked Sendable {
         return token
     }
 
+    /// Stops delivering to the handler of `token`; the thread ends when none is left.
     public func stopWatching(_ token: Int) {
         lock.lock()
         handlers[token] = nil

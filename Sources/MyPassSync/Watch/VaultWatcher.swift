@@ -13,6 +13,7 @@ public final class VaultWatcher: @unchecked Sendable {
     /// What to do with sync-conflict copies.
     public enum CopyPolicy: String, Sendable, CaseIterable { case merge, report, ignore }
 
+    /// The vault watched (resolved path).
     public let path: String
     private let key: CompositeKey
     private let state: SyncStateStore

@@ -53,6 +53,7 @@ public final class WatchEngine: @unchecked Sendable {
         /// Whether saves draw a new KDF salt (`SyncSession.rotatesKDFSalt`).
         public var rotatesKDFSalt = true
 
+        /// The defaults, as `watch` uses them.
         public init() {}
     }
 

@@ -55,6 +55,7 @@ public enum WatchEvent: Sendable, Equatable {
         public var isProblem: Bool { self == .error || self == .unreadable }
     }
 
+    /// The event's name.
     public var kind: Kind {
         switch self {
         case .baseRecorded: .baseRecorded
