@@ -14,12 +14,7 @@ struct MatchCommand: Command {
     func run(arguments: [String], output: inout StandardStreams) throws -> ExitCode {
         let parsed = try parse(arguments, count: 2...2)
         let vault = try credentials.unlockForReading(parsed, path: parsed.positionals[0], state: nil, command: name).vault
-        var candidates: [CredentialMatcher.Candidate] = []
-        vault.root.forEachGroup { group, _ in
-            let recycled = vault.isInRecycleBin(group: group.uuid)
-            candidates += group.entries.map { .init(entry: $0, inRecycleBin: recycled) }
-        }
-        let result = CredentialMatcher.filter(entries: candidates, for: [ServiceIdentifier(parsing: parsed.positionals[1])])
+        let result = CredentialMatcher.filter(entries: vault.autoFillCandidates, for: [ServiceIdentifier(parsing: parsed.positionals[1])])
         let revealed = parsed[reveal]
         let matches = result.suggested.map { entry in
             Match(path: vault.path(ofEntry: entry.uuid)?.description ?? "/" + entry.title, username: entry.text("UserName"), url: entry.text("URL"),

@@ -10,25 +10,11 @@ struct StatusCommand: Command {
     let json = Flag("--json", help: "Print one JSON document (schema 1).")
     let stateOptions = StateOptions()
 
-    struct Report: Encodable {
-        let schema = 1
-        let vault: String
-        let baseKnown: Bool
-        let changedSinceLastSync: Bool?
-        let conflictCopies: [ConflictCopies.Copy]
-        /// Until when `unlock` keeps the vault's key (nil: not unlocked).
-        let quickUnlockUntil: Date?
-    }
-
     func run(arguments: [String], output: inout StandardStreams) throws -> ExitCode {
         let parsed = try parse(arguments, count: 1...1)
         let path = parsed.positionals[0]
-        guard let current = try DurableFile.fingerprint(atPath: path) else { throw FileError.notFound(path: path) }
-        let record = stateOptions.state(parsed).base(for: path)?.record
-        let changed = record.map { !($0.fingerprint.sameContent(as: current)) }
-        let report = Report(vault: path, baseKnown: record != nil, changedSinceLastSync: changed,
-                            conflictCopies: ConflictCopies.find(for: path),
-                            quickUnlockUntil: QuickUnlock().expiry(path: path))
+        let report = try VaultStatus(of: path, state: stateOptions.state(parsed))
+        let changed = report.changedSinceLastSync
         if parsed[json] {
             output.print(try JSONText.encode(report))
         } else {

@@ -75,3 +75,15 @@ public enum CredentialMatcher {
         return 1
     }
 }
+
+extension Vault {
+    /// Every entry of the vault as an AutoFill candidate, with whether it is in the recycle bin.
+    public var autoFillCandidates: [CredentialMatcher.Candidate] {
+        var candidates: [CredentialMatcher.Candidate] = []
+        root.forEachGroup { group, _ in
+            let recycled = isInRecycleBin(group: group.uuid)
+            candidates += group.entries.map { .init(entry: $0, inRecycleBin: recycled) }
+        }
+        return candidates
+    }
+}

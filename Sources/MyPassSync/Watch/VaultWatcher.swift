@@ -57,9 +57,12 @@ public final class VaultWatcher: @unchecked Sendable {
 
     /// When each foreign copy was first seen.
     private var foreignCopiesSeen: [CopyIdentity: Date] = [:]
+    /// A copy by path, inode and modification time: a file system reuses a deleted copy's inode for
+    /// the next file at once, and a new copy under the same name must start its own grace.
     private struct CopyIdentity: Hashable {
         let path: String
         let inode: UInt64
+        let modified: [Int]
     }
 
     /// `foreignCopyGrace`: a sync engine makes a conflict copy on one device (by renaming that
@@ -248,7 +251,7 @@ public final class VaultWatcher: @unchecked Sendable {
             guard foreignCopyGrace > 0 else { return true }
             guard let status = SystemCalls.status(atPath: copy.path) else { return true }
             if vaultInodes.contains(status.inode) { return true }
-            let identity = CopyIdentity(path: copy.path, inode: status.inode)
+            let identity = CopyIdentity(path: copy.path, inode: status.inode, modified: status.modified)
             let seen = foreignCopiesSeen[identity, default: now]
             foreignCopiesSeen[identity] = seen
             if now.timeIntervalSince(seen) >= foreignCopyGrace { return true }
