@@ -70,6 +70,8 @@ struct SystemCallGateTests {
             _ = try? VaultFile.read(workspace.vaultPath)
             _ = withFaults([SystemCalls.Fault(.read, occurrence: 1, errorNumber: EIO)]) { Result { try VaultFile.read(workspace.vaultPath) } }
         }
-        #expect(openDescriptors == before, "descriptors before \(before), after \(openDescriptors)")
+        // 15 of the 20 rounds fail a save and every round fails a read: one leak per failure would add
+        // 35. Other suites run in parallel in this process, so a few may be open at either moment.
+        #expect(openDescriptors <= before + 4, "descriptors before \(before), after \(openDescriptors)")
     }
 }

@@ -53,7 +53,7 @@ public enum ConflictCopies {
         let names = directory.names().filter { $0.hasSuffix(".kdbx") }
         let copies = Set(names.flatMap { vault in names.filter { engine(ofName: $0, forVaultNamed: vault) != nil } })
         return names.filter { !copies.contains($0) }.map { name in
-            let isRegular = directory.status(of: name).map { ($0.st_mode & S_IFMT) == S_IFREG } ?? false
+            let isRegular = directory.status(of: name)?.isRegularFile ?? false
             return FolderVault(path: directory.pathOf(name), isRegularFile: isRegular)
         }
     }

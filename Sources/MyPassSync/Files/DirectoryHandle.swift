@@ -63,7 +63,7 @@ public final class DirectoryHandle: @unchecked Sendable {
     }
 
     /// The `lstat` of `name` (a symlink is described, not followed); nil when there is none.
-    public func status(of name: String) -> stat? {
+    public func status(of name: String) -> FileStatus? {
         SystemCalls.status(of: name, in: self)
     }
 

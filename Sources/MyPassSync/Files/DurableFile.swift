@@ -114,8 +114,8 @@ public enum DurableFile {
         _ name: String, in directory: DirectoryHandle, with data: Data, policy: ReplacePolicy, durable: Bool = true,
         keepOwner: Bool = false, verify: (Data) throws -> Void = { _ in }, mayReplace: () -> Bool = { true }
     ) throws(SaveError) -> Fingerprint {
-        let existing = directory.status(of: name).flatMap { ($0.st_mode & S_IFMT) == S_IFREG ? $0 : nil }
-        let owner = keepOwner ? existing.map { ($0.st_uid, $0.st_gid) } : nil
+        let existing = directory.status(of: name).flatMap { $0.isRegularFile ? $0 : nil }
+        let owner = keepOwner ? existing.map { ($0.owner.user, $0.owner.group) } : nil
         var attempt = 0
         while true {
             attempt += 1
@@ -219,7 +219,7 @@ public enum DurableFile {
             return
         }
         if SystemCalls.exchange(temporary, with: target, in: directory) == 0,
-           let back = directory.status(of: temporary), back.st_ino == ours.st_ino {
+           let back = directory.status(of: temporary), back.inode == ours.inode {
             _ = SystemCalls.unlink(temporary, in: directory)
             throw .changedOnDisk(current: try? fingerprint(of: target, in: directory))
         }
@@ -241,7 +241,7 @@ public enum DurableFile {
         var removed: [String] = []
         let now = Date().timeIntervalSince1970
         for candidate in directory.names() where candidate.hasPrefix(prefix) {
-            guard let status = directory.status(of: candidate), now - Double(status.st_mtim.tv_sec) > age else { continue }
+            guard let status = directory.status(of: candidate), now - Double(status.modified[0]) > age else { continue }
             if SystemCalls.unlink(candidate, in: directory) == 0 { removed.append(candidate) }
         }
         return removed

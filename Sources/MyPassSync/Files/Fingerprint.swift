@@ -20,6 +20,16 @@ public struct Fingerprint: Sendable, Hashable, Codable, CustomStringConvertible 
     /// Lowercase hex SHA-256 of the whole file.
     public var sha256: String
 
+    /// The fingerprint of `bytes` read from a file whose `lstat` was `status`.
+    init(status: FileStatus, bytes: Data) {
+        device = status.device
+        inode = status.inode
+        size = status.size
+        modifiedSeconds = Int64(status.modified[0])
+        modifiedNanoseconds = Int64(status.modified[1])
+        sha256 = SHA256.hexHash(bytes)
+    }
+
     /// The fingerprint of `bytes` read from a file whose `stat` was `status`.
     init(status: stat, bytes: Data) {
         device = UInt64(status.st_dev)

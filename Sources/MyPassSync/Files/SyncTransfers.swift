@@ -24,7 +24,7 @@ public enum SyncTransfers {
             guard let target = targetName(ofTemporary: name),
                   target == vaultName || ConflictCopies.engine(ofName: target, forVaultNamed: vaultName) != nil,
                   let status = directory.status(of: name) else { return false }
-            let modified = Double(status.st_mtim.tv_sec) + Double(status.st_mtim.tv_nsec) / 1e9
+            let modified = status.modifiedSeconds
             return now.timeIntervalSince1970 - modified < staleAfter
         }
     }

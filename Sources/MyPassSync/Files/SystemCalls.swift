@@ -137,8 +137,7 @@ public enum SystemCalls {
         if let fault = fault(for: .stat, path: path) { errno = fault.errorNumber; return nil }
         var status = stat()
         guard lstat(path, &status) == 0 else { return nil }
-        return FileStatus(inode: UInt64(status.st_ino), size: Int64(status.st_size),
-                          modified: [Int(status.st_mtim.tv_sec), Int(status.st_mtim.tv_nsec)])
+        return FileStatus(status)
     }
 
     /// Opens the file at `path` to read it (symlinks followed: the user named it).
@@ -167,11 +166,11 @@ public enum SystemCalls {
     }
 
     /// The `lstat` of `name` in `directory` (a symlink is described, not followed); nil with `errno`.
-    static func status(of name: String, in directory: DirectoryHandle) -> stat? {
+    static func status(of name: String, in directory: DirectoryHandle) -> FileStatus? {
         if let fault = fault(for: .stat, path: directory.pathOf(name)) { errno = fault.errorNumber; return nil }
         guard DirectoryHandle.isSingleName(name) else { errno = EINVAL; return nil }
         var status = stat()
-        return fstatat(directory.descriptor, name, &status, AT_SYMLINK_NOFOLLOW) == 0 ? status : nil
+        return fstatat(directory.descriptor, name, &status, AT_SYMLINK_NOFOLLOW) == 0 ? FileStatus(status) : nil
     }
 
     /// Gives the open file `descriptor` the owner `owner`; 0, or -1 with `errno`.
@@ -266,12 +265,37 @@ public enum SystemCalls {
     }
 }
 
-/// What `lstat` says of a file, as the watcher compares versions of it.
-struct FileStatus: Equatable {
-    let inode: UInt64
-    let size: Int64
-    /// Seconds and nanoseconds.
-    let modified: [Int]
+/// What `lstat` says of a file, in typed values.
+public struct FileStatus: Sendable, Equatable {
+    /// The device the file is on.
+    public let device: UInt64
+    /// The file's inode.
+    public let inode: UInt64
+    /// Its size in bytes.
+    public let size: Int64
+    /// Its modification time: seconds and nanoseconds.
+    public let modified: [Int]
+    /// Whether it is a regular file (not a symlink, directory, FIFO or device).
+    public let isRegularFile: Bool
+    /// Its owner and group.
+    let owner: (user: uid_t, group: gid_t)
+
+    init(_ status: stat) {
+        device = UInt64(status.st_dev)
+        inode = UInt64(status.st_ino)
+        size = Int64(status.st_size)
+        modified = [Int(status.st_mtim.tv_sec), Int(status.st_mtim.tv_nsec)]
+        isRegularFile = (status.st_mode & S_IFMT) == S_IFREG
+        owner = (status.st_uid, status.st_gid)
+    }
+
+    /// The modification time in seconds since 1970.
+    public var modifiedSeconds: Double { Double(modified[0]) + Double(modified[1]) / 1e9 }
+
+    public static func == (a: FileStatus, b: FileStatus) -> Bool {
+        a.device == b.device && a.inode == b.inode && a.size == b.size && a.modified == b.modified && a.isRegularFile == b.isRegularFile
+            && a.owner == b.owner
+    }
 }
 
 /// Planned faults and per-operation call counts, shared by all threads of the process.

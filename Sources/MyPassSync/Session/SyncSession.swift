@@ -276,9 +276,9 @@ public final class SyncSession: @unchecked Sendable {
     /// Reads the file when it is still the version this session is based on, so that a save can tell
     /// whether it would change anything (a session resumed from a working copy made elsewhere).
     private func learnDiskContent() {
-        guard let (bytes, current) = try? DurableFile.read(atPath: path),
-              current.sameContent(as: fingerprint) && current.inode == fingerprint.inode,
-              let opened = try? KDBXReader.open(bytes, key: key, cachedKey: derivedKey, limits: limits) else { return }
+        guard let file = try? VaultFile.read(path, limits: limits),
+              file.fingerprint.sameContent(as: fingerprint) && file.fingerprint.inode == fingerprint.inode,
+              let opened = try? file.open(key: key, cachedKey: derivedKey) else { return }
         diskContent = (opened.vault, opened.settings)
     }
 
@@ -290,9 +290,8 @@ public final class SyncSession: @unchecked Sendable {
     }
 
     private func readDisk() throws -> Conflict {
-        let (bytes, fingerprint) = try DurableFile.read(atPath: path)
-        let opened = try KDBXReader.open(bytes, key: key, cachedKey: derivedKey, limits: limits)
-        return Conflict(disk: opened, diskBytes: bytes, diskFingerprint: fingerprint)
+        let file = try VaultFile.read(path, limits: limits)
+        return Conflict(disk: try file.open(key: key, cachedKey: derivedKey), diskBytes: file.bytes, diskFingerprint: file.fingerprint)
     }
 
     /// Applies `decision` to `conflict` (and to any newer change that arrives meanwhile, up to

@@ -33,8 +33,7 @@ public final class VaultSession: @unchecked Sendable {
 
     /// Unlocks with the credentials (runs the KDF) and, with a store, keeps the derived key there.
     public func unlock(with key: CompositeKey) throws {
-        let (bytes, _) = try DurableFile.read(atPath: path)
-        let result = try KDBXReader.open(bytes, key: key, limits: limits)
+        let result = try VaultFile.read(path, limits: limits).open(key: key)
         guardLock.withLock { opened = result }
         try store?.store(result.derivedKey, for: vaultID)
     }
@@ -43,7 +42,7 @@ public final class VaultSession: @unchecked Sendable {
     /// settings or salt changed since (the stale key is forgotten): then ask for the password.
     public func quickUnlock() throws -> Bool {
         guard let store else { return false }
-        let (bytes, _) = try DurableFile.read(atPath: path)
+        let bytes = try VaultFile.read(path, limits: limits, checksKDF: false).bytes
         switch try Self.open(bytes, from: store, vaultID: vaultID, limits: limits) {
         case .opened(let result, _):
             guardLock.withLock { opened = result }

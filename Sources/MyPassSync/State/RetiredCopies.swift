@@ -70,7 +70,7 @@ public struct RetiredCopies: Sendable {
     private func list(in directory: DirectoryHandle) -> [Copy] {
         var copies: [Copy] = []
         for name in directory.names() where !name.hasPrefix(DurableFile.temporaryPrefix) {
-            guard let status = directory.status(of: name), (status.st_mode & S_IFMT) == S_IFREG,
+            guard let status = directory.status(of: name), status.isRegularFile,
                   let dash = name.firstIndex(of: "-"), let seconds = Int(name[..<dash]) else { continue }
             var original = String(name[name.index(after: dash)...])
             // `<time>-<n>-<name>` when two copies of one name were retired in the same second.
@@ -78,7 +78,7 @@ public struct RetiredCopies: Sendable {
                 original = String(original[original.index(after: second)...])
             }
             copies.append(Copy(path: directory.pathOf(name), originalName: original, retired: Date(timeIntervalSince1970: Double(seconds)),
-                               size: Int(status.st_size)))
+                               size: Int(status.size)))
         }
         return copies.sorted { ($0.retired, $0.path) > ($1.retired, $1.path) }
     }

@@ -58,8 +58,11 @@ public struct SyncStateStore: Sendable {
 
     /// The version of `vaultPath` this device last synced, opened with `key` (reusing `cachedKey`
     /// where the KDF salt matches); nil when there is none or it does not open.
-    func baseVault(for vaultPath: String, key: CompositeKey, cachedKey: DerivedKey?, limits: ResourceLimits) -> Vault? {
-        guard let (_, bytes) = base(for: vaultPath) else { return nil }
+    /// `read`: the base already read with `base(for:)` (else it is read here).
+    func baseVault(
+        for vaultPath: String, read: (record: Record, bytes: Data)? = nil, key: CompositeKey, cachedKey: DerivedKey?, limits: ResourceLimits
+    ) -> Vault? {
+        guard let (_, bytes) = read ?? base(for: vaultPath) else { return nil }
         return try? KDBXReader.open(bytes, key: key, cachedKey: cachedKey, limits: limits).vault
     }
 

@@ -24,11 +24,12 @@ public struct VaultFile: Sendable {
         return try read(path, limits: limits)
     }
 
-    /// Reads `path` once and checks its header and KDF against `limits`.
-    static func read(_ path: String, limits: ResourceLimits) throws -> VaultFile {
+    /// Reads `path` once and checks its header, and its KDF against `limits` unless `checksKDF` is
+    /// false (a quick unlock runs no KDF).
+    static func read(_ path: String, limits: ResourceLimits, checksKDF: Bool = true) throws -> VaultFile {
         let (bytes, fingerprint) = try DurableFile.read(atPath: path)
         let header = try KDBXReader.header(of: bytes)
-        try header.kdf.check(against: limits)
+        if checksKDF { try header.kdf.check(against: limits) }
         return VaultFile(path: path, fingerprint: fingerprint, bytes: bytes, header: header, limits: limits)
     }
 
@@ -42,8 +43,12 @@ public struct VaultFile: Sendable {
 
     /// Decrypts and parses the file with `credentials`.
     public func unlock(_ credentials: VaultCredentials) throws -> UnlockedVault {
-        let opened = try KDBXReader.open(bytes, key: credentials.key, limits: limits)
-        return UnlockedVault(file: self, opened: opened, credentials: credentials)
+        UnlockedVault(file: self, opened: try open(key: credentials.key), credentials: credentials)
+    }
+
+    /// The file's vault opened with `key`, reusing `cachedKey` where the KDF salt matches (no KDF run).
+    func open(key: CompositeKey, cachedKey: DerivedKey? = nil) throws -> OpenedVault {
+        try KDBXReader.open(bytes, key: key, cachedKey: cachedKey, limits: limits)
     }
 
     /// Opens the file with the key `quickUnlock` keeps for it (no password, no KDF run); nil when no
@@ -61,7 +66,7 @@ public struct VaultFile: Sendable {
     ) throws -> (vault: UnlockedVault, copies: [Result<VaultCopy, KDBXError>]) {
         let copyKey = (copyCredentials ?? credentials).key
         let files = try copies.map { try FileReading.readAll(atPath: $0) }
-        let derived = try KDBXReader.deriveKey(for: bytes, key: credentials.key, limits: limits)
+        let derived = try DerivedKey(compositeKey: credentials.key, kdf: header.kdf, limits: limits)  // the header read above
         let opened = KDBXReader.open(files: [(bytes, credentials.key)] + files.map { ($0, copyKey) }, cachedKey: derived, limits: limits)
         let vault = UnlockedVault(file: self, opened: try opened[0].get(), credentials: credentials)
         let results = zip(copies, opened.dropFirst()).map { path, result in

@@ -155,7 +155,7 @@ public final class VaultWatcher: @unchecked Sendable {
         }
         let base = record.flatMap { record in
             known.flatMap { $0.fingerprint.sameContent(as: record.record.fingerprint) ? $0.opened.vault : nil }
-                ?? (try? KDBXReader.open(record.bytes, key: key, cachedKey: cachedKey, limits: limits).vault)
+                ?? state.baseVault(for: path, read: record, key: key, cachedKey: cachedKey, limits: limits)
         }
         // Entries older than the base are a rollback unless a conflict copy beside the file holds the
         // newer versions (the sync engine moved this device's version aside): folding it in keeps them.
