@@ -60,7 +60,7 @@ struct ListCommand: Command {
         let group = try requireGroup(parsed.positionals.count > 1 ? parsed.positionals[1] : "/", vault, name)
         var lines: [String] = []
         func list(_ group: Group, indent: String) {
-            for entry in group.entries { lines.append(indent + entry.title.terminalSafe) }
+            for entry in group.entries { lines.append(indent + entry.title.terminalSafe + (entry.isExpired() ? " [expired]" : "")) }
             for child in group.groups {
                 lines.append(indent + child.name.terminalSafe + "/")
                 if parsed[recursive] { list(child, indent: indent + "  ") }
@@ -72,12 +72,13 @@ struct ListCommand: Command {
     }
 }
 
-/// `mypass-sync show VAULT PATH [--reveal]`.
+/// `mypass-sync show VAULT PATH [--reveal] [-a NAME]...`.
 struct ShowCommand: Command {
     let name = "show"
-    let summary = "Show an entry (protected fields hidden unless --reveal)."
-    let usage = "mypass-sync show <vault> <entry-path> [--reveal] [credentials]"
+    let summary = "Show an entry: fields (protected ones hidden unless --reveal), tags, expiry, attachments."
+    let usage = "mypass-sync show <vault> <entry-path> [--reveal] [-a <name>]... [credentials]"
     let reveal = Flag("--reveal", "--show-protected", help: "Print protected fields (the password) too.")
+    let attributes = Option<String>("--attributes", "-a", valueName: "name", help: "Print only this field's value (protected or not); repeatable.")
     let editing = EditingOptions()
 
     func run(arguments: [String], output: inout StandardStreams) throws -> ExitCode {
@@ -85,13 +86,30 @@ struct ShowCommand: Command {
         let vault = try editing.credentials.unlockForReading(parsed, path: parsed.positionals[0], state: editing.stateOptions.state(parsed),
                                                              command: name).vault
         let entry = try requireEntry(parsed.positionals[1], vault, name)
+        let asked = parsed.all(attributes)
+        guard asked.isEmpty else {
+            let values = try asked.map { attribute in
+                guard let value = entry.field(attribute) else {
+                    throw CommandLineError.usage(message: "\(parsed.positionals[1]) has no field \(attribute)", command: name)
+                }
+                return value.text.terminalSafe
+            }
+            output.print(values.joined(separator: "\n"))
+            return .success
+        }
         var lines: [String] = []
         for field in entry.fields {
             let value = field.value.isProtected && !parsed[reveal] ? "PROTECTED" : field.value.text
             lines.append("\(field.key.terminalSafe): \(value.terminalSafe)")
         }
         lines.append("Tags: \(entry.tags.joined(separator: ", ").terminalSafe)")
-        if !entry.attachments.isEmpty { lines.append("Attachments: \(entry.attachments.map(\.name).joined(separator: ", ").terminalSafe)") }
+        lines.append("Expires: " + (entry.times.expires ? entry.times.expiryTime.iso8601 + (entry.isExpired() ? " (expired)" : "") : "never"))
+        if !entry.attachments.isEmpty {
+            let described = entry.attachments.map { attachment in
+                "\(attachment.name) (\(vault.binaries.binaries[attachment.binary]?.data.count ?? 0) bytes)"
+            }
+            lines.append("Attachments: \(described.joined(separator: ", ").terminalSafe)")
+        }
         lines.append("Modified: \(entry.times.lastModified.iso8601)")
         lines.append("UUID: \(entry.uuid.canonicalString)")
         output.print(lines.joined(separator: "\n"))
@@ -103,29 +121,39 @@ struct ShowCommand: Command {
 struct AddCommand: Command {
     let name = "add"
     let summary = "Add an entry (saved safely: a concurrent change is merged, never overwritten)."
-    let usage = "mypass-sync add <vault> <entry-path> [--username U] [--url URL] [--notes TEXT] [--generate [--length N] | --entry-password-stdin]"
+    let usage = "mypass-sync add <vault> <entry-path | group --title T> [--username U] [--url URL] [--notes TEXT] [--generate [--length N] | --entry-password-stdin] [field options]"
+    let title = Option<String>("--title", "-t", valueName: "t", help: "The title; the path is then the group (for titles with a slash).")
     let userName = Option<String>("--username", "-u", valueName: "u", help: "The user name.")
     let url = Option<String>("--url", valueName: "url", help: "The URL.")
     let notes = Option<String>("--notes", valueName: "text", help: "The notes.")
     let passwordOptions = EntryPasswordOptions()
+    let fieldOptions = EntryFieldOptions()
     let editing = EditingOptions()
 
     func run(arguments: [String], output: inout StandardStreams) throws -> ExitCode {
         let parsed = try parse(arguments, count: 2...2)
         let session = try editing.session(parsed, path: parsed.positionals[0], command: name)
-        guard let (parent, title) = VaultPath(parsed.positionals[1]).parentAndName else {
+        let groupPath: VaultPath
+        let entryTitle: String
+        if let given = parsed[title] {
+            (groupPath, entryTitle) = (VaultPath(parsed.positionals[1]), given)
+        } else if let (parent, last) = VaultPath(parsed.positionals[1]).parentAndName {
+            (groupPath, entryTitle) = (parent, last)
+        } else {
             throw CommandLineError.usage(message: "the entry path needs a title", command: name)
         }
-        let group = try requireGroup(parent.description, session.vault, name)
-        guard session.vault.entry(at: VaultPath(parsed.positionals[1])) == nil else {
-            throw CommandLineError.usage(message: "an entry \(parsed.positionals[1]) exists already", command: name)
+        let group = try requireGroup(groupPath.description, session.vault, name)
+        guard !group.entries.contains(where: { $0.title == entryTitle }) else {
+            throw CommandLineError.usage(message: "an entry \(entryTitle) exists already in \(groupPath)", command: name)
         }
         let password = try passwordOptions.password(parsed, command: name) ?? ""
-        let (vault, _) = try session.vault.addingEntry(
-            title: title, userName: parsed[userName] ?? "", password: password, url: parsed[url] ?? "", notes: parsed[notes] ?? "", to: group.uuid)
+        let change = try fieldOptions.change(parsed, command: name)
+        let (vault, uuid) = try session.vault.addingEntry(
+            title: entryTitle, userName: parsed[userName] ?? "", password: password, url: parsed[url] ?? "", notes: parsed[notes] ?? "",
+            to: group.uuid, change: change)
         session.update(vault)
         try editing.save(session, output: &output)
-        output.print("added \(parsed.positionals[1].terminalSafe)")
+        output.print("added \((session.vault.path(ofEntry: uuid)?.description ?? entryTitle).terminalSafe)")
         return .success
     }
 }
@@ -134,12 +162,13 @@ struct AddCommand: Command {
 struct EditCommand: Command {
     let name = "edit"
     let summary = "Edit an entry (the previous version goes to its history)."
-    let usage = "mypass-sync edit <vault> <entry-path> [--title T] [--username U] [--url URL] [--notes TEXT] [--generate [--length N] | --entry-password-stdin]"
+    let usage = "mypass-sync edit <vault> <entry-path> [--title T] [--username U] [--url URL] [--notes TEXT] [--generate [--length N] | --entry-password-stdin] [field options]"
     let title = Option<String>("--title", "-t", valueName: "t", help: "A new title.")
     let userName = Option<String>("--username", "-u", valueName: "u", help: "A new user name.")
     let url = Option<String>("--url", valueName: "url", help: "A new URL.")
     let notes = Option<String>("--notes", valueName: "text", help: "New notes.")
     let passwordOptions = EntryPasswordOptions()
+    let fieldOptions = EntryFieldOptions()
     let editing = EditingOptions()
 
     func run(arguments: [String], output: inout StandardStreams) throws -> ExitCode {
@@ -147,13 +176,13 @@ struct EditCommand: Command {
         let session = try editing.session(parsed, path: parsed.positionals[0], command: name)
         let entry = try requireEntry(parsed.positionals[1], session.vault, name)
         let password = try passwordOptions.password(parsed, command: name)
-        let protection = session.vault.meta.memoryProtection
-        let vault = try session.vault.updatingEntry(entry.uuid) { entry in
-            for (key, option) in [("Title", title), ("UserName", userName), ("URL", url), ("Notes", notes)] {
-                if let value = parsed[option] { entry.setField(key, FieldValue(value, isProtected: protection.protects(key))) }
-            }
-            if let password { entry.setField("Password", FieldValue(password, isProtected: true)) }
+        var change = try fieldOptions.change(parsed, command: name)
+        let standard = [("Title", title), ("UserName", userName), ("URL", url), ("Notes", notes)].compactMap { key, option in
+            parsed[option].map { (name: key, value: $0) }
         }
+        change.setFields = standard + (password.map { [(name: "Password", value: $0)] } ?? []) + change.setFields
+        let protection = session.vault.meta.memoryProtection
+        let vault = try session.vault.updatingEntry(entry.uuid) { entry in try change.apply(to: &entry, protection: protection) }
         session.update(vault)
         let wrote = try editing.save(session, output: &output)
         output.print(wrote ? "edited \(parsed.positionals[1].terminalSafe)" : "unchanged \(parsed.positionals[1].terminalSafe): the edit changed nothing; the vault was not written")
@@ -206,7 +235,7 @@ struct MoveCommand: Command {
 /// `mypass-sync search VAULT TERM`.
 struct SearchCommand: Command {
     let name = "search"
-    let summary = "Find entries whose title, user name, URL, notes or tags contain a term."
+    let summary = "Find entries whose title, user name, URL, notes, tags or unprotected custom fields contain a term (expired ones marked)."
     let usage = "mypass-sync search <vault> <term> [credentials]"
     let editing = EditingOptions()
 
@@ -214,7 +243,7 @@ struct SearchCommand: Command {
         let parsed = try parse(arguments, count: 2...2)
         let vault = try editing.credentials.unlockForReading(parsed, path: parsed.positionals[0], state: editing.stateOptions.state(parsed),
                                                              command: name).vault
-        let paths = vault.searchEntries(parsed.positionals[1]).map { $0.path.description.terminalSafe }
+        let paths = vault.searchEntries(parsed.positionals[1]).map { $0.path.description.terminalSafe + ($0.entry.isExpired() ? " [expired]" : "") }
         output.print(paths.isEmpty ? "no entries found" : paths.joined(separator: "\n"))
         return .success
     }

@@ -6,10 +6,11 @@ public import Foundation
 /// through the recycle bin or leaves a tombstone.
 extension Vault {
     /// A vault with a new entry in group `parent` whose standard fields are `title`, `userName`,
-    /// `password`, `url` and `notes` (protected as Meta's memory protection says). Returns its UUID.
+    /// `password`, `url` and `notes` (protected as Meta's memory protection says), with `change`
+    /// applied (custom fields, tags, expiry, icon, TOTP). Returns its UUID.
     public func addingEntry(
         title: String, userName: String = "", password: String = "", url: String = "", notes: String = "",
-        to parent: UUID, at time: Timestamp = .now(), uuid: UUID = UUID()
+        to parent: UUID, at time: Timestamp = .now(), uuid: UUID = UUID(), change: EntryChange = EntryChange()
     ) throws(VaultEditError) -> (vault: Vault, uuid: UUID) {
         guard !title.isEmpty else { throw .invalidName("an entry needs a title") }
         var entry = Entry(uuid: uuid, times: Times(allAt: time))
@@ -17,6 +18,7 @@ extension Vault {
         for (key, value) in [("Title", title), ("UserName", userName), ("Password", password), ("URL", url), ("Notes", notes)] {
             entry.fields.append(EntryField(key: key, value: FieldValue(value, isProtected: protection.protects(key))))
         }
+        try change.apply(to: &entry, protection: protection)
         var result = self
         guard result.root.modifyGroup(parent, { $0.entries.append(entry) }) != nil else { throw .groupNotFound(parent) }
         return (result, uuid)

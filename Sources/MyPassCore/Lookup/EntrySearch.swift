@@ -14,7 +14,9 @@ extension Vault {
             let searchable = group.enableSearching ?? inherited
             if searchable {
                 for entry in group.entries {
-                    let haystack = [entry.title, entry.userName, entry.url, entry.notes] + entry.tags
+                    // Standard text fields, tags and unprotected custom fields (never a protected value).
+                    let custom = entry.customFields.filter { !$0.value.isProtected }.map(\.value.text)
+                    let haystack = [entry.title, entry.userName, entry.url, entry.notes] + entry.tags + custom
                     if haystack.contains(where: { $0.lowercased().contains(needle) }) {
                         found.append((entry, VaultPath(components: names + [entry.title])))
                     }

@@ -1,0 +1,119 @@
+import Foundation
+import Testing
+import TestSupport
+
+/// The whole entry from the command line: custom fields and their protect flags, tags, expiry, icon
+/// and TOTP, written here and read back by pykeepass and keepassxc-cli.
+@Suite("Entry structure: fields, tags, expiry, TOTP (end to end)", .serialized)
+struct EntryStructureTests {
+    private struct Fixture {
+        let directory: URL
+        let vault: String
+        static let password = CLIFixtures.kdbx4Password
+
+        init() throws {
+            directory = try CLIFixtures.scratch()
+            vault = directory.appendingPathComponent("vault.kdbx").path
+            try FileManager.default.copyItem(atPath: CLIFixtures.kdbx4, toPath: vault)
+        }
+
+        func run(_ arguments: [String], lines: [String] = []) throws -> ToolRunner.Outcome {
+            try ToolRunner.run(arguments + ["--password-stdin", "--state-dir", directory.appendingPathComponent("state").path],
+                               input: ([Self.password] + lines).map { $0 + "\n" }.joined())
+        }
+
+        func bytes() throws -> Data { try Data(contentsOf: URL(fileURLWithPath: vault)) }
+
+        func pykeepass(_ title: String) throws -> FixtureVault.Entry? {
+            try ReferenceTools.view(.pykeepass, path: URL(fileURLWithPath: vault), password: Self.password, keyFile: nil)
+                .entries.first { $0.title == title }
+        }
+
+        func keepassxc(_ arguments: [String]) throws -> ProcessRunner.Outcome {
+            try ProcessRunner.run(URL(fileURLWithPath: "/usr/bin/env"), ["keepassxc-cli", arguments[0], "-q"] + arguments.dropFirst(),
+                                  input: Data((Self.password + "\n").utf8), environment: ["QT_QPA_PLATFORM": "offscreen"])
+        }
+    }
+
+    private static let uri = "otpauth://totp/Example:me?secret=JBSWY3DPEHPK3PXP&issuer=Example&period=30&digits=6"
+
+    @Test("add with custom fields (one protected from stdin), tags, expiry, icon and TOTP: pykeepass and keepassxc-cli read them")
+    func addWholeEntry() throws {
+        let fixture = try Fixture()
+        defer { try? FileManager.default.removeItem(at: fixture.directory) }
+        let multiline = "first line\nzweite Zeile ✓"
+        let added = try fixture.run(["add", fixture.vault, "/Bank", "-u", "me", "--field", "Account=DE-42", "--field", "Memo=\(multiline)",
+                                     "--field-stdin", "PIN", "--protect", "PIN", "--tags", "money, work", "--expires", "2031-05-01",
+                                     "--icon", "12", "--totp-stdin"], lines: ["4711", Self.uri])
+        #expect(added.status == 0, "\(added.standardError)")
+        let entry = try #require(try fixture.pykeepass("Bank"))
+        #expect(entry.fields["Account"] == "DE-42" && entry.fields["Memo"] == multiline && entry.fields["PIN"] == "4711")
+        #expect(entry.fields["otp"] == Self.uri)
+        #expect(entry.protected.contains("PIN") && entry.protected.contains("otp") && !entry.protected.contains("Account"))
+        #expect(entry.tags == ["money", "work"])
+        // keepassxc-cli: one attribute, the protected one hidden in the plain listing, the TOTP code.
+        #expect(try fixture.keepassxc(["show", "-a", "Account", fixture.vault, "Bank"]).output.trimmingCharacters(in: .whitespacesAndNewlines) == "DE-42")
+        let listing = try fixture.keepassxc(["show", "--all", fixture.vault, "Bank"]).output
+        #expect(listing.contains("PIN: PROTECTED") && listing.contains("otp: PROTECTED") && listing.contains("Account: DE-42")
+                && !listing.contains("4711"), "\(listing)")
+        var codesAgree = false
+        for _ in 0..<2 where !codesAgree {  // the two reads may straddle a 30 s boundary once
+            let theirs = try fixture.keepassxc(["show", "-t", fixture.vault, "Bank"]).output.trimmingCharacters(in: .whitespacesAndNewlines)
+            let ours = try ToolRunner.run(["totp", "--password-stdin", fixture.vault, "/Bank"], input: Fixture.password + "\n")
+                .standardOutput.split(separator: " ").first.map(String.init) ?? ""
+            codesAgree = theirs.hasSuffix(ours) && ours.count == 6
+        }
+        #expect(codesAgree)
+        // Ours: the protected field hidden unless --reveal or asked for by name; tags and expiry shown.
+        let shown = try fixture.run(["show", fixture.vault, "/Bank"]).standardOutput
+        #expect(shown.contains("PIN: PROTECTED") && !shown.contains("4711"), "\(shown)")
+        #expect(shown.contains("Tags: money, work") && shown.contains("Expires: 2031-05-01T00:00:00Z"), "\(shown)")
+        #expect(try fixture.run(["show", fixture.vault, "/Bank", "-a", "PIN"]).standardOutput == "4711\n")
+        #expect(try fixture.run(["show", "--reveal", fixture.vault, "/Bank"]).standardOutput.contains("PIN: 4711"))
+    }
+
+    @Test("edit removes and unprotects fields, changes tags and expiry in one history item; expired entries are marked")
+    func editStructure() throws {
+        let fixture = try Fixture()
+        defer { try? FileManager.default.removeItem(at: fixture.directory) }
+        #expect(try fixture.run(["add", fixture.vault, "/Shop", "--field", "Customer=77", "--field", "Old=x", "--protect", "Customer",
+                                 "--tags", "a,b"]).status == 0)
+        let before = try #require(try fixture.pykeepass("Shop"))
+        let edited = try fixture.run(["edit", fixture.vault, "/Shop", "--remove-field", "Old", "--unprotect", "Customer", "--add-tag", "c",
+                                      "--remove-tag", "a", "--expires", "2001-01-01T00:00:00Z"])
+        #expect(edited.status == 0, "\(edited.standardError)")
+        let after = try #require(try fixture.pykeepass("Shop"))
+        #expect(after.fields["Old"] == nil && after.fields["Customer"] == "77" && !after.protected.contains("Customer"))
+        #expect(after.tags == ["b", "c"])
+        #expect(after.historyCount == before.historyCount + 1, "one edit, one history item")
+        #expect(try fixture.run(["ls", fixture.vault]).standardOutput.contains("Shop [expired]"))
+        // search finds an unprotected custom value, never a protected one.
+        #expect(try fixture.run(["search", fixture.vault, "77"]).standardOutput.contains("/Shop [expired]"))
+        #expect(try fixture.run(["edit", fixture.vault, "/Shop", "--protect", "Customer", "--expires", "never"]).status == 0)
+        #expect(try fixture.run(["search", fixture.vault, "77"]).standardOutput.contains("no entries found"))
+        #expect(!(try fixture.run(["ls", fixture.vault]).standardOutput.contains("[expired]")))
+    }
+
+    @Test("bad field options are usage errors and nothing is written")
+    func badInput() throws {
+        let fixture = try Fixture()
+        defer { try? FileManager.default.removeItem(at: fixture.directory) }
+        #expect(try fixture.run(["add", fixture.vault, "/Keep"]).status == 0)
+        let before = try fixture.bytes()
+        let attempts: [[String]] = [
+            ["edit", fixture.vault, "/Keep", "--field", "no-equals-sign"],
+            ["edit", fixture.vault, "/Keep", "--remove-field", "Title"],
+            ["edit", fixture.vault, "/Keep", "--remove-field", "Missing"],
+            ["edit", fixture.vault, "/Keep", "--protect", "Missing"],
+            ["edit", fixture.vault, "/Keep", "--totp", "https://not-a-totp.example"],
+            ["edit", fixture.vault, "/Keep", "--icon", "99"],
+            ["edit", fixture.vault, "/Keep", "--expires", "someday"],
+            ["edit", fixture.vault, "/Keep", "--tags", "ok,not;ok"],
+        ]
+        for arguments in attempts {
+            let outcome = try fixture.run(arguments)
+            #expect(outcome.status == 2, "\(arguments): \(outcome.status) \(outcome.standardError)")
+            #expect(try fixture.bytes() == before, "\(arguments) wrote the vault")
+        }
+    }
+}
