@@ -10,6 +10,7 @@ enum CommandLineTool {
     static let commands: [any Command] = [
         MergeCommand(), DiffCommand(), StatusCommand(), ResolveCommand(), WatchCommand(), ConflictsCommand(), InfoCommand(), ExportCommand(), ConvertCommand(),
         TOTPCommand(), MatchCommand(), ListCommand(), ShowCommand(), AddCommand(), EditCommand(), RemoveCommand(), MoveCommand(), SearchCommand(),
+        MakeGroupCommand(), RemoveGroupCommand(), EditGroupCommand(),
         UnlockCommand(), LockCommand(),
         HelpCommand(), VersionCommand(),
     ]

@@ -11,14 +11,6 @@ func requireEntry(_ path: String, _ vault: Vault, _ command: String) throws -> E
     return entry
 }
 
-/// The group at `path` or a clear error.
-private func requireGroup(_ path: String, _ vault: Vault, _ command: String) throws -> Group {
-    guard let group = vault.group(at: VaultPath(path)) else {
-        throw CommandLineError.usage(message: "no group at \(path)", command: command)
-    }
-    return group
-}
-
 /// How an entry gets a new password: generated, typed, or from standard input.
 struct EntryPasswordOptions: OptionGroup {
     let generate = Flag("--generate", "-g", help: "Generate a random password.")
@@ -213,21 +205,30 @@ struct RemoveCommand: Command {
 /// `mypass-sync mv VAULT PATH GROUP`.
 struct MoveCommand: Command {
     let name = "mv"
-    let summary = "Move an entry to another group."
-    let usage = "mypass-sync mv <vault> <entry-path> <group> [credentials]"
+    let summary = "Move an entry, or a group with everything in it, to another group."
+    let usage = "mypass-sync mv <vault> <entry-or-group-path> <group> [credentials]"
+    let notes = "A group cannot move into itself or below itself."
     let editing = EditingOptions()
 
     func run(arguments: [String], output: inout StandardStreams) throws -> ExitCode {
         let parsed = try parse(arguments, count: 3...3)
         let session = try editing.session(parsed, path: parsed.positionals[0], command: name)
-        let entry = try requireEntry(parsed.positionals[1], session.vault, name)
-        let group = try requireGroup(parsed.positionals[2], session.vault, name)
-        session.update(try session.vault.movingEntry(entry.uuid, to: group.uuid))
+        let destination = try requireGroup(parsed.positionals[2], session.vault, name)
+        let moved: () -> String?
+        if let entry = session.vault.entry(at: VaultPath(parsed.positionals[1])) {
+            session.update(try session.vault.movingEntry(entry.uuid, to: destination.uuid))
+            moved = { session.vault.path(ofEntry: entry.uuid)?.description }
+        } else if let group = session.vault.group(at: VaultPath(parsed.positionals[1])) {
+            session.update(try session.vault.movingGroup(group.uuid, to: destination.uuid))
+            moved = { session.vault.path(ofGroup: group.uuid)?.description }
+        } else {
+            throw CommandLineError.usage(message: "no entry or group at \(parsed.positionals[1])", command: name)
+        }
         guard try editing.save(session, output: &output) else {
             output.print("unchanged \(parsed.positionals[1].terminalSafe): already in that group; the vault was not written")
             return .success
         }
-        output.print("moved to \((session.vault.path(ofEntry: entry.uuid)?.description ?? parsed.positionals[2]).terminalSafe)")
+        output.print("moved to \((moved() ?? parsed.positionals[2]).terminalSafe)")
         return .success
     }
 }

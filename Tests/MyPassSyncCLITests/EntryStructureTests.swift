@@ -116,4 +116,37 @@ struct EntryStructureTests {
             #expect(try fixture.bytes() == before, "\(arguments) wrote the vault")
         }
     }
+
+    @Test("mkdir, mv of a group (never into itself), edit-group and rmdir to the recycle bin or for good, read back by pykeepass")
+    func groups() throws {
+        let fixture = try Fixture()
+        defer { try? FileManager.default.removeItem(at: fixture.directory) }
+        func view() throws -> ReferenceTools.View {
+            try ReferenceTools.view(.pykeepass, path: URL(fileURLWithPath: fixture.vault), password: Fixture.password, keyFile: nil)
+        }
+        #expect(try fixture.run(["mkdir", fixture.vault, "/Work"]).status == 0)
+        #expect(try fixture.run(["mkdir", fixture.vault, "/Work/Sub"]).status == 0)
+        #expect(try fixture.run(["add", fixture.vault, "/Work/Sub/Deep"]).status == 0)
+        let before = try fixture.bytes()
+        #expect(try fixture.run(["mkdir", fixture.vault, "/Missing/X"]).status == 2, "a missing parent is not created")
+        #expect(try fixture.run(["mkdir", fixture.vault, "/Work"]).status == 2, "an existing group")
+        #expect(try fixture.run(["mv", fixture.vault, "/Work", "/Work/Sub"]).status == 2, "a group into its own subtree")
+        #expect(try fixture.bytes() == before)
+        #expect(try view().groups.contains("/Work/Sub"))
+        #expect(try fixture.keepassxc(["ls", fixture.vault]).output.contains("Work/"))
+        #expect(try fixture.run(["mv", fixture.vault, "/Work/Sub", "/"]).status == 0)
+        #expect(try fixture.run(["edit-group", fixture.vault, "/Sub", "--name", "Renamed", "--notes", "moved up"]).status == 0)
+        let groups = try view().groups
+        #expect(groups.contains("/Renamed") && !groups.contains("/Work/Sub"), "\(groups)")
+        #expect(try view().entries.contains { $0.title == "Deep" && $0.group == "/Renamed" })
+        // To the recycle bin, then for good: a tombstone for the group and for the entry in it.
+        #expect(try fixture.run(["rmdir", fixture.vault, "/Renamed"]).status == 0)
+        #expect(try view().entries.first { $0.title == "Deep" }?.inRecycleBin == true)
+        let tombstones = try view().deletedObjects
+        let inBin = try #require(try view().groups.first { $0.hasSuffix("/Renamed") })
+        #expect(try fixture.run(["rmdir", "--permanent", fixture.vault, inBin]).status == 0)
+        let after = try view()
+        #expect(!after.groups.contains { $0.hasSuffix("/Renamed") } && !after.entries.contains { $0.title == "Deep" })
+        #expect(try view().deletedObjects == tombstones + 2)
+    }
 }

@@ -54,4 +54,13 @@ extension Vault {
         }
         return found
     }
+
+    /// The path of the group `uuid` (nil when there is none; the root's path has no components).
+    public func path(ofGroup uuid: UUID) -> VaultPath? {
+        var found: VaultPath?
+        root.forEachGroup { group, names in
+            if found == nil, group.uuid == uuid { found = VaultPath(components: names) }
+        }
+        return found
+    }
 }
