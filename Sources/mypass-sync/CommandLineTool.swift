@@ -10,7 +10,7 @@ enum CommandLineTool {
     static let commands: [any Command] = [
         MergeCommand(), DiffCommand(), StatusCommand(), ResolveCommand(), WatchCommand(), ConflictsCommand(), InfoCommand(), ExportCommand(), ConvertCommand(),
         TOTPCommand(), MatchCommand(), ListCommand(), ShowCommand(), AddCommand(), EditCommand(), RemoveCommand(), MoveCommand(), SearchCommand(),
-        MakeGroupCommand(), RemoveGroupCommand(), EditGroupCommand(),
+        MakeGroupCommand(), RemoveGroupCommand(), EditGroupCommand(), AttachmentImportCommand(), AttachmentExportCommand(), AttachmentRemoveCommand(),
         UnlockCommand(), LockCommand(),
         HelpCommand(), VersionCommand(),
     ]

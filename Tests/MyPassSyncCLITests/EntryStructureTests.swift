@@ -1,4 +1,5 @@
 import Foundation
+import MyPassCrypto
 import Testing
 import TestSupport
 
@@ -148,5 +149,57 @@ struct EntryStructureTests {
         let after = try view()
         #expect(!after.groups.contains { $0.hasSuffix("/Renamed") } && !after.entries.contains { $0.title == "Deep" })
         #expect(try view().deletedObjects == tombstones + 2)
+    }
+
+    @Test("attachments: binary, empty and 50 MB bytes read back exactly by keepassxc-cli and pykeepass; replace needs --force; history keeps the old")
+    func attachments() throws {
+        let fixture = try Fixture()
+        defer { try? FileManager.default.removeItem(at: fixture.directory) }
+        #expect(try fixture.run(["add", fixture.vault, "/Files"]).status == 0)
+        var generator = SystemRandomNumberGenerator()
+        let binary = Data((0..<300_000).map { _ in UInt8.random(in: 0...255, using: &generator) } + [0, 0, 10, 13])
+        let large = Data((0..<(50 << 20)).lazy.map { UInt8(truncatingIfNeeded: $0 &* 2_654_435_761 >> 13) })
+        let files = ["binary.bin": binary, "empty.txt": Data(), "large.bin": large]
+        for (name, data) in files.sorted(by: { $0.key < $1.key }) {
+            let path = fixture.directory.appendingPathComponent("in-" + name).path
+            try data.write(to: URL(fileURLWithPath: path))
+            let outcome = try fixture.run(["attachment-import", fixture.vault, "/Files", name, path])
+            #expect(outcome.status == 0, "\(name): \(outcome.standardError)")
+        }
+        let entry = try #require(try fixture.pykeepass("Files"))
+        let expected = files.map { "\($0.key) \(SHA256.hexHash($0.value))" }.sorted()
+        #expect(entry.attachments?.map { "\($0.name) \($0.sha256)" }.sorted() == expected)
+        for (name, data) in files {
+            let out = fixture.directory.appendingPathComponent("kxc-" + name).path
+            let exported = try fixture.keepassxc(["attachment-export", fixture.vault, "Files", name, out])
+            #expect(exported.status == 0, "\(exported.standardError)")
+            #expect(try Data(contentsOf: URL(fileURLWithPath: out)) == data, "keepassxc-cli read \(name) differently")
+        }
+        let ours = try fixture.run(["attachment-export", fixture.vault, "/Files", "binary.bin", "--stdout"])
+        #expect(Data(ours.standardOutput.utf8).count > 0)
+        let file = fixture.directory.appendingPathComponent("ours.bin").path
+        #expect(try fixture.run(["attachment-export", fixture.vault, "/Files", "large.bin", file]).status == 0)
+        #expect(try Data(contentsOf: URL(fileURLWithPath: file)) == large)
+        // Replacing needs --force; the old version stays in history (a small entry: KeePass's history
+        // size limit, 6 MiB by default, drops items that hold the 50 MB file); removal keeps it there too.
+        #expect(try fixture.run(["add", fixture.vault, "/Small"]).status == 0)
+        let small = fixture.directory.appendingPathComponent("in-binary.bin").path
+        #expect(try fixture.run(["attachment-import", fixture.vault, "/Small", "one.bin", small]).status == 0)
+        let replacement = fixture.directory.appendingPathComponent("new.txt").path
+        try Data("new".utf8).write(to: URL(fileURLWithPath: replacement))
+        let before = try fixture.bytes()
+        #expect(try fixture.run(["attachment-import", fixture.vault, "/Small", "one.bin", replacement]).status == 2)
+        #expect(try fixture.bytes() == before)
+        let start = try #require(try fixture.pykeepass("Small")).historyCount
+        #expect(try fixture.run(["attachment-import", "--force", fixture.vault, "/Small", "one.bin", replacement]).status == 0)
+        #expect(try fixture.run(["attachment-import", fixture.vault, "/Small", "two.txt", replacement]).status == 0)
+        #expect(try fixture.run(["attachment-rm", fixture.vault, "/Small", "two.txt"]).status == 0)
+        let after = try #require(try fixture.pykeepass("Small"))
+        #expect(after.attachments?.map { "\($0.name) \($0.sha256)" } == ["one.bin \(SHA256.hexHash(Data("new".utf8)))"])
+        #expect(after.historyCount == start + 3)
+        #expect(try fixture.run(["attachment-rm", fixture.vault, "/Small", "two.txt"]).status == 2)
+        // The large entry edited again: its history items (each over the size limit) are dropped with their bytes.
+        #expect(try fixture.run(["attachment-rm", fixture.vault, "/Files", "binary.bin"]).status == 0)
+        #expect(try fixture.pykeepass("Files")?.attachments?.map(\.name) == ["empty.txt", "large.bin"])
     }
 }

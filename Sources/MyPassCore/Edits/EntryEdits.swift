@@ -44,6 +44,7 @@ extension Vault {
             entry.trimHistory(maxItems: limits.items, maxSize: limits.size) { pool[$0]?.data.count ?? 0 }
         }
         guard found != nil else { throw VaultEditError.entryNotFound(uuid) }
+        result.droppingUnreferencedBinaries()
         return result
     }
 
@@ -72,6 +73,7 @@ extension Vault {
         var result = self
         _ = result.root.removeEntry(uuid)
         result.deletedObjects.append(DeletedObject(uuid: uuid, deletedAt: time))
+        result.droppingUnreferencedBinaries()
         return result
     }
 
@@ -119,5 +121,17 @@ extension Group {
             if let result = try groups[index].modifyGroupContainingEntry(uuid, body) { return result }
         }
         return nil
+    }
+
+}
+
+extension Vault {
+    /// Drops attachment bytes no entry or history item refers to any more (an edit trimmed the
+    /// history that held them, or a deletion removed the last entry): a file never stores them, so a
+    /// vault that kept them would not read back identical.
+    mutating func droppingUnreferencedBinaries() {
+        guard !binaries.binaries.isEmpty else { return }
+        let used = root.referencedBinaries()
+        if used.count < binaries.binaries.count { binaries.retainOnly(used) }
     }
 }

@@ -69,6 +69,7 @@ extension Vault {
         var result = self
         _ = result.root.removeGroup(uuid)
         result.deletedObjects.append(contentsOf: group.allUUIDs.map { DeletedObject(uuid: $0, deletedAt: time) })
+        result.droppingUnreferencedBinaries()
         if isTheBin {
             result.meta.recycleBinUUID = nil
             result.meta.recycleBinChanged = time
