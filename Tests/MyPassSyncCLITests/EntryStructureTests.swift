@@ -203,3 +203,34 @@ struct EntryStructureTests {
         #expect(try fixture.pykeepass("Files")?.attachments?.map(\.name) == ["empty.txt", "large.bin"])
     }
 }
+
+@Suite("db-create: new vaults KeePassXC and pykeepass open", .serialized)
+struct CreateCommandTests {
+    @Test("a password vault (calibrated Argon2d, recycle bin) and a key-file-only vault open in keepassxc-cli and pykeepass; an existing file is never replaced")
+    func create() throws {
+        let directory = try CLIFixtures.scratch()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let vault = directory.appendingPathComponent("new.kdbx").path
+        let created = try ToolRunner.run(["db-create", vault, "--password-stdin", "-t", "200"], input: "new-pässword\n")
+        #expect(created.status == 0, "\(created.standardError)")
+        #expect(created.standardOutput.contains("KDBX 4.0, aes256, argon2d") && created.standardOutput.contains("memory 64 MiB"))
+        let view = try ReferenceTools.view(.pykeepass, path: URL(fileURLWithPath: vault), password: "new-pässword", keyFile: nil)
+        #expect(view.meta.recycleBin && view.meta.name == "new")
+        let listed = try ProcessRunner.run(URL(fileURLWithPath: "/usr/bin/env"), ["keepassxc-cli", "ls", "-q", vault],
+                                           input: Data("new-pässword\n".utf8), environment: ["QT_QPA_PLATFORM": "offscreen"])
+        #expect(listed.status == 0 && listed.output.contains("Recycle Bin/"), "\(listed.standardError)")
+        let before = try Data(contentsOf: URL(fileURLWithPath: vault))
+        #expect(try ToolRunner.run(["db-create", vault, "--password-stdin"], input: "other\n").status == 2)
+        #expect(try Data(contentsOf: URL(fileURLWithPath: vault)) == before)
+        // Key file only: the key file is created (64 hex digits) and opens the vault in both tools.
+        let keyed = directory.appendingPathComponent("keyed.kdbx").path
+        let key = directory.appendingPathComponent("vault.key")
+        #expect(try ToolRunner.run(["db-create", keyed, "--no-password", "--set-key-file", key.path, "-t", "200"], input: "").status == 0)
+        #expect(try Data(contentsOf: key).count == 64)
+        #expect(try ReferenceTools.view(.pykeepass, path: URL(fileURLWithPath: keyed), password: nil, keyFile: key).meta.recycleBin)
+        let keyedList = try ProcessRunner.run(URL(fileURLWithPath: "/usr/bin/env"), ["keepassxc-cli", "ls", "-q", "--no-password", "-k", key.path, keyed],
+                                              input: Data(), environment: ["QT_QPA_PLATFORM": "offscreen"])
+        #expect(keyedList.status == 0, "\(keyedList.standardError)")
+        #expect(try ToolRunner.run(["db-create", directory.appendingPathComponent("x.kdbx").path, "--no-password"], input: "").status == 2)
+    }
+}

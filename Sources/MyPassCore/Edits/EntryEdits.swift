@@ -83,6 +83,11 @@ extension Vault {
         return path.contains(bin)
     }
 
+    /// The vault with a recycle bin (created like KeePassXC's if missing), as a new vault has one.
+    public func withRecycleBin(at time: Timestamp = .now()) -> Vault {
+        ensuringRecycleBin(at: time).0
+    }
+
     /// The vault with a recycle bin group (created like KeePassXC's if missing) and its UUID.
     func ensuringRecycleBin(at time: Timestamp) -> (Vault, UUID) {
         if let bin = meta.recycleBinUUID, root.group(bin) != nil { return (self, bin) }
