@@ -67,3 +67,43 @@ private extension EntryChange {
     static func icon(_ number: Int) -> EntryChange { var change = EntryChange(); change.icon = number; return change }
     static func field(_ name: String) -> EntryChange { var change = EntryChange(); change.setFields = [(name, "v")]; return change }
 }
+
+@Suite("Password generator options (keepassxc-cli's)")
+struct PasswordGeneratorOptionsTests {
+    @Test("classes, exclusions, look-alikes, custom sets and every-group hold for every password drawn")
+    func options() throws {
+        var options = PasswordGenerator.Options()
+        #expect(try PasswordGenerator.generate(options).count == 32)
+
+        options.classes = [.lower, .upper, .numeric, .special]
+        options.length = 4
+        options.everyGroup = true
+        options.excluded = "abc"
+        options.excludeSimilar = true
+        for _ in 0..<300 {
+            let password = try PasswordGenerator.generate(options)
+            #expect(password.count == 4)
+            for group in [PasswordGenerator.CharacterClass.lower, .upper, .numeric, .special] {
+                #expect(password.contains(where: group.characters.contains), "\(group) missing")
+            }
+            #expect(!password.contains(where: { "abc".contains($0) || PasswordGenerator.similarCharacters.contains($0) }))
+        }
+        var digitsOnly = PasswordGenerator.Options()
+        digitsOnly.classes = [.numeric]
+        digitsOnly.length = 200
+        #expect(try PasswordGenerator.generate(digitsOnly).allSatisfy(\.isNumber))
+        // Every digit appears in 200 draws: no class member is left out by the sampling.
+        #expect(Set(try PasswordGenerator.generate(digitsOnly)).count == 10)
+        var custom = PasswordGenerator.Options()
+        custom.custom = "xy"
+        #expect(try PasswordGenerator.generate(custom).allSatisfy { $0 == "x" || $0 == "y" })
+        custom.excluded = "xy"
+        #expect(throws: VaultEditError.self) { try PasswordGenerator.generate(custom) }
+        var tooShort = PasswordGenerator.Options()
+        tooShort.classes = [.lower, .upper, .numeric]
+        tooShort.length = 2
+        tooShort.everyGroup = true
+        #expect(throws: VaultEditError.self) { try PasswordGenerator.generate(tooShort) }
+
+    }
+}

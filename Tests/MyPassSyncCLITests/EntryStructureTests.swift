@@ -234,3 +234,21 @@ struct CreateCommandTests {
         #expect(try ToolRunner.run(["db-create", directory.appendingPathComponent("x.kdbx").path, "--no-password"], input: "").status == 2)
     }
 }
+
+@Suite("generate (keepassxc-cli's options)")
+struct GenerateCommandTests {
+    @Test("the default is 32 letters and digits; -L, classes and --every-group are honoured; an empty set is a usage error")
+    func generate() throws {
+        let plain = try ToolRunner.run(["generate"], input: "")
+        let password = plain.standardOutput.trimmingCharacters(in: .newlines)
+        #expect(plain.status == 0 && password.count == 32 && password.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber) })
+        let special = try ToolRunner.run(["generate", "-s", "-n", "--every-group", "-L", "6"], input: "").standardOutput.trimmingCharacters(in: .newlines)
+        let hasDigit = special.contains { $0.isNumber }
+        let hasSign = special.contains { $0.isPunctuation || $0.isSymbol }
+        #expect(special.count == 6 && hasDigit && hasSign)
+        let hasLetter = special.contains { $0.isLetter }
+        #expect(!hasLetter)
+        #expect(try ToolRunner.run(["generate", "-c", "x", "-x", "x"], input: "").status == 2)
+        #expect(try ToolRunner.run(["generate", "-L", "0"], input: "").status == 2)
+    }
+}
