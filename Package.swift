@@ -31,6 +31,7 @@ let package = Package(
         .systemLibrary(name: "CIDN2", pkgConfig: "libidn2", providers: [.apt(["libidn2-dev"])]),
         .systemLibrary(name: "CKeyutils", providers: [.apt(["libkeyutils-dev"])]),
         .systemLibrary(name: "CLibXML2", pkgConfig: "libxml-2.0", providers: [.apt(["libxml2-dev"])]),
+        .systemLibrary(name: "CZxcvbn", providers: [.apt(["libzxcvbn-dev"])]),
 
         // The only Swift code that calls crypto C APIs.
         .target(
@@ -41,7 +42,7 @@ let package = Package(
         // The vault model as immutable values and the edits on it; no I/O.
         .target(
             name: "MyPassCore",
-            dependencies: ["MyPassCrypto", "CPSL", "CIDN2"],
+            dependencies: ["MyPassCrypto", "CPSL", "CIDN2", "CZxcvbn"],
             swiftSettings: strictSettings
         ),
         // Bytes <-> Vault: the KDBX 3.1 / 4.x container, its XML document, keys and key files.

@@ -17,3 +17,13 @@ public enum RandomBytes {
         return result
     }
 }
+
+extension RandomBytes {
+    /// A number in `0..<upperBound`, every value equally likely (libsodium `randombytes_uniform`,
+    /// which rejects the biased top of the range), for secrets such as the words of a passphrase.
+    public static func uniform(below upperBound: UInt32) throws(CryptoError) -> UInt32 {
+        try CryptoLibraries.ensureInitialized()
+        guard upperBound > 0 else { throw .invalidParameter("empty random range") }
+        return randombytes_uniform(upperBound)
+    }
+}

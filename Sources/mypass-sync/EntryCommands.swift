@@ -35,6 +35,12 @@ struct EntryPasswordOptions: OptionGroup {
         }
         return nil
     }
+
+    /// The strength line printed after an edit that generated `password` (nil when none was generated).
+    func generatedNote(_ password: String?, _ parsed: ParsedArguments) -> String? {
+        guard parsed[generate], let password else { return nil }
+        return "generated password: \(PasswordStrength(of: password).summary)"
+    }
 }
 
 /// `mypass-sync ls VAULT [GROUP] [-R]`.
@@ -146,6 +152,7 @@ struct AddCommand: Command {
         session.update(vault)
         try editing.save(session, output: &output)
         output.print("added \((session.vault.path(ofEntry: uuid)?.description ?? entryTitle).terminalSafe)")
+        if let note = passwordOptions.generatedNote(password, parsed) { output.print(note) }
         return .success
     }
 }
@@ -178,6 +185,7 @@ struct EditCommand: Command {
         session.update(vault)
         let wrote = try editing.save(session, output: &output)
         output.print(wrote ? "edited \(parsed.positionals[1].terminalSafe)" : "unchanged \(parsed.positionals[1].terminalSafe): the edit changed nothing; the vault was not written")
+        if wrote, let note = passwordOptions.generatedNote(password, parsed) { output.print(note) }
         return .success
     }
 }

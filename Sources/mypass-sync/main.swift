@@ -13,9 +13,9 @@ ProcessProtection.disableCrashBacktraces()
 // Test convenience (documented in the README): faults planned in MYPASS_SYNC_FAULTS.
 SystemCalls.injectFromEnvironment()
 
-// `watch` ends on SIGINT/SIGTERM between checks: the signals are blocked in every thread from here
-// on and read by the watch command.
-if CommandLine.arguments.dropFirst().first == "watch" { ShutdownSignals.blockInEveryThread() }
+// `watch` ends on SIGINT/SIGTERM between checks and `clip` clears the clipboard on them: the signals
+// are blocked in every thread from here on and read by those commands.
+if ["watch", "clip"].contains(CommandLine.arguments.dropFirst().first) { ShutdownSignals.blockInEveryThread() }
 
 // Every command but `watch` ends after one job: large values are kept until exit instead of being
 // freed object by object (which would compete with the job's last steps for the two cores).

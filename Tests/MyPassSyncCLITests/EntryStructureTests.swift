@@ -7,34 +7,7 @@ import TestSupport
 /// and TOTP, written here and read back by pykeepass and keepassxc-cli.
 @Suite("Entry structure: fields, tags, expiry, TOTP (end to end)", .serialized)
 struct EntryStructureTests {
-    private struct Fixture {
-        let directory: URL
-        let vault: String
-        static let password = CLIFixtures.kdbx4Password
-
-        init() throws {
-            directory = try CLIFixtures.scratch()
-            vault = directory.appendingPathComponent("vault.kdbx").path
-            try FileManager.default.copyItem(atPath: CLIFixtures.kdbx4, toPath: vault)
-        }
-
-        func run(_ arguments: [String], lines: [String] = []) throws -> ToolRunner.Outcome {
-            try ToolRunner.run(arguments + ["--password-stdin", "--state-dir", directory.appendingPathComponent("state").path],
-                               input: ([Self.password] + lines).map { $0 + "\n" }.joined())
-        }
-
-        func bytes() throws -> Data { try Data(contentsOf: URL(fileURLWithPath: vault)) }
-
-        func pykeepass(_ title: String) throws -> FixtureVault.Entry? {
-            try ReferenceTools.view(.pykeepass, path: URL(fileURLWithPath: vault), password: Self.password, keyFile: nil)
-                .entries.first { $0.title == title }
-        }
-
-        func keepassxc(_ arguments: [String]) throws -> ProcessRunner.Outcome {
-            try ProcessRunner.run(URL(fileURLWithPath: "/usr/bin/env"), ["keepassxc-cli", arguments[0], "-q"] + arguments.dropFirst(),
-                                  input: Data((Self.password + "\n").utf8), environment: ["QT_QPA_PLATFORM": "offscreen"])
-        }
-    }
+    private typealias Fixture = ScratchVault
 
     private static let uri = "otpauth://totp/Example:me?secret=JBSWY3DPEHPK3PXP&issuer=Example&period=30&digits=6"
 

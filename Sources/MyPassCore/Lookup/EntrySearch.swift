@@ -28,3 +28,18 @@ extension Vault {
         return found
     }
 }
+
+extension Vault {
+    /// Every entry outside the recycle bin, with its path, in tree order (what an audit looks at).
+    public func activeEntries() -> [(entry: Entry, path: VaultPath)] {
+        let recycleBin = meta.recycleBinEnabled ? meta.recycleBinUUID : nil
+        var found: [(Entry, VaultPath)] = []
+        func visit(_ group: Group, names: [String]) {
+            guard group.uuid != recycleBin else { return }
+            for entry in group.entries { found.append((entry, VaultPath(components: names + [entry.title]))) }
+            for child in group.groups { visit(child, names: names + [child.name]) }
+        }
+        visit(root, names: [])
+        return found
+    }
+}

@@ -1,0 +1,2 @@
+/* zxcvbn-c: password strength estimation (the estimator KeePassXC uses), from Debian's libzxcvbn-dev. */
+#include <zxcvbn.h>
