@@ -15,3 +15,11 @@ static inline int mypass_disable_core_dumps(void) {
 static inline int mypass_is_dumpable(void) {
     return prctl(PR_GET_DUMPABLE, 0, 0, 0, 0);
 }
+
+/* glibc 2.34+: a spawn file action that closes every descriptor from `from` up, so that a helper
+   program inherits nothing but its standard streams (declared here: it needs _GNU_SOURCE). */
+#include <spawn.h>
+extern int posix_spawn_file_actions_addclosefrom_np(posix_spawn_file_actions_t *actions, int from);
+static inline int mypass_spawn_close_from(posix_spawn_file_actions_t *actions, int from) {
+    return posix_spawn_file_actions_addclosefrom_np(actions, from);
+}

@@ -1,4 +1,5 @@
 public import Foundation
+internal import CProcess
 #if canImport(Glibc)
 internal import Glibc
 #endif
@@ -7,7 +8,7 @@ internal import Glibc
 /// blocked and the default action for every signal this process handles itself, so that a helper
 /// left running (a clipboard owner) can still be ended by SIGINT or SIGTERM. Its standard input is
 /// `input` (or /dev/null), its standard output is read when asked (else /dev/null), its standard
-/// error goes to /dev/null.
+/// error goes to /dev/null, and no other descriptor is inherited.
 enum ChildProcess {
     /// Why a helper could not be run.
     struct Failure: Error, CustomStringConvertible {
@@ -40,6 +41,10 @@ enum ChildProcess {
             posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, "/dev/null", O_WRONLY, 0)
         }
         posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, "/dev/null", O_WRONLY, 0)
+        // Nothing else is inherited: a descriptor without close-on-exec (a runtime's socket that tells a
+        // parent its child ended, a caller's pipe) kept open by a helper that stays running would make
+        // whoever waits on it wait for the helper.
+        mypass_spawn_close_from(&actions, 3)
 
         var attributes = posix_spawnattr_t()
         posix_spawnattr_init(&attributes)

@@ -1,0 +1,174 @@
+import Foundation
+import Testing
+import TestSupport
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `clip` on a real X11 clipboard: an Xvfb server started for the suite (Unix socket only) and xclip
+/// reading back what is on the clipboard while `clip` waits and after it cleared it.
+@Suite("clip: the X11 clipboard under Xvfb, cleared after the timeout (end to end)", .serialized)
+struct ClipboardTests {
+    /// An Xvfb display of the test's own.
+    final class Display {
+        let name: String
+        private let server: Process
+
+        init() throws {
+            let number = (90..<190).first { !FileManager.default.fileExists(atPath: "/tmp/.X11-unix/X\($0)")
+                && !FileManager.default.fileExists(atPath: "/tmp/.X\($0)-lock") } ?? 190
+            name = ":\(number)"
+            // Started through Python with no signal blocked: the test runner's threads block most signals,
+            // a mask children inherit, and Xvfb with its timer signals blocked takes 10 s to come up.
+            server = Process()
+            server.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+            server.arguments = ["python3", "-c", "import os, signal, sys; signal.pthread_sigmask(signal.SIG_SETMASK, []); "
+                                + "signal.signal(signal.SIGPIPE, signal.SIG_DFL); os.execv(sys.argv[1], sys.argv[1:])",
+                                "/usr/bin/Xvfb", name, "-nolisten", "tcp", "-screen", "0", "640x480x24"]
+            server.standardOutput = FileHandle.nullDevice
+            server.standardError = FileHandle.nullDevice
+            try server.run()
+            let deadline = Date().addingTimeInterval(10)
+            while !FileManager.default.fileExists(atPath: "/tmp/.X11-unix/X\(number)") && Date() < deadline { usleep(50_000) }
+        }
+
+        deinit {
+            server.terminate()
+            server.waitUntilExit()
+        }
+
+        /// What xclip reads from the clipboard (nil: nothing there).
+        func clipboard() throws -> String? {
+            let outcome = try ProcessRunner.run(URL(fileURLWithPath: "/usr/bin/xclip"), ["-selection", "clipboard", "-out"],
+                                                environment: ["DISPLAY": name])
+            return outcome.status == 0 ? outcome.output : nil
+        }
+
+        /// Puts `text` on the clipboard as another program would (through Python, which starts xclip
+        /// with no inherited descriptor: the xclip left serving the clipboard must not hold one of ours).
+        func copy(_ text: String) throws {
+            let script = "import subprocess, sys; subprocess.run(['xclip', '-selection', 'clipboard', '-in'], input=sys.argv[1].encode(), "
+                + "stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True)"
+            let outcome = try ProcessRunner.run(URL(fileURLWithPath: "/usr/bin/env"), ["python3", "-c", script, text], environment: ["DISPLAY": name])
+            precondition(outcome.status == 0, "xclip failed: \(outcome.standardError)")
+        }
+
+        /// Waits until the clipboard holds `text`; false after 15 s.
+        func waitForClipboard(_ text: String?) throws -> Bool {
+            let deadline = Date().addingTimeInterval(15)
+            while Date() < deadline {
+                if try clipboard() == text { return true }
+                usleep(100_000)
+            }
+            return false
+        }
+    }
+
+    /// A `clip` run in the background: its process, and its output once it ended.
+    struct Running {
+        let process: Process
+        let output: Pipe
+
+        init(_ arguments: [String], vault: ScratchVault, display: String?) throws {
+            process = Process()
+            process.executableURL = try ToolRunner.binary()
+            process.arguments = arguments + ["--password-stdin", "--state-dir", vault.stateDirectory]
+            var environment = ProcessInfo.processInfo.environment
+            environment["DISPLAY"] = display
+            environment["WAYLAND_DISPLAY"] = nil
+            process.environment = environment
+            let input = Pipe()
+            output = Pipe()
+            process.standardInput = input
+            process.standardOutput = output
+            process.standardError = output
+            try process.run()
+            input.fileHandleForWriting.write(Data((ScratchVault.password + "\n").utf8))
+            try input.fileHandleForWriting.close()
+        }
+
+        /// Waits for the end; exit status and everything printed.
+        func finish() -> (status: Int32, text: String) {
+            let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            process.waitUntilExit()
+            return (process.terminationStatus, text)
+        }
+    }
+
+    @Test("the password is on the clipboard while clip waits and gone after the timeout; the serving xclip has no signal blocked")
+    func copiesAndClears() throws {
+        let display = try Display()
+        let vault = try ScratchVault()
+        defer { vault.remove() }
+        let started = Date()
+        let clip = try Running(["clip", vault.vault, "/No URL", "3"], vault: vault, display: display.name)
+        #expect(try display.waitForClipboard("carol-pw"), "the password never reached the clipboard")
+        // The xclip left serving the clipboard can be ended by SIGINT/SIGTERM (nothing inherited from clip's mask).
+        let servers = try FileManager.default.contentsOfDirectory(atPath: "/proc").compactMap(Int32.init).filter { pid in
+            let command = (try? String(contentsOfFile: "/proc/\(pid)/cmdline", encoding: .utf8)) ?? ""
+            let environment = (try? Data(contentsOf: URL(fileURLWithPath: "/proc/\(pid)/environ"))) ?? Data()
+            return command.hasPrefix("/usr/bin/xclip") && String(decoding: environment, as: UTF8.self).contains("DISPLAY=\(display.name)\0")
+        }
+        #expect(!servers.isEmpty)
+        for pid in servers {
+            let status = (try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8)) ?? ""
+            #expect(status.contains("SigBlk:\t0000000000000000"), "xclip \(pid) started with signals blocked")
+        }
+        let (status, text) = clip.finish()
+        #expect(status == 0, "\(text)")
+        #expect(Date().timeIntervalSince(started) >= 3)
+        #expect(text.contains("copied to the clipboard (xclip)") && text.contains("Clipboard cleared") && !text.contains("carol-pw"), "\(text)")
+        #expect(try display.clipboard() ?? "" == "")
+    }
+
+    @Test("something copied after clip is left alone at the timeout")
+    func leavesNewerContent() throws {
+        let display = try Display()
+        let vault = try ScratchVault()
+        defer { vault.remove() }
+        let clip = try Running(["clip", vault.vault, "/No URL", "3", "-a", "UserName"], vault: vault, display: display.name)
+        #expect(try display.waitForClipboard("carol"))
+        try display.copy("the user's own text")
+        let (status, text) = clip.finish()
+        #expect(status == 0 && text.contains("left as it is"), "\(text)")
+        #expect(try display.clipboard() == "the user's own text")
+    }
+
+    @Test("--totp copies the current code; Ctrl-C (SIGINT) during the wait clears at once")
+    func totpAndInterrupt() throws {
+        let display = try Display()
+        let vault = try ScratchVault()
+        defer { vault.remove() }
+        #expect(try vault.run(["edit", vault.vault, "/No URL", "--totp-stdin"],
+                              lines: ["otpauth://totp/Ex:me?secret=JBSWY3DPEHPK3PXP&issuer=Ex"]).status == 0)
+        let clip = try Running(["clip", vault.vault, "/No URL", "600", "--totp"], vault: vault, display: display.name)
+        var code: String?
+        let deadline = Date().addingTimeInterval(15)
+        while code == nil && Date() < deadline {
+            if let text = try display.clipboard(), text.count == 6, text.allSatisfy(\.isNumber) { code = text } else { usleep(100_000) }
+        }
+        // The code of now or of the period before (the copy may straddle a 30 s boundary).
+        let now = Int(Date().timeIntervalSince1970)
+        let codes = try [now, now - 30].map { time in
+            try ToolRunner.run(["totp", vault.vault, "/No URL", "--time", "\(time)", "--password-stdin"], input: ScratchVault.password + "\n")
+                .standardOutput.prefix(6).description
+        }
+        #expect(code.map(codes.contains) == true, "clipboard \(code ?? "nil"), totp \(codes)")
+        let interrupted = Date()
+        kill(clip.process.processIdentifier, SIGINT)
+        let (status, text) = clip.finish()
+        #expect(status == 0 && text.contains("Clipboard cleared"), "\(text)")
+        #expect(Date().timeIntervalSince(interrupted) < 5)
+        #expect(try display.clipboard() ?? "" == "")
+    }
+
+    @Test("without a graphical session clip says so with exit 7 before asking for the password")
+    func noClipboard() throws {
+        let vault = try ScratchVault()
+        defer { vault.remove() }
+        let clip = try Running(["clip", vault.vault, "/No URL"], vault: vault, display: nil)
+        let (status, text) = clip.finish()
+        #expect(status == 7 && text.contains("no clipboard: neither WAYLAND_DISPLAY nor DISPLAY is set"), "\(text)")
+        #expect(try ToolRunner.run(["clip", vault.vault, "/No URL", "soon"]).status == 2)
+    }
+}
