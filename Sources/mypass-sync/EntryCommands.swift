@@ -140,10 +140,7 @@ struct AddCommand: Command {
         } else {
             throw CommandLineError.usage(message: "the entry path needs a title", command: name)
         }
-        let group = try requireGroup(groupPath.description, session.vault, name)
-        guard !group.entries.contains(where: { $0.title == entryTitle }) else {
-            throw CommandLineError.usage(message: "an entry \(entryTitle) exists already in \(groupPath)", command: name)
-        }
+        let group = try session.vault.checkNewEntry(titled: entryTitle, in: groupPath)
         let password = try passwordOptions.password(parsed, command: name) ?? ""
         let change = try fieldOptions.change(parsed, command: name)
         let (vault, uuid) = try session.vault.addingEntry(

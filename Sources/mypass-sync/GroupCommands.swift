@@ -19,14 +19,7 @@ struct MakeGroupCommand: Command {
     func run(arguments: [String], output: inout StandardStreams) throws -> ExitCode {
         let parsed = try parse(arguments, count: 2...2)
         let session = try editing.session(parsed, path: parsed.positionals[0], command: name)
-        guard let (parent, groupName) = VaultPath(parsed.positionals[1]).parentAndName else {
-            throw CommandLineError.usage(message: "the group path needs a name", command: name)
-        }
-        let parentGroup = try requireGroup(parent.description, session.vault, name)
-        guard !parentGroup.groups.contains(where: { $0.name == groupName }) else {
-            throw CommandLineError.usage(message: "a group \(parsed.positionals[1]) exists already", command: name)
-        }
-        session.update(try session.vault.addingGroup(named: groupName, to: parentGroup.uuid).vault)
+        session.update(try session.vault.addingGroup(at: VaultPath(parsed.positionals[1])).vault)
         try editing.save(session, output: &output)
         output.print("added group \(parsed.positionals[1].terminalSafe)")
         return .success
@@ -68,16 +61,7 @@ struct EditGroupCommand: Command {
         let parsed = try parse(arguments, count: 2...2)
         let session = try editing.session(parsed, path: parsed.positionals[0], command: name)
         let group = try requireGroup(parsed.positionals[1], session.vault, name)
-        if let newName = parsed[newName] {
-            guard !newName.isEmpty, !newName.contains("/") else {
-                throw CommandLineError.usage(message: "a group name must be non-empty and without a slash", command: name)
-            }
-            let parentPath = VaultPath(parsed.positionals[1]).parentAndName?.parent
-            let siblings = parentPath.flatMap { session.vault.group(at: $0)?.groups } ?? []
-            guard !siblings.contains(where: { $0.name == newName && $0.uuid != group.uuid }) else {
-                throw CommandLineError.usage(message: "a group \(newName) exists already there", command: name)
-            }
-        }
+        if let newName = parsed[newName] { try session.vault.checkGroupName(newName, for: group.uuid) }
         session.update(try session.vault.updatingGroup(group.uuid) { edited in
             if let newName = parsed[newName] { edited.name = newName }
             if let notes = parsed[notes] { edited.notes = notes }

@@ -10,6 +10,10 @@ public enum VaultEditError: Error, Equatable, Sendable, CustomStringConvertible 
     case rootGroup
     /// A name, title or path was empty or otherwise unusable.
     case invalidName(String)
+    /// A path-addressed edit would give two siblings one path (the path of the one that is there).
+    case pathTaken(VaultPath)
+    /// No group or entry at a path.
+    case nothingAt(VaultPath)
 
     /// The failure in one sentence.
     public var description: String {
@@ -19,6 +23,8 @@ public enum VaultEditError: Error, Equatable, Sendable, CustomStringConvertible 
         case .groupIntoItself(let uuid): "group \(uuid.canonicalString) cannot move into itself"
         case .rootGroup: "the root group cannot be moved or deleted"
         case .invalidName(let reason): reason
+        case .pathTaken(let path): "\(path) exists already"
+        case .nothingAt(let path): "nothing at \(path)"
         }
     }
 }
