@@ -15,13 +15,14 @@ struct AnalyzeCommand: Command {
     let hibp = Option<String>("--hibp", "-H", valueName: "file", help: "The HIBP SHA-1 list, sorted by hash.")
     let json = Flag("--json", help: "Print {\"checked\", \"leaked\": [{\"path\", \"uuid\", \"timesLeaked\"}]}.")
     let exitCode = Flag("--exit-code", help: "Exit 1 when a password is in the list.")
-    let editing = EditingOptions()
+    let credentials = CredentialOptions()
+    let stateOptions = StateOptions()
 
     func run(arguments: [String], output: inout StandardStreams) throws -> ExitCode {
         let parsed = try parse(arguments, count: 1...1)
         guard let listPath = parsed[hibp] else { throw CommandLineError.usage(message: "--hibp FILE is required", command: name) }
         let list = try LeakedPasswordList(path: listPath)  // before the password: a wrong list path costs no unlock
-        let vault = try editing.credentials.unlockForReading(parsed, path: parsed.positionals[0], state: editing.stateOptions.state(parsed),
+        let vault = try credentials.unlockForReading(parsed, path: parsed.positionals[0], state: stateOptions.state(parsed),
                                                              command: name).vault
         let leaked = try PasswordAudit.leakedEntries(of: vault, in: list)
         let checked = vault.activeEntries().count

@@ -15,7 +15,8 @@ struct ClipCommand: Command {
         """
     let attribute = Option<String>("--attribute", "-a", valueName: "name", help: "Copy this field instead of the password.")
     let totp = Flag("--totp", "-t", help: "Copy the current TOTP code instead of the password.")
-    let editing = EditingOptions()
+    let credentials = CredentialOptions()
+    let stateOptions = StateOptions()
 
     /// The default wait before the clipboard is cleared.
     static let defaultTimeout = 30
@@ -27,7 +28,7 @@ struct ClipCommand: Command {
             throw CommandLineError.usage(message: "--attribute and --totp exclude each other", command: name)
         }
         let clipboard = try SystemClipboard.detect()  // before the password: no clipboard, no unlock
-        let vault = try editing.credentials.unlockForReading(parsed, path: parsed.positionals[0], state: editing.stateOptions.state(parsed),
+        let vault = try credentials.unlockForReading(parsed, path: parsed.positionals[0], state: stateOptions.state(parsed),
                                                              command: name).vault
         let entry = try requireEntry(parsed.positionals[1], vault, name)
         let (value, what) = try Self.value(of: entry, attribute: parsed[attribute], totp: parsed[totp], path: parsed.positionals[1], command: name)

@@ -69,13 +69,14 @@ struct ClipboardTests {
         let process: Process
         let output: Pipe
 
-        init(_ arguments: [String], vault: ScratchVault, display: String?) throws {
+        init(_ arguments: [String], vault: ScratchVault, display: String?, path: String? = nil) throws {
             process = Process()
             process.executableURL = try ToolRunner.binary()
             process.arguments = arguments + ["--password-stdin", "--state-dir", vault.stateDirectory]
             var environment = ProcessInfo.processInfo.environment
             environment["DISPLAY"] = display
             environment["WAYLAND_DISPLAY"] = nil
+            if let path { environment["PATH"] = path }
             process.environment = environment
             let input = Pipe()
             output = Pipe()
@@ -95,29 +96,35 @@ struct ClipboardTests {
         }
     }
 
-    @Test("the password is on the clipboard while clip waits and gone after the timeout; the serving xclip has no signal blocked")
-    func copiesAndClears() throws {
+    @Test("the password is on the clipboard while clip waits and gone after the timeout; the serving helper has no signal blocked",
+          arguments: ["xclip", "xsel"])
+    func copiesAndClears(tool: String) throws {
         let display = try Display()
         let vault = try ScratchVault()
         defer { vault.remove() }
+        // A PATH with only this tool on it, so that clip finds no other.
+        let tools = vault.directory.appendingPathComponent("bin")
+        try FileManager.default.createDirectory(at: tools, withIntermediateDirectories: true)
+        try FileManager.default.createSymbolicLink(atPath: tools.appendingPathComponent(tool).path, withDestinationPath: "/usr/bin/\(tool)")
         let started = Date()
-        let clip = try Running(["clip", vault.vault, "/No URL", "3"], vault: vault, display: display.name)
+        let clip = try Running(["clip", vault.vault, "/No URL", "3"], vault: vault, display: display.name, path: tools.path)
         #expect(try display.waitForClipboard("carol-pw"), "the password never reached the clipboard")
-        // The xclip left serving the clipboard can be ended by SIGINT/SIGTERM (nothing inherited from clip's mask).
+        // The helper left serving the clipboard can be ended by SIGINT/SIGTERM (nothing inherited from clip's mask).
         let servers = try FileManager.default.contentsOfDirectory(atPath: "/proc").compactMap(Int32.init).filter { pid in
             let command = (try? String(contentsOfFile: "/proc/\(pid)/cmdline", encoding: .utf8)) ?? ""
             let environment = (try? Data(contentsOf: URL(fileURLWithPath: "/proc/\(pid)/environ"))) ?? Data()
-            return command.hasPrefix("/usr/bin/xclip") && String(decoding: environment, as: UTF8.self).contains("DISPLAY=\(display.name)\0")
+            return command.hasPrefix(tools.appendingPathComponent(tool).path)
+                && String(decoding: environment, as: UTF8.self).contains("DISPLAY=\(display.name)\0")
         }
         #expect(!servers.isEmpty)
         for pid in servers {
             let status = (try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8)) ?? ""
-            #expect(status.contains("SigBlk:\t0000000000000000"), "xclip \(pid) started with signals blocked")
+            #expect(status.contains("SigBlk:\t0000000000000000"), "\(tool) \(pid) started with signals blocked")
         }
         let (status, text) = clip.finish()
         #expect(status == 0, "\(text)")
         #expect(Date().timeIntervalSince(started) >= 3)
-        #expect(text.contains("copied to the clipboard (xclip)") && text.contains("Clipboard cleared") && !text.contains("carol-pw"), "\(text)")
+        #expect(text.contains("copied to the clipboard (\(tool))") && text.contains("Clipboard cleared") && !text.contains("carol-pw"), "\(text)")
         #expect(try display.clipboard() ?? "" == "")
     }
 
