@@ -32,6 +32,7 @@ let package = Package(
         .systemLibrary(name: "CKeyutils", providers: [.apt(["libkeyutils-dev"])]),
         .systemLibrary(name: "CLibXML2", pkgConfig: "libxml-2.0", providers: [.apt(["libxml2-dev"])]),
         .systemLibrary(name: "CZxcvbn", providers: [.apt(["libzxcvbn-dev"])]),
+        .systemLibrary(name: "CCurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev"])]),
 
         // The only Swift code that calls crypto C APIs.
         .target(
@@ -61,7 +62,7 @@ let package = Package(
         // The I/O side: vault files, sync state, the watcher and the save-conflict decisions.
         .target(
             name: "MyPassSync",
-            dependencies: ["MyPassCore", "MyPassCrypto", "KDBXFormat", "MyPassMerge", "CInotifyTools", "CKeyutils", "CRename", "CProcess"],
+            dependencies: ["MyPassCore", "MyPassCrypto", "KDBXFormat", "MyPassMerge", "CInotifyTools", "CKeyutils", "CRename", "CProcess", "CCurl"],
             swiftSettings: strictSettings
         ),
         // The command-line tool: arguments, terminal I/O, human and JSON output, exit codes.

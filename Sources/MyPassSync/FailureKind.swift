@@ -27,7 +27,9 @@ public enum FailureKind: Sendable, Equatable {
             }
         case let error as SaveError:
             if case .file = error { self = .ioError } else { self = .refusedForSafety }
-        case is MergeError, is MergeRefusal: self = .refusedForSafety
+        case is MergeError, is MergeRefusal, is RemoteSync.Refusal: self = .refusedForSafety
+        case let error as WebDAVRemote.Failure:
+            if case .unsupportedURL = error { self = .invalidRequest } else { self = .ioError }
         case is VaultEditError, is FormatChange.Invalid: self = .invalidRequest
         default: self = .ioError
         }

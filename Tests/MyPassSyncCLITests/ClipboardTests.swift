@@ -7,6 +7,9 @@ import Glibc
 
 /// `clip` on a real X11 clipboard: an Xvfb server started for the suite (Unix socket only) and xclip
 /// reading back what is on the clipboard while `clip` waits and after it cleared it.
+/// Helpers/unblocked.py: runs a program with no signal blocked.
+let unblockedHelper = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Helpers/unblocked.py").path
+
 @Suite("clip: the X11 clipboard under Xvfb, cleared after the timeout (end to end)", .serialized)
 struct ClipboardTests {
     /// An Xvfb display of the test's own.
@@ -18,18 +21,23 @@ struct ClipboardTests {
             let number = (90..<190).first { !FileManager.default.fileExists(atPath: "/tmp/.X11-unix/X\($0)")
                 && !FileManager.default.fileExists(atPath: "/tmp/.X\($0)-lock") } ?? 190
             name = ":\(number)"
-            // Started through Python with no signal blocked: the test runner's threads block most signals,
-            // a mask children inherit, and Xvfb with its timer signals blocked takes 10 s to come up.
+            // Started with no signal blocked (Helpers/unblocked.py): with its timer signals blocked, as the test
+            // runner's threads have them, Xvfb takes 10 s to come up.
             server = Process()
             server.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-            server.arguments = ["python3", "-c", "import os, signal, sys; signal.pthread_sigmask(signal.SIG_SETMASK, []); "
-                                + "signal.signal(signal.SIGPIPE, signal.SIG_DFL); os.execv(sys.argv[1], sys.argv[1:])",
-                                "/usr/bin/Xvfb", name, "-nolisten", "tcp", "-screen", "0", "640x480x24"]
+            server.arguments = ["python3", unblockedHelper, "/usr/bin/Xvfb", name, "-nolisten", "tcp", "-screen", "0", "640x480x24"]
             server.standardOutput = FileHandle.nullDevice
             server.standardError = FileHandle.nullDevice
             try server.run()
             let deadline = Date().addingTimeInterval(10)
             while !FileManager.default.fileExists(atPath: "/tmp/.X11-unix/X\(number)") && Date() < deadline { usleep(50_000) }
+            // The socket exists before the server accepts clients (seen under load): wait until xclip connects.
+            while Date() < deadline {
+                let probe = try ProcessRunner.run(URL(fileURLWithPath: "/usr/bin/xclip"), ["-selection", "clipboard", "-out"],
+                                                  environment: ["DISPLAY": name])
+                if !probe.standardError.contains("Can't open display") { break }
+                usleep(50_000)
+            }
         }
 
         deinit {

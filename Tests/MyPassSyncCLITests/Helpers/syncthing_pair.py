@@ -225,6 +225,22 @@ def titles(device, password):
     return [line for line in result.stdout.splitlines() if line and not line.endswith("/")]
 
 
+
+def vault_bytes(device):
+    """The device's vault, or None while it is absent: Syncthing replaces a file that lost a conflict
+    in two renames (the file to its conflict copy, then the new version in), so there is a moment
+    without it."""
+    try:
+        with open(device.vault, "rb") as file:
+            return file.read()
+    except FileNotFoundError:
+        return None
+
+
+def same_vaults(devices):
+    first = vault_bytes(devices[0])
+    return first is not None and first == vault_bytes(devices[1])
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--root", required=True)
@@ -252,7 +268,7 @@ def main():
         wait_for(lambda: all(device.connected_to(other) for device, other in ((devices[0], devices[1]), (devices[1], devices[0]))),
                  60, "the two Syncthing instances to connect")
         report["peerAddresses"] = [devices[0].connected_to(devices[1]), devices[1].connected_to(devices[0])]
-        wait_for(lambda: os.path.exists(devices[1].vault) and open(devices[1].vault, "rb").read() == open(devices[0].vault, "rb").read(),
+        wait_for(lambda: same_vaults(devices),
                  60, "the vault to reach the second device")
         for device in devices:
             device.start_watcher(arguments.binary, password,
@@ -306,7 +322,7 @@ def main():
                 except OSError as error:
                     state = str(error)
                 parts.append(f"{device.name}: {sorted(device.names())}, Syncthing {state}")
-            same = open(devices[0].vault, "rb").read() == open(devices[1].vault, "rb").read()
+            same = same_vaults(devices)
             return "; ".join(parts) + f"; same vault: {same}"
 
         def quiet_for(seconds):
@@ -314,7 +330,7 @@ def main():
                 idle = time.time() - monitor.last_activity >= seconds
             names = [name for device in devices for name in device.names()
                      if (COPY.search(name) and not TEMPORARY.match(name)) or (TEMPORARY.match(name) and not stale(device.folder, name))]
-            same = open(devices[0].vault, "rb").read() == open(devices[1].vault, "rb").read()
+            same = same_vaults(devices)
             return idle and not names and same and all(device.folder_idle() for device in devices)
 
         # Random rounds: one device, the other, or both at once; waits shorter and longer than the delay.

@@ -1,0 +1,30 @@
+/* libcurl: HTTP/WebDAV and SFTP transfers. curl_easy_setopt and curl_easy_getinfo are variadic,
+   which Swift cannot call; these typed wrappers are the only additions. */
+#include <curl/curl.h>
+
+typedef size_t (*mypass_curl_data_callback)(char *data, size_t size, size_t count, void *context);
+
+static inline CURLcode mypass_curl_set_long(CURL *handle, CURLoption option, long value) {
+    return curl_easy_setopt(handle, option, value);
+}
+static inline CURLcode mypass_curl_set_offset(CURL *handle, CURLoption option, curl_off_t value) {
+    return curl_easy_setopt(handle, option, value);
+}
+static inline CURLcode mypass_curl_set_string(CURL *handle, CURLoption option, const char *value) {
+    return curl_easy_setopt(handle, option, value);
+}
+static inline CURLcode mypass_curl_set_pointer(CURL *handle, CURLoption option, void *value) {
+    return curl_easy_setopt(handle, option, value);
+}
+static inline CURLcode mypass_curl_set_list(CURL *handle, CURLoption option, struct curl_slist *value) {
+    return curl_easy_setopt(handle, option, value);
+}
+static inline CURLcode mypass_curl_set_callback(CURL *handle, CURLoption option, mypass_curl_data_callback value) {
+    return curl_easy_setopt(handle, option, value);
+}
+static inline CURLcode mypass_curl_get_long(CURL *handle, CURLINFO info, long *value) {
+    return curl_easy_getinfo(handle, info, value);
+}
+
+/* CURLAUTH_* are casts in macros, which Swift does not import. */
+static inline long mypass_curl_auth_basic_or_digest(void) { return (long)(CURLAUTH_BASIC | CURLAUTH_DIGEST); }

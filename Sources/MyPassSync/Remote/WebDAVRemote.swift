@@ -1,0 +1,185 @@
+public import Foundation
+#if canImport(Glibc)
+internal import Glibc
+#endif
+
+/// A vault file on a WebDAV server (Nextcloud, ownCloud, Apache mod_dav, wsgidav…), read and written
+/// only with preconditions: a conditional `GET`, `PUT` with `If-Match` or `If-None-Match: *`, and
+/// WebDAV locks for servers whose ETags cannot be trusted.
+public struct WebDAVRemote: Sendable {
+    /// The vault's URL.
+    public let url: String
+    /// Where server credentials come from (nil: `~/.netrc`).
+    public let netrcFile: String?
+
+    /// Why the remote cannot be used, in terms of what the user can do.
+    public enum Failure: Error, CustomStringConvertible, Sendable {
+        /// No connection, a time-out, a DNS failure: the remote was not reached.
+        case unreachable(url: String, detail: String)
+        /// The server answered with an error status.
+        case refused(url: String, status: Int)
+        /// A URL this tool does not talk to.
+        case unsupportedURL(String)
+
+        public var description: String {
+            switch self {
+            case .unreachable(let url, let detail): "\(url): the server was not reached (\(detail))"
+            case .refused(let url, let status): "\(url): \(Self.explain(status))"
+            case .unsupportedURL(let reason): reason
+            }
+        }
+
+        static func explain(_ status: Int) -> String {
+            switch status {
+            case 401: "401 Unauthorized: the server wants credentials (put them in ~/.netrc or a file given with --netrc-file)"
+            case 403: "403 Forbidden: the server's account may not read or write there"
+            case 404: "404 Not Found: no such file or folder on the server"
+            case 405: "405 Method Not Allowed: this URL does not accept WebDAV requests"
+            case 409: "409 Conflict: the folder of the vault does not exist on the server"
+            case 423: "423 Locked: another client holds a WebDAV lock on the vault"
+            case 507: "507 Insufficient Storage: the server's space is full; nothing was written"
+            default: "the server answered HTTP \(status)"
+            }
+        }
+    }
+
+    /// `url` must be `https://…`, or `http://` to this machine only (tests, a local proxy): server
+    /// credentials never cross a network in clear text.
+    public init(url: String, netrcFile: String? = nil) throws(Failure) {
+        guard let parsed = URL(string: url), let scheme = parsed.scheme?.lowercased(), let host = parsed.host, !parsed.path.isEmpty,
+              !parsed.path.hasSuffix("/") else {
+            throw .unsupportedURL("\(url): not a URL of a file (https://server/path/vault.kdbx)")
+        }
+        let loopback = ["127.0.0.1", "::1", "[::1]", "localhost"].contains(host.lowercased())
+        guard scheme == "https" || (scheme == "http" && loopback) else {
+            throw .unsupportedURL("\(url): only https:// (or http:// to this machine) is used: credentials would cross the network in clear text")
+        }
+        self.url = url
+        self.netrcFile = netrcFile
+    }
+
+    /// What a conditional fetch found.
+    enum Fetch {
+        /// The file is as it was when it had `ifNoneMatch`.
+        case unchanged
+        /// No file at the URL.
+        case missing
+        /// The file's bytes and ETag.
+        case content(Data, etag: String?)
+    }
+
+    /// `GET`, with `If-None-Match: etag` when one is known.
+    func fetch(ifNoneMatch etag: String?, at target: String? = nil) throws(Failure) -> Fetch {
+        let response = try send("GET", at: target, headers: etag.map { ["If-None-Match: \($0)"] } ?? [])
+        switch response.status {
+        case 304: return .unchanged
+        case 404: return .missing
+        case 200: return .content(response.body, etag: response.headers["etag"])
+        default: throw .refused(url: target ?? url, status: response.status)
+        }
+    }
+
+    /// `fetch`, repeated after a second while the server gives the content a weak or no ETag: Apache
+    /// marks the ETag of a file written less than a second ago as weak, and a weak ETag never matches
+    /// `If-Match`. The content and the ETag always come from one response.
+    func settledFetch(ifNoneMatch etag: String?, at target: String? = nil) throws(Failure) -> Fetch {
+        var fetched = try fetch(ifNoneMatch: etag, at: target)
+        for _ in 0..<2 {
+            guard case .content(_, let tag) = fetched, tag == nil || tag!.hasPrefix("W/") else { break }
+            usleep(1_100_000)
+            fetched = try fetch(ifNoneMatch: nil, at: target)
+        }
+        return fetched
+    }
+
+    /// The condition a `PUT` carries.
+    enum Precondition {
+        /// Only if the file still has this ETag.
+        case ifMatch(String)
+        /// None (the probe's own scratch file only).
+        case none
+        /// Only if there is no file yet.
+        case ifNoneMatch
+        /// Only while this WebDAV lock is held.
+        case lock(String)
+    }
+
+    /// What a `PUT` did.
+    enum Put {
+        /// Written; the new ETag when the server sent one.
+        case stored(etag: String?)
+        /// The precondition failed: someone else wrote in between.
+        case preconditionFailed
+    }
+
+    /// `PUT` of `data` under `precondition`.
+    func put(_ data: Data, _ precondition: Precondition, at target: String? = nil) throws(Failure) -> Put {
+        let header: [String] = switch precondition {
+        case .ifMatch(let etag): ["If-Match: \(etag)"]
+        case .ifNoneMatch: ["If-None-Match: *"]
+        case .lock(let token): ["If: (\(token))"]
+        case .none: []
+        }
+        let response = try send("PUT", at: target, headers: header + ["Content-Type: application/octet-stream"], body: data)
+        switch response.status {
+        case 200, 201, 204: return .stored(etag: response.headers["etag"])
+        case 412: return .preconditionFailed
+        default: throw .refused(url: target ?? url, status: response.status)
+        }
+    }
+
+    /// `HEAD`: the ETag, nil when the server sends none.
+    func etag(at target: String? = nil) throws(Failure) -> String? {
+        let response = try send("HEAD", at: target)
+        guard response.status == 200 else { throw .refused(url: target ?? url, status: response.status) }
+        return response.headers["etag"]
+    }
+
+    /// `DELETE` (a missing file is fine).
+    func delete(at target: String? = nil) throws(Failure) {
+        let response = try send("DELETE", at: target)
+        guard [200, 202, 204, 404].contains(response.status) else { throw .refused(url: target ?? url, status: response.status) }
+    }
+
+    /// Whether the server speaks WebDAV class 2 (locks), from `OPTIONS`.
+    func supportsLocks() throws(Failure) -> Bool {
+        let response = try send("OPTIONS")
+        return (response.headers["dav"] ?? "").split(separator: ",").contains { $0.trimmingCharacters(in: .whitespaces) == "2" }
+    }
+
+    /// Takes an exclusive write lock on the vault's URL for `seconds`; its lock token.
+    func lock(seconds: Int = 120) throws(Failure) -> String {
+        let body = """
+            <?xml version="1.0" encoding="utf-8"?>
+            <D:lockinfo xmlns:D="DAV:"><D:lockscope><D:exclusive/></D:lockscope><D:locktype><D:write/></D:locktype>\
+            <D:owner>mypass-sync</D:owner></D:lockinfo>
+            """
+        let response = try send("LOCK", headers: ["Timeout: Second-\(seconds)", "Depth: 0", "Content-Type: application/xml; charset=utf-8"],
+                                body: Data(body.utf8))
+        guard [200, 201].contains(response.status), let token = response.headers["lock-token"] else {
+            throw .refused(url: url, status: response.status == 200 ? 500 : response.status)
+        }
+        return token
+    }
+
+    /// Gives a lock back.
+    func unlock(_ token: String) throws(Failure) {
+        let response = try send("UNLOCK", headers: ["Lock-Token: \(token)"])
+        guard [200, 204].contains(response.status) else { throw .refused(url: url, status: response.status) }
+    }
+
+    /// A name beside the vault (for the probe's scratch file).
+    func sibling(_ name: String) -> String {
+        let base = url.split(separator: "/", omittingEmptySubsequences: false).dropLast().joined(separator: "/")
+        return base + "/" + name
+    }
+
+    private func send(_ method: String, at target: String? = nil, headers: [String] = [], body: Data? = nil) throws(Failure) -> CurlRequest.Response {
+        let request = CurlRequest(method: method, url: target ?? url, headers: headers, body: body, netrcFile: netrcFile)
+        do {
+            return try request.perform()
+        } catch {
+            throw .unreachable(url: target ?? url, detail: error.description)
+        }
+    }
+}

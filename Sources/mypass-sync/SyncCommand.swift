@@ -1,0 +1,47 @@
+internal import MyPassCore
+internal import MyPassSync
+
+/// `mypass-sync sync VAULT --remote URL [--netrc-file FILE] [--dry-run] [--json]`.
+struct SyncCommand: Command {
+    let name = "sync"
+    let summary = "Keep a vault and its copy on a WebDAV server in step (merged field by field, uploaded only by a verified compare-and-swap)."
+    let usage = "mypass-sync sync <vault> --remote <https-url> [--netrc-file <file>] [--dry-run] [--json] [credentials]"
+    let notes = """
+        <vault> is this device's working copy. One run fetches the remote only if it changed (conditional GET with the ETag of \
+        the last sync), merges it against the version both last agreed on, saves the working copy, uploads with If-Match (or \
+        If-None-Match: * for a new remote), reads the upload back and remembers the new agreement. Someone else's write in \
+        between (412, or a read-back that differs) is fetched and merged, up to 5 rounds, then exit 6. The server is probed once \
+        (on a scratch file beside the vault): a server whose ETags cannot be trusted is used under a WebDAV lock, or refused \
+        (exit 6) when it has no locks. Server credentials come from ~/.netrc or --netrc-file, never the command line. Not \
+        reached: exit 7, the working copy untouched.
+        """
+    let remote = Option<String>("--remote", valueName: "url", help: "The vault on the server (https://, or http:// to this machine).")
+    let netrcFile = Option<String>("--netrc-file", valueName: "file", help: "Server credentials (netrc format) instead of ~/.netrc.")
+    let dryRun = Flag("--dry-run", help: "Fetch and merge in memory; write nothing here or there.")
+    let json = Flag("--json", help: "Print one JSON document (schema 1).")
+    let credentials = CredentialOptions()
+    let stateOptions = StateOptions()
+
+    func run(arguments: [String], output: inout StandardStreams) throws -> ExitCode {
+        let parsed = try parse(arguments, count: 1...1)
+        guard let url = parsed[remote] else { throw CommandLineError.usage(message: "--remote URL is required", command: name) }
+        let target = try WebDAVRemote(url: url, netrcFile: parsed[netrcFile])
+        let vaultPath = parsed.positionals[0]
+        _ = try credentials.read(parsed, path: vaultPath)  // a file that is not a vault is said before the password
+        let vaultCredentials = try credentials.credentials(parsed, for: vaultPath, command: name)
+        let report = try RemoteSync.run(vaultPath: vaultPath, remote: target, credentials: vaultCredentials, state: stateOptions.state(parsed),
+                                        dryRun: parsed[dryRun])
+        if parsed[json] {
+            output.print(try JSONText.encode(report))
+        } else {
+            var lines = ["remote: \(report.remote) (compare-and-swap: \(report.mode.rawValue)\(report.modeReason.map { "; \($0)" } ?? ""))"]
+            lines.append(report.remoteChanged ? "fetched: the remote had changed; merged \(report.mergedFromRemote.count) change(s)" : "fetched: nothing new")
+            lines += report.mergedFromRemote.map { "  " + ReportText.line($0) }
+            lines.append(report.wroteLocal ? "working copy: \(report.dryRun ? "would be written" : "written")" : "working copy: unchanged")
+            lines.append(report.uploaded ? "remote: \(report.dryRun ? "would be uploaded" : "uploaded and read back")" : "remote: unchanged")
+            if report.attempts > 1 { lines.append("rounds: \(report.attempts) (another writer changed the remote meanwhile; merged)") }
+            output.print(lines.joined(separator: "\n"))
+        }
+        return .success
+    }
+}

@@ -1,0 +1,151 @@
+import Foundation
+import Testing
+import TestSupport
+
+/// `sync --remote` against real WebDAV servers on 127.0.0.1: Apache with mod_dav, wsgidav, and a
+/// server that ignores preconditions.
+@Suite("sync --remote: WebDAV with a verified compare-and-swap (end to end)", .serialized)
+struct RemoteSyncTests {
+    /// One device: a working copy and its own sync state.
+    struct Device {
+        let vault: ScratchVault
+        let server: WebDAVServer
+
+        init(_ server: WebDAVServer) throws {
+            vault = try ScratchVault()
+            self.server = server
+        }
+
+        func sync(_ extra: [String] = [], environment: [String: String] = [:]) throws -> ToolRunner.Outcome {
+            try vault.run(["sync", vault.vault, "--remote", server.url("vault.kdbx"), "--netrc-file", server.netrc, "--json"] + extra,
+                          environment: environment)
+        }
+
+        func report(_ extra: [String] = []) throws -> [String: Any] {
+            let outcome = try sync(extra)
+            #expect(outcome.status == 0, "\(outcome.standardError)")
+            return (try? JSONSerialization.jsonObject(with: Data(outcome.standardOutput.utf8)) as? [String: Any]) ?? [:]
+        }
+
+        func titles() throws -> Set<String> { Set(try vault.pykeepassView().entries.filter { !$0.inRecycleBin }.map(\.title)) }
+    }
+
+    @Test("Apache passes the probe (etag mode); two devices editing in turn for 6 rounds converge with nothing lost; nothing new: no upload")
+    func twoDevicesConverge() throws {
+        let server = try WebDAVServer(.apache)
+        defer { server.remove() }
+        let (a, b) = (try Device(server), try Device(server))
+        defer { a.vault.remove(); b.vault.remove() }
+        let first = try a.report()
+        #expect(first["mode"] as? String == "etag" && first["uploaded"] as? Bool == true, "\(first)")
+        #expect(server.stored("vault.kdbx") == (try a.vault.bytes()), "the server holds exactly the working copy")
+        var expected = try a.titles()
+        for round in 1...6 {
+            #expect(try a.vault.run(["add", a.vault.vault, "/A-\(round)"]).status == 0)
+            #expect(try b.vault.run(["add", b.vault.vault, "/B-\(round)"]).status == 0)
+            #expect(try b.vault.run(["edit", b.vault.vault, "/No URL", "--field", "Round=\(round)"]).status == 0)
+            #expect(try a.vault.run(["edit", a.vault.vault, "/No URL", "-u", "a-user-\(round)"]).status == 0)
+            expected.formUnion(["A-\(round)", "B-\(round)"])
+            _ = try a.report()
+            _ = try b.report()
+        }
+        _ = try a.report()
+        #expect(try a.titles() == expected && (try b.titles()) == expected)
+        let (entryA, entryB) = (try a.vault.pykeepass("No URL"), try b.vault.pykeepass("No URL"))
+        #expect(entryA?.fields["Round"] == "6" && entryA?.username == "a-user-6" && entryB?.fields["Round"] == "6" && entryB?.username == "a-user-6")
+        let quiet = try a.report()
+        #expect(quiet["uploaded"] as? Bool == false && quiet["remoteChanged"] as? Bool == false, "\(quiet)")
+        let view = try ReferenceTools.view(.pykeepass, path: server.root.appendingPathComponent("vault.kdbx"), password: ScratchVault.password, keyFile: nil)
+        #expect(Set(view.entries.filter { !$0.inRecycleBin }.map(\.title)) == expected)
+    }
+
+    @Test("another writer's PUT between our fetch and our upload: 412, fetched again, merged, both kept")
+    func lostRaceMerges() throws {
+        let server = try WebDAVServer(.apache)
+        defer { server.remove() }
+        let (a, b) = (try Device(server), try Device(server))
+        defer { a.vault.remove(); b.vault.remove() }
+        _ = try a.report()
+        _ = try b.report()
+        #expect(try a.vault.run(["add", a.vault.vault, "/From A"]).status == 0)
+        #expect(try b.vault.run(["add", b.vault.vault, "/From B"]).status == 0)
+        let hook = a.vault.directory.appendingPathComponent("upload-hook").path
+        let process = Process()
+        process.executableURL = try ToolRunner.binary()
+        process.arguments = ["sync", a.vault.vault, "--remote", server.url("vault.kdbx"), "--netrc-file", server.netrc, "--json",
+                             "--password-stdin", "--state-dir", a.vault.stateDirectory]
+        process.environment = ProcessInfo.processInfo.environment.merging(["MYPASS_SYNC_BEFORE_UPLOAD": hook]) { $1 }
+        let input = Pipe(), output = Pipe()
+        process.standardInput = input
+        process.standardOutput = output
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        input.fileHandleForWriting.write(Data((ScratchVault.password + "\n").utf8))
+        try input.fileHandleForWriting.close()
+        let deadline = Date().addingTimeInterval(30)
+        while !FileManager.default.fileExists(atPath: hook + ".waiting") && Date() < deadline { usleep(20_000) }
+        #expect(try b.report()["uploaded"] as? Bool == true, "B writes in A's window")
+        FileManager.default.createFile(atPath: hook + ".go", contents: Data())
+        let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 0, "\(text)")
+        let report = (try? JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any]) ?? [:]
+        #expect(report["attempts"] as? Int == 2, "\(text)")
+        _ = try b.report()
+        #expect(try a.titles().isSuperset(of: ["From A", "From B"]) && (try b.titles()).isSuperset(of: ["From A", "From B"]))
+    }
+
+    @Test("wsgidav's ETag (inode-mtime-size) is caught by the probe; saves then run under a WebDAV lock and still merge")
+    func wsgidavNeedsLocks() throws {
+        let server = try WebDAVServer(.wsgidav)
+        defer { server.remove() }
+        let (a, b) = (try Device(server), try Device(server))
+        defer { a.vault.remove(); b.vault.remove() }
+        let first = try a.report()
+        #expect(first["mode"] as? String == "lock", "\(first)")
+        #expect((first["modeReason"] as? String ?? "").contains("same-size rewrite"), "\(first)")
+        #expect(try b.vault.run(["add", b.vault.vault, "/From B"]).status == 0)
+        _ = try b.report()
+        #expect(try a.vault.run(["add", a.vault.vault, "/From A"]).status == 0)
+        _ = try a.report()
+        _ = try b.report()
+        #expect(try a.titles() == (try b.titles()) && (try a.titles()).isSuperset(of: ["From A", "From B"]))
+        #expect(!FileManager.default.fileExists(atPath: server.root.path + "/.mypass-sync-probe"), "probe scratch files are removed")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: server.root.path).filter { $0.contains("probe") }.isEmpty)
+    }
+
+    @Test("a server that ignores If-Match and has no locks is refused (exit 6) and never written")
+    func ignoredPreconditionsRefused() throws {
+        let server = try WebDAVServer(.naive)
+        defer { server.remove() }
+        let a = try Device(server)
+        defer { a.vault.remove() }
+        let outcome = try a.sync()
+        #expect(outcome.status == 6, "\(outcome.standardError)")
+        #expect(outcome.standardError.contains("ignores If-Match"), "\(outcome.standardError)")
+        #expect(server.stored("vault.kdbx") == nil)
+    }
+
+    @Test("server down: exit 7 and the working copy untouched; 401 without credentials and a missing folder are clear errors")
+    func failures() throws {
+        let server = try WebDAVServer(.apache)
+        defer { server.remove() }
+        let a = try Device(server)
+        defer { a.vault.remove() }
+        let before = try a.vault.bytes()
+        let anonymous = try a.vault.run(["sync", a.vault.vault, "--remote", server.url("vault.kdbx"),
+                                         "--netrc-file", a.vault.directory.appendingPathComponent("none").path])
+        #expect(anonymous.status == 7 && anonymous.standardError.contains("401 Unauthorized"), "\(anonymous.standardError)")
+        let missing = try a.vault.run(["sync", a.vault.vault, "--remote", server.url("no-such-folder/vault.kdbx"), "--netrc-file", server.netrc])
+        #expect(missing.status == 7 && missing.standardError.contains("409 Conflict"), "\(missing.standardError)")
+        _ = try a.report()
+        #expect(try a.vault.run(["add", a.vault.vault, "/Offline edit"]).status == 0)
+        let edited = try a.vault.bytes()
+        server.stop()
+        let down = try a.sync()
+        #expect(down.status == 7 && down.standardError.contains("not reached"), "\(down.standardError)")
+        #expect(try a.vault.bytes() == edited && edited != before)
+        let plain = try a.vault.run(["sync", a.vault.vault, "--remote", "http://example.org/vault.kdbx"])
+        #expect(plain.status == 2 && plain.standardError.contains("clear text"))
+    }
+}
