@@ -5,7 +5,7 @@ internal import MyPassSync
 struct SyncCommand: Command {
     let name = "sync"
     let summary = "Keep a vault and its copy on a WebDAV server in step (merged field by field, uploaded only by a verified compare-and-swap)."
-    let usage = "mypass-sync sync <vault> --remote <https-url> [--netrc-file <file>] [--dry-run] [--json] [credentials]"
+    let usage = "mypass-sync sync <vault> --remote <https-url> [--netrc-file <file>] [--dry-run | --watch [--interval <seconds>]] [--json] [credentials]"
     let notes = """
         <vault> is this device's working copy. One run fetches the remote only if it changed (conditional GET with the ETag of \
         the last sync), merges it against the version both last agreed on, saves the working copy, uploads with If-Match (or \
@@ -18,6 +18,8 @@ struct SyncCommand: Command {
     let remote = Option<String>("--remote", valueName: "url", help: "The vault on the server (https://, or http:// to this machine).")
     let netrcFile = Option<String>("--netrc-file", valueName: "file", help: "Server credentials (netrc format) instead of ~/.netrc.")
     let dryRun = Flag("--dry-run", help: "Fetch and merge in memory; write nothing here or there.")
+    let watch = Flag("--watch", help: "Keep syncing: when the working copy changes and every --interval seconds.")
+    let interval = Option<Int>.number("--interval", valueName: "seconds", help: "With --watch: the longest wait between rounds (default 60).", in: 5...86_400)
     let json = Flag("--json", help: "Print one JSON document (schema 1).")
     let credentials = CredentialOptions()
     let stateOptions = StateOptions()
@@ -29,19 +31,50 @@ struct SyncCommand: Command {
         let vaultPath = parsed.positionals[0]
         _ = try credentials.read(parsed, path: vaultPath)  // a file that is not a vault is said before the password
         let vaultCredentials = try credentials.credentials(parsed, for: vaultPath, command: name)
-        let report = try RemoteSync.run(vaultPath: vaultPath, remote: target, credentials: vaultCredentials, state: stateOptions.state(parsed),
-                                        dryRun: parsed[dryRun])
+        let state = stateOptions.state(parsed)
+        let round = { try RemoteSync.run(vaultPath: vaultPath, remote: target, credentials: vaultCredentials, state: state, dryRun: parsed[dryRun]) }
+        if parsed[watch] {
+            guard !parsed[dryRun] else { throw CommandLineError.usage(message: "--watch and --dry-run exclude each other", command: name) }
+            let loop = RemoteSyncLoop()
+            let signals = ShutdownSignals { loop.stop() }
+            var streams = StandardStreams()
+            loop.run(vaultPath: vaultPath, interval: Double(parsed[interval] ?? 60), round: round) { outcome in
+                switch outcome {
+                case .synced(let report):
+                    guard report.remoteChanged || report.uploaded || report.wroteLocal else { return }
+                    streams.print(parsed[json] ? (try? JSONText.line(report)) ?? "" : Self.text(report))
+                case .failed(let message, _):
+                    streams.printError(parsed[json] ? (try? JSONText.line(SyncFailure(error: message))) ?? message : "error: \(message) (retrying)")
+                }
+            }
+            signals.cancel()
+            return .success
+        }
+        let report = try round()
         if parsed[json] {
             output.print(try JSONText.encode(report))
         } else {
+            output.print(Self.text(report))
+        }
+        return .success
+    }
+
+    /// The human lines of one round.
+    private static func text(_ report: RemoteSync.Report) -> String {
+        do {
             var lines = ["remote: \(report.remote) (compare-and-swap: \(report.mode.rawValue)\(report.modeReason.map { "; \($0)" } ?? ""))"]
             lines.append(report.remoteChanged ? "fetched: the remote had changed; merged \(report.mergedFromRemote.count) change(s)" : "fetched: nothing new")
             lines += report.mergedFromRemote.map { "  " + ReportText.line($0) }
             lines.append(report.wroteLocal ? "working copy: \(report.dryRun ? "would be written" : "written")" : "working copy: unchanged")
             lines.append(report.uploaded ? "remote: \(report.dryRun ? "would be uploaded" : "uploaded and read back")" : "remote: unchanged")
             if report.attempts > 1 { lines.append("rounds: \(report.attempts) (another writer changed the remote meanwhile; merged)") }
-            output.print(lines.joined(separator: "\n"))
+            return lines.joined(separator: "\n")
         }
-        return .success
     }
+}
+
+/// A failed round of `sync --watch` as a JSON line.
+private struct SyncFailure: Encodable {
+    let event = "error"
+    let error: String
 }

@@ -13,9 +13,10 @@ ProcessProtection.disableCrashBacktraces()
 // Test convenience (documented in the README): faults planned in MYPASS_SYNC_FAULTS.
 SystemCalls.injectFromEnvironment()
 
-// `watch` ends on SIGINT/SIGTERM between checks and `clip` clears the clipboard on them: the signals
+// `watch` and `sync --watch` end on SIGINT/SIGTERM between rounds and `clip` clears the clipboard on them: the signals
 // are blocked in every thread from here on and read by those commands.
-if ["watch", "clip"].contains(CommandLine.arguments.dropFirst().first) { ShutdownSignals.blockInEveryThread() }
+let command = CommandLine.arguments.dropFirst().first
+if ["watch", "clip"].contains(command) || (command == "sync" && CommandLine.arguments.contains("--watch")) { ShutdownSignals.blockInEveryThread() }
 
 // Every command but `watch` ends after one job: large values are kept until exit instead of being
 // freed object by object (which would compete with the job's last steps for the two cores).

@@ -1,6 +1,9 @@
 import Foundation
 import Testing
 import TestSupport
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// `sync --remote` against real WebDAV servers on 127.0.0.1: Apache with mod_dav, wsgidav, and a
 /// server that ignores preconditions.
@@ -147,5 +150,54 @@ struct RemoteSyncTests {
         #expect(try a.vault.bytes() == edited && edited != before)
         let plain = try a.vault.run(["sync", a.vault.vault, "--remote", "http://example.org/vault.kdbx"])
         #expect(plain.status == 2 && plain.standardError.contains("clear text"))
+    }
+
+    @Test("sync --watch: a remote change arrives within the interval, a local edit is uploaded at once, offline rounds are reported and retried, SIGTERM ends it")
+    func watchKeepsInStep() throws {
+        let server = try WebDAVServer(.apache)
+        defer { server.remove() }
+        let (a, b) = (try Device(server), try Device(server))
+        defer { a.vault.remove(); b.vault.remove() }
+        _ = try a.report()
+        _ = try b.report()
+        let process = Process()
+        process.executableURL = try ToolRunner.binary()
+        process.arguments = ["sync", a.vault.vault, "--remote", server.url("vault.kdbx"), "--netrc-file", server.netrc, "--json", "--watch",
+                             "--interval", "5", "--password-stdin", "--state-dir", a.vault.stateDirectory]
+        let input = Pipe(), output = Pipe(), errors = Pipe()
+        process.standardInput = input
+        process.standardOutput = output
+        process.standardError = errors
+        try process.run()
+        input.fileHandleForWriting.write(Data((ScratchVault.password + "\n").utf8))
+        try input.fileHandleForWriting.close()
+        #expect(try b.vault.run(["add", b.vault.vault, "/From B"]).status == 0)
+        _ = try b.report()
+        func waitFor(_ condition: () throws -> Bool) rethrows -> Bool {
+            let deadline = Date().addingTimeInterval(30)
+            while Date() < deadline {
+                if try condition() { return true }
+                usleep(200_000)
+            }
+            return false
+        }
+        #expect(try waitFor { try a.titles().contains("From B") }, "B's entry never reached A")
+        #expect(try a.vault.run(["add", a.vault.vault, "/From A"]).status == 0)
+        let started = Date()
+        let arrived = try waitFor {
+            _ = try b.report()
+            return try b.titles().contains("From A")
+        }
+        #expect(arrived, "A's local edit never reached B")
+        #expect(Date().timeIntervalSince(started) < 10, "the local edit waited for the interval")
+        server.stop()
+        usleep(6_500_000)  // one round against the stopped server
+        kill(process.processIdentifier, SIGTERM)
+        let lines = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self).split(separator: "\n")
+        let problems = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 0)
+        #expect(lines.contains { $0.contains("\"remoteChanged\":true") } && lines.contains { $0.contains("\"uploaded\":true") }, "\(lines)")
+        #expect(problems.contains("\"event\":\"error\"") && problems.contains("not reached"), "\(problems)")
     }
 }

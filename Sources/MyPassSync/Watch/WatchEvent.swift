@@ -135,9 +135,7 @@ public enum WatchEvent: Sendable, Equatable {
     /// The event as one JSON line (schema 1): `time`, `kind`, `vault`, `detail`, `changes`, keys sorted.
     public func jsonLine(at time: Date) -> String {
         let line = JSONLine(time: ISO8601DateFormatter().string(from: time), kind: kind, vault: vault, detail: detail, changes: changes)
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        return (try? String(decoding: encoder.encode(line), as: UTF8.self)) ?? "{}"
+        return (try? JSONText.line(line)) ?? "{}"
     }
 
     private struct JSONLine: Encodable {
