@@ -57,11 +57,14 @@ public enum RemoteSync {
     /// Syncs the working copy at `vaultPath` with `remote`.
     public static func run(vaultPath: String, remote: WebDAVRemote, credentials: VaultCredentials, state: SyncStateStore,
                            dryRun: Bool = false, maximumKDFMemory: UInt64? = nil) throws -> Report {
-        var probe = state.remote(for: vaultPath, url: remote.url)?.record.probe
-        if probe == nil { probe = try ServerProbe.run(remote) }
-        guard let probe, probe.mode != .refused else {
-            throw Refusal.untrustworthyServer(url: remote.url, reason: probe?.reason ?? "unknown")
+        let probe: ServerProbe
+        if let known = state.probe(for: vaultPath, url: remote.url) {
+            probe = known
+        } else {
+            probe = try ServerProbe.run(remote)
+            if !dryRun { try state.recordProbe(probe, for: vaultPath, url: remote.url) }
         }
+        guard probe.mode != .refused else { throw Refusal.untrustworthyServer(url: remote.url, reason: probe.reason ?? "unknown") }
         var merged: [Change] = []
         var remoteChanged = false, wroteLocal = false
         for attempt in 1...maximumAttempts {
@@ -108,7 +111,7 @@ public enum RemoteSync {
                     // The remote holds everything: nothing to upload; the agreement is the remote's bytes.
                     if !dryRun {
                         try state.recordRemote(RemoteRecord(url: remote.url, etag: etag, remoteSHA256: SHA256.hexHash(bytes),
-                                                            local: file.fingerprint, probe: probe), base: bytes, for: vaultPath)
+                                                            local: file.fingerprint), base: bytes, for: vaultPath)
                     }
                     return Report(remote: remote.url, mode: probe.mode, modeReason: probe.reason, remoteChanged: true,
                                   mergedFromRemote: merged, wroteLocal: wroteLocal, uploaded: false, attempts: attempt, dryRun: dryRun)
@@ -127,8 +130,8 @@ public enum RemoteSync {
             guard case .content(let stored, let storedTag) = try remote.settledFetch(ifNoneMatch: nil), stored == upload else { continue }
             // The read-back's settled ETag: the tag of exactly the bytes compared.
             let tag = storedTag
-            try state.recordRemote(RemoteRecord(url: remote.url, etag: tag, remoteSHA256: SHA256.hexHash(upload), local: file.fingerprint,
-                                                probe: probe), base: upload, for: vaultPath)
+            try state.recordRemote(RemoteRecord(url: remote.url, etag: tag, remoteSHA256: SHA256.hexHash(upload), local: file.fingerprint),
+                                   base: upload, for: vaultPath)
             return Report(remote: remote.url, mode: probe.mode, modeReason: probe.reason, remoteChanged: remoteChanged,
                           mergedFromRemote: merged, wroteLocal: wroteLocal, uploaded: true, attempts: attempt, dryRun: false)
         }

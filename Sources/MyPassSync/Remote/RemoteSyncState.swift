@@ -2,8 +2,9 @@ public import Foundation
 internal import MyPassCrypto
 
 /// What this device remembers of a vault's remote, beside the vault's own sync state: the remote's
-/// ETag and content hash at the last sync, the local file's fingerprint then, the server's probe
-/// verdict, and the bytes of the version both sides agreed on (the base of the next merge).
+/// ETag and content hash at the last sync, the local file's fingerprint then, and the bytes of the
+/// version both sides agreed on (the base of the next merge). The server's probe verdict is kept in
+/// a file of its own, from the moment it is known (a first sync that fails does not probe again).
 struct RemoteRecord: Codable, Sendable {
     /// The remote URL this record is for.
     var url: String
@@ -13,8 +14,6 @@ struct RemoteRecord: Codable, Sendable {
     var remoteSHA256: String
     /// The local file right after the last sync.
     var local: Fingerprint
-    /// How saves to this server are protected.
-    var probe: ServerProbe?
 }
 
 extension SyncStateStore {
@@ -29,6 +28,19 @@ extension SyncStateStore {
               let record = try? JSONDecoder().decode(RemoteRecord.self, from: json), record.url == url else { return nil }
         let base = try? FileReading.readAll(atPath: stem + ".base.kdbx")
         return (record, base.flatMap { SHA256.hexHash($0) == record.remoteSHA256 ? $0 : nil })
+    }
+
+    /// The probe verdict for `url`, if the server was probed.
+    func probe(for vaultPath: String, url: String) -> ServerProbe? {
+        guard let json = try? FileReading.readAll(atPath: remoteStem(for: vaultPath, url: url) + ".probe.json") else { return nil }
+        return try? JSONDecoder().decode(ServerProbe.self, from: json)
+    }
+
+    /// Remembers the probe verdict for `url`.
+    func recordProbe(_ probe: ServerProbe, for vaultPath: String, url: String) throws {
+        try prepare()
+        _ = try DurableFile.replace(atPath: remoteStem(for: vaultPath, url: url) + ".probe.json", with: try JSONEncoder().encode(probe),
+                                    policy: .anything, durable: false)
     }
 
     /// Remembers a finished sync: `record`, and `base` (the bytes now on the server) when given.
