@@ -72,36 +72,17 @@ struct ClipboardTests {
         }
     }
 
-    /// A `clip` run in the background: its process, and its output once it ended.
-    struct Running {
-        let process: Process
-        let output: Pipe
+    /// `clip` in the background on `display` (none: no graphical session), with `path` as its PATH when given.
+    private func clip(_ arguments: [String], vault: ScratchVault, display: String?, path: String? = nil) throws -> ScratchVault.Running {
+        var environment: [String: String?] = ["DISPLAY": display, "WAYLAND_DISPLAY": nil]
+        if let path { environment["PATH"] = path }
+        return try vault.start(["clip", vault.vault] + arguments, environment: environment)
+    }
 
-        init(_ arguments: [String], vault: ScratchVault, display: String?, path: String? = nil) throws {
-            process = Process()
-            process.executableURL = try ToolRunner.binary()
-            process.arguments = arguments + ["--password-stdin", "--state-dir", vault.stateDirectory]
-            var environment = ProcessInfo.processInfo.environment
-            environment["DISPLAY"] = display
-            environment["WAYLAND_DISPLAY"] = nil
-            if let path { environment["PATH"] = path }
-            process.environment = environment
-            let input = Pipe()
-            output = Pipe()
-            process.standardInput = input
-            process.standardOutput = output
-            process.standardError = output
-            try process.run()
-            input.fileHandleForWriting.write(Data((ScratchVault.password + "\n").utf8))
-            try input.fileHandleForWriting.close()
-        }
-
-        /// Waits for the end; exit status and everything printed.
-        func finish() -> (status: Int32, text: String) {
-            let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-            process.waitUntilExit()
-            return (process.terminationStatus, text)
-        }
+    /// Waits for `run` to end: its status and everything it printed.
+    private func finish(_ run: ScratchVault.Running) -> (Int32, String) {
+        let (status, output, errors) = run.finish()
+        return (status, output + errors)
     }
 
     @Test("the password is on the clipboard while clip waits and gone after the timeout; the serving helper has no signal blocked",
@@ -115,7 +96,7 @@ struct ClipboardTests {
         try FileManager.default.createDirectory(at: tools, withIntermediateDirectories: true)
         try FileManager.default.createSymbolicLink(atPath: tools.appendingPathComponent(tool).path, withDestinationPath: "/usr/bin/\(tool)")
         let started = Date()
-        let clip = try Running(["clip", vault.vault, "/No URL", "3"], vault: vault, display: display.name, path: tools.path)
+        let clip = try clip(["/No URL", "3"], vault: vault, display: display.name, path: tools.path)
         #expect(try display.waitForClipboard("carol-pw"), "the password never reached the clipboard")
         // The helper left serving the clipboard can be ended by SIGINT/SIGTERM (nothing inherited from clip's mask).
         let servers = try FileManager.default.contentsOfDirectory(atPath: "/proc").compactMap(Int32.init).filter { pid in
@@ -129,7 +110,7 @@ struct ClipboardTests {
             let status = (try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8)) ?? ""
             #expect(status.contains("SigBlk:\t0000000000000000"), "\(tool) \(pid) started with signals blocked")
         }
-        let (status, text) = clip.finish()
+        let (status, text) = finish(clip)
         #expect(status == 0, "\(text)")
         #expect(Date().timeIntervalSince(started) >= 3)
         #expect(text.contains("copied to the clipboard (\(tool))") && text.contains("Clipboard cleared") && !text.contains("carol-pw"), "\(text)")
@@ -141,10 +122,10 @@ struct ClipboardTests {
         let display = try Display()
         let vault = try ScratchVault()
         defer { vault.remove() }
-        let clip = try Running(["clip", vault.vault, "/No URL", "3", "-a", "UserName"], vault: vault, display: display.name)
+        let clip = try clip(["/No URL", "3", "-a", "UserName"], vault: vault, display: display.name)
         #expect(try display.waitForClipboard("carol"))
         try display.copy("the user's own text")
-        let (status, text) = clip.finish()
+        let (status, text) = finish(clip)
         #expect(status == 0 && text.contains("left as it is"), "\(text)")
         #expect(try display.clipboard() == "the user's own text")
     }
@@ -156,7 +137,7 @@ struct ClipboardTests {
         defer { vault.remove() }
         #expect(try vault.run(["edit", vault.vault, "/No URL", "--totp-stdin"],
                               lines: ["otpauth://totp/Ex:me?secret=JBSWY3DPEHPK3PXP&issuer=Ex"]).status == 0)
-        let clip = try Running(["clip", vault.vault, "/No URL", "600", "--totp"], vault: vault, display: display.name)
+        let clip = try clip(["/No URL", "600", "--totp"], vault: vault, display: display.name)
         var code: String?
         let deadline = Date().addingTimeInterval(15)
         while code == nil && Date() < deadline {
@@ -171,7 +152,7 @@ struct ClipboardTests {
         #expect(code.map(codes.contains) == true, "clipboard \(code ?? "nil"), totp \(codes)")
         let interrupted = Date()
         kill(clip.process.processIdentifier, SIGINT)
-        let (status, text) = clip.finish()
+        let (status, text) = finish(clip)
         #expect(status == 0 && text.contains("Clipboard cleared"), "\(text)")
         #expect(Date().timeIntervalSince(interrupted) < 5)
         #expect(try display.clipboard() ?? "" == "")
@@ -181,8 +162,8 @@ struct ClipboardTests {
     func noClipboard() throws {
         let vault = try ScratchVault()
         defer { vault.remove() }
-        let clip = try Running(["clip", vault.vault, "/No URL"], vault: vault, display: nil)
-        let (status, text) = clip.finish()
+        let clip = try clip(["/No URL"], vault: vault, display: nil)
+        let (status, text) = finish(clip)
         #expect(status == 7 && text.contains("no clipboard: neither WAYLAND_DISPLAY nor DISPLAY is set"), "\(text)")
         #expect(try ToolRunner.run(["clip", vault.vault, "/No URL", "soon"]).status == 2)
     }

@@ -24,6 +24,11 @@ struct RemoteSyncTests {
                           environment: environment)
         }
 
+        /// `sync` of this device started in the background.
+        func start(_ extra: [String], environment: [String: String?] = [:]) throws -> ScratchVault.Running {
+            try vault.start(["sync", vault.vault, "--remote", server.url("vault.kdbx"), "--netrc-file", server.netrc] + extra, environment: environment)
+        }
+
         func report(_ extra: [String] = []) throws -> [String: Any] {
             let outcome = try sync(extra)
             #expect(outcome.status == 0, "\(outcome.standardError)")
@@ -73,25 +78,13 @@ struct RemoteSyncTests {
         #expect(try a.vault.run(["add", a.vault.vault, "/From A"]).status == 0)
         #expect(try b.vault.run(["add", b.vault.vault, "/From B"]).status == 0)
         let hook = a.vault.directory.appendingPathComponent("upload-hook").path
-        let process = Process()
-        process.executableURL = try ToolRunner.binary()
-        process.arguments = ["sync", a.vault.vault, "--remote", server.url("vault.kdbx"), "--netrc-file", server.netrc, "--json",
-                             "--password-stdin", "--state-dir", a.vault.stateDirectory]
-        process.environment = ProcessInfo.processInfo.environment.merging(["MYPASS_SYNC_BEFORE_UPLOAD": hook]) { $1 }
-        let input = Pipe(), output = Pipe()
-        process.standardInput = input
-        process.standardOutput = output
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        input.fileHandleForWriting.write(Data((ScratchVault.password + "\n").utf8))
-        try input.fileHandleForWriting.close()
+        let syncing = try a.start(["--json"], environment: ["MYPASS_SYNC_BEFORE_UPLOAD": hook])
         let deadline = Date().addingTimeInterval(30)
         while !FileManager.default.fileExists(atPath: hook + ".waiting") && Date() < deadline { usleep(20_000) }
         #expect(try b.report()["uploaded"] as? Bool == true, "B writes in A's window")
         FileManager.default.createFile(atPath: hook + ".go", contents: Data())
-        let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        #expect(process.terminationStatus == 0, "\(text)")
+        let (status, text, errors) = syncing.finish()
+        #expect(status == 0, "\(errors)")
         let report = (try? JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any]) ?? [:]
         #expect(report["attempts"] as? Int == 2, "\(text)")
         _ = try b.report()
@@ -160,17 +153,7 @@ struct RemoteSyncTests {
         defer { a.vault.remove(); b.vault.remove() }
         _ = try a.report()
         _ = try b.report()
-        let process = Process()
-        process.executableURL = try ToolRunner.binary()
-        process.arguments = ["sync", a.vault.vault, "--remote", server.url("vault.kdbx"), "--netrc-file", server.netrc, "--json", "--watch",
-                             "--interval", "5", "--password-stdin", "--state-dir", a.vault.stateDirectory]
-        let input = Pipe(), output = Pipe(), errors = Pipe()
-        process.standardInput = input
-        process.standardOutput = output
-        process.standardError = errors
-        try process.run()
-        input.fileHandleForWriting.write(Data((ScratchVault.password + "\n").utf8))
-        try input.fileHandleForWriting.close()
+        let watching = try a.start(["--json", "--watch", "--interval", "5"])
         #expect(try b.vault.run(["add", b.vault.vault, "/From B"]).status == 0)
         _ = try b.report()
         func waitFor(_ condition: () throws -> Bool) rethrows -> Bool {
@@ -192,11 +175,10 @@ struct RemoteSyncTests {
         #expect(Date().timeIntervalSince(started) < 10, "the local edit waited for the interval")
         server.stop()
         usleep(6_500_000)  // one round against the stopped server
-        kill(process.processIdentifier, SIGTERM)
-        let lines = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self).split(separator: "\n")
-        let problems = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        #expect(process.terminationStatus == 0)
+        kill(watching.process.processIdentifier, SIGTERM)
+        let (status, output, problems) = watching.finish()
+        let lines = output.split(separator: "\n")
+        #expect(status == 0)
         #expect(lines.contains { $0.contains("\"remoteChanged\":true") } && lines.contains { $0.contains("\"uploaded\":true") }, "\(lines)")
         #expect(problems.contains("\"event\":\"error\"") && problems.contains("not reached"), "\(problems)")
     }

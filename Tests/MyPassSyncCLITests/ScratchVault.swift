@@ -42,4 +42,45 @@ struct ScratchVault {
     }
 
     func remove() { try? FileManager.default.removeItem(at: directory) }
+
+    /// `mypass-sync arguments --password-stdin --state-dir …` started in the background with the vault
+    /// password on stdin; `environment` overrides entries of ours (nil removes one).
+    func start(_ arguments: [String], environment: [String: String?] = [:]) throws -> Running {
+        try Running(arguments + ["--password-stdin", "--state-dir", stateDirectory], environment: environment)
+    }
+
+    /// A `mypass-sync` run in the background: its process, and what it printed once it ended.
+    struct Running {
+        let process: Process
+        let output = Pipe(), errors = Pipe()
+
+        init(_ arguments: [String], environment overrides: [String: String?]) throws {
+            process = Process()
+            process.executableURL = try ToolRunner.binary()
+            process.arguments = arguments
+            var environment = ProcessInfo.processInfo.environment
+            for (name, value) in overrides { environment[name] = value }
+            process.environment = environment
+            let input = Pipe()
+            process.standardInput = input
+            process.standardOutput = output
+            process.standardError = errors
+            try process.run()
+            input.fileHandleForWriting.write(Data((ScratchVault.password + "\n").utf8))
+            try input.fileHandleForWriting.close()
+        }
+
+        /// Waits for the end: exit status, standard output and standard error.
+        func finish() -> (status: Int32, output: String, errors: String) {
+            let group = DispatchGroup()
+            nonisolated(unsafe) var errorText = ""
+            DispatchQueue.global().async(group: group) {
+                errorText = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            }
+            let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            group.wait()
+            process.waitUntilExit()
+            return (process.terminationStatus, text, errorText)
+        }
+    }
 }

@@ -7,16 +7,16 @@ import TestSupport
 import Glibc
 #endif
 
-/// A KDBX 4 vault with a cheap KDF in a fresh directory, for the sync tests.
+/// The scratch vault of the sync tests, whose runs differ only in that `status` gets no password and
+/// `export` no state directory.
 private struct SyncFixture {
-    let directory: URL
-    let vault: String
-    static let password = CLIFixtures.kdbx4Password
+    private let scratch: ScratchVault
+    var directory: URL { scratch.directory }
+    var vault: String { scratch.vault }
+    static let password = ScratchVault.password
 
     init() throws {
-        directory = try CLIFixtures.scratch()
-        vault = directory.appendingPathComponent("vault.kdbx").path
-        try FileManager.default.copyItem(atPath: CLIFixtures.kdbx4, toPath: vault)
+        scratch = try ScratchVault()
     }
 
     /// Runs a command with the password on stdin (unless `status`) and this fixture's state directory
