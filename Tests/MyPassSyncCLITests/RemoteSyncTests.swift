@@ -143,6 +143,9 @@ struct RemoteSyncTests {
         #expect(try a.vault.bytes() == edited && edited != before)
         let plain = try a.vault.run(["sync", a.vault.vault, "--remote", "http://example.org/vault.kdbx"])
         #expect(plain.status == 2 && plain.standardError.contains("clear text"))
+        let inline = try a.vault.run(["sync", a.vault.vault, "--remote", "https://alice:url-s3cret@127.0.0.1/vault.kdbx"])
+        #expect(inline.status == 2 && inline.standardError.contains("~/.netrc") && !inline.standardError.contains("url-s3cret"),
+                "\(inline.standardError)")
     }
 
     @Test("sync --watch: a remote change arrives within the interval, a local edit is uploaded at once, offline rounds are reported and retried, SIGTERM ends it")

@@ -46,6 +46,10 @@ public struct WebDAVRemote: Sendable {
     /// `url` must be `https://…`, or `http://` to this machine only (tests, a local proxy): server
     /// credentials never cross a network in clear text.
     public init(url: String, netrcFile: String? = nil) throws(Failure) {
+        // A password in the URL would be in argv and in every message that names the URL: refused, not echoed.
+        if let parsed = URL(string: url), parsed.user != nil || parsed.password != nil {
+            throw .unsupportedURL("the remote URL holds credentials (user@ or user:password@): put them in ~/.netrc or a --netrc-file instead")
+        }
         guard let parsed = URL(string: url), let scheme = parsed.scheme?.lowercased(), let host = parsed.host, !parsed.path.isEmpty,
               !parsed.path.hasSuffix("/") else {
             throw .unsupportedURL("\(url): not a URL of a file (https://server/path/vault.kdbx)")
