@@ -28,3 +28,12 @@ static inline CURLcode mypass_curl_get_long(CURL *handle, CURLINFO info, long *v
 
 /* CURLAUTH_* are casts in macros, which Swift does not import. */
 static inline long mypass_curl_auth_basic_or_digest(void) { return (long)(CURLAUTH_BASIC | CURLAUTH_DIGEST); }
+
+/* SFTP: the upload's data source and the host-key check. */
+static inline CURLcode mypass_curl_set_read_callback(CURL *handle, curl_read_callback value) {
+    return curl_easy_setopt(handle, CURLOPT_READFUNCTION, value);
+}
+static inline CURLcode mypass_curl_set_host_key_callback(CURL *handle, curl_sshkeycallback value) {
+    return curl_easy_setopt(handle, CURLOPT_SSH_KEYFUNCTION, value);
+}
+static inline long mypass_curl_ssh_auth_keys_or_agent(void) { return (long)(CURLSSH_AUTH_PUBLICKEY | CURLSSH_AUTH_AGENT); }

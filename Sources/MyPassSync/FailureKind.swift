@@ -28,8 +28,12 @@ public enum FailureKind: Sendable, Equatable {
         case let error as SaveError:
             if case .file = error { self = .ioError } else { self = .refusedForSafety }
         case is MergeError, is MergeRefusal, is RemoteSync.Refusal: self = .refusedForSafety
-        case let error as WebDAVRemote.Failure:
-            if case .unsupportedURL = error { self = .invalidRequest } else { self = .ioError }
+        case let error as RemoteFailure:
+            switch error {
+            case .unsupportedURL: self = .invalidRequest
+            case .unknownHostKey, .changedHostKey: self = .refusedForSafety
+            case .unreachable, .refused, .denied: self = .ioError
+            }
         case is VaultEditError, is FormatChange.Invalid: self = .invalidRequest
         default: self = .ioError
         }

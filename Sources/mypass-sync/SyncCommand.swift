@@ -1,22 +1,27 @@
 internal import MyPassCore
 internal import MyPassSync
 
-/// `mypass-sync sync VAULT --remote URL [--netrc-file FILE] [--dry-run] [--json]`.
+/// `mypass-sync sync VAULT --remote URL [--netrc-file FILE | --identity KEY --known-hosts FILE] [--dry-run | --watch] [--json]`.
 struct SyncCommand: Command {
     let name = "sync"
-    let summary = "Keep a vault and its copy on a WebDAV server in step (merged field by field, uploaded only by a verified compare-and-swap)."
-    let usage = "mypass-sync sync <vault> --remote <https-url> [--netrc-file <file>] [--dry-run | --watch [--interval <seconds>]] [--json] [credentials]"
+    let summary = "Keep a vault and its copy on a WebDAV or SFTP server in step (merged field by field, uploaded only by a verified compare-and-swap)."
+    let usage = "mypass-sync sync <vault> --remote <https-or-sftp-url> [--netrc-file <file> | --identity <key> --known-hosts <file>] [--dry-run | --watch [--interval <seconds>]] [--json] [credentials]"
     let notes = """
-        <vault> is this device's working copy. One run fetches the remote only if it changed (conditional GET with the ETag of \
-        the last sync), merges it against the version both last agreed on, saves the working copy, uploads with If-Match (or \
-        If-None-Match: * for a new remote), reads the upload back and remembers the new agreement. Someone else's write in \
-        between (412, or a read-back that differs) is fetched and merged, up to 5 rounds, then exit 6. The server is probed once \
-        (on a scratch file beside the vault): a server whose ETags cannot be trusted is used under a WebDAV lock, or refused \
-        (exit 6) when it has no locks. Server credentials come from ~/.netrc or --netrc-file, never the command line. Not \
-        reached: exit 7, the working copy untouched.
+        <vault> is this device's working copy. One run fetches the remote only if it changed, merges it against the version \
+        both last agreed on, saves the working copy, replaces the remote only if it is still the version merged, reads the \
+        upload back and remembers the new agreement. Someone else's write in between is fetched and merged, up to 5 rounds, \
+        then exit 6. WebDAV (https://): conditional GET with the last ETag, PUT with If-Match (If-None-Match: * for a new \
+        remote); the server is probed once on a scratch file beside the vault, and one whose ETags cannot be trusted is used \
+        under a WebDAV lock, or refused (exit 6) when it has no locks; credentials from ~/.netrc or --netrc-file. SFTP \
+        (sftp://[user@]host[:port]/path): upload to a temporary name, rename the vault aside, check that it is the version \
+        merged, rename the upload in (never over an existing file); login by SSH key (ssh-agent, --identity, ~/.ssh/id_*); the \
+        host key must be in ~/.ssh/known_hosts or --known-hosts (unknown or changed: exit 6, its fingerprint shown). No \
+        password on the command line. Not reached: exit 7, the working copy untouched.
         """
-    let remote = Option<String>("--remote", valueName: "url", help: "The vault on the server (https://, or http:// to this machine).")
+    let remote = Option<String>("--remote", valueName: "url", help: "The vault on the server (https://, http:// to this machine, or sftp://).")
     let netrcFile = Option<String>("--netrc-file", valueName: "file", help: "Server credentials (netrc format) instead of ~/.netrc.")
+    let identity = Option<String>("--identity", valueName: "file", help: "SFTP: the SSH private key (default: ssh-agent, then ~/.ssh/id_ed25519, id_ecdsa, id_rsa).")
+    let knownHosts = Option<String>("--known-hosts", valueName: "file", help: "SFTP: the known-hosts file the server's key must be in (default ~/.ssh/known_hosts).")
     let dryRun = Flag("--dry-run", help: "Fetch and merge in memory; write nothing here or there.")
     let watch = Flag("--watch", help: "Keep syncing: when the working copy changes and every --interval seconds.")
     let interval = Option<Int>.number("--interval", valueName: "seconds", help: "With --watch: the longest wait between rounds (default 60).", in: 5...86_400)
@@ -27,7 +32,8 @@ struct SyncCommand: Command {
     func run(arguments: [String], output: inout StandardStreams) throws -> ExitCode {
         let parsed = try parse(arguments, count: 1...1)
         guard let url = parsed[remote] else { throw CommandLineError.usage(message: "--remote URL is required", command: name) }
-        let target = try WebDAVRemote(url: url, netrcFile: parsed[netrcFile])
+        let target = try RemoteTarget(url: url, options: RemoteOptions(netrcFile: parsed[netrcFile], identityFile: parsed[identity],
+                                                                         knownHostsFile: parsed[knownHosts]))
         let vaultPath = parsed.positionals[0]
         _ = try credentials.read(parsed, path: vaultPath)  // a file that is not a vault is said before the password
         let vaultCredentials = try credentials.credentials(parsed, for: vaultPath, command: name)

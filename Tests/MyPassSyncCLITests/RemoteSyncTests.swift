@@ -9,54 +9,16 @@ import Glibc
 /// server that ignores preconditions.
 @Suite("sync --remote: WebDAV with a verified compare-and-swap (end to end)", .serialized)
 struct RemoteSyncTests {
-    /// One device: a working copy and its own sync state.
-    struct Device {
-        let vault: ScratchVault
-        let server: WebDAVServer
-
-        init(_ server: WebDAVServer) throws {
-            vault = try ScratchVault()
-            self.server = server
-        }
-
-        func sync(_ extra: [String] = [], environment: [String: String] = [:]) throws -> ToolRunner.Outcome {
-            try vault.run(["sync", vault.vault, "--remote", server.url("vault.kdbx"), "--netrc-file", server.netrc, "--json"] + extra,
-                          environment: environment)
-        }
-
-        /// `sync` of this device started in the background.
-        func start(_ extra: [String], environment: [String: String?] = [:]) throws -> ScratchVault.Running {
-            try vault.start(["sync", vault.vault, "--remote", server.url("vault.kdbx"), "--netrc-file", server.netrc] + extra, environment: environment)
-        }
-
-        func report(_ extra: [String] = []) throws -> [String: Any] {
-            let outcome = try sync(extra)
-            #expect(outcome.status == 0, "\(outcome.standardError)")
-            return (try? JSONSerialization.jsonObject(with: Data(outcome.standardOutput.utf8)) as? [String: Any]) ?? [:]
-        }
-
-        func titles() throws -> Set<String> { Set(try vault.pykeepassView().entries.filter { !$0.inRecycleBin }.map(\.title)) }
-    }
-
     @Test("Apache passes the probe (etag mode); two devices editing in turn for 6 rounds converge with nothing lost; nothing new: no upload")
     func twoDevicesConverge() throws {
         let server = try WebDAVServer(.apache)
         defer { server.remove() }
-        let (a, b) = (try Device(server), try Device(server))
+        let (a, b) = (try server.device(), try server.device())
         defer { a.vault.remove(); b.vault.remove() }
         let first = try a.report()
         #expect(first["mode"] as? String == "etag" && first["uploaded"] as? Bool == true, "\(first)")
         #expect(server.stored("vault.kdbx") == (try a.vault.bytes()), "the server holds exactly the working copy")
-        var expected = try a.titles()
-        for round in 1...6 {
-            #expect(try a.vault.run(["add", a.vault.vault, "/A-\(round)"]).status == 0)
-            #expect(try b.vault.run(["add", b.vault.vault, "/B-\(round)"]).status == 0)
-            #expect(try b.vault.run(["edit", b.vault.vault, "/No URL", "--field", "Round=\(round)"]).status == 0)
-            #expect(try a.vault.run(["edit", a.vault.vault, "/No URL", "-u", "a-user-\(round)"]).status == 0)
-            expected.formUnion(["A-\(round)", "B-\(round)"])
-            _ = try a.report()
-            _ = try b.report()
-        }
+        let expected = try RemoteDevice.editInTurns(a, b, rounds: 6)
         _ = try a.report()
         #expect(try a.titles() == expected && (try b.titles()) == expected)
         let (entryA, entryB) = (try a.vault.pykeepass("No URL"), try b.vault.pykeepass("No URL"))
@@ -71,16 +33,9 @@ struct RemoteSyncTests {
     func lostRaceMerges() throws {
         let server = try WebDAVServer(.apache)
         defer { server.remove() }
-        let (a, b) = (try Device(server), try Device(server))
+        let (a, b) = try RemoteDevice.divergedPair(server.device)
         defer { a.vault.remove(); b.vault.remove() }
-        _ = try a.report()
-        _ = try b.report()
-        #expect(try a.vault.run(["add", a.vault.vault, "/From A"]).status == 0)
-        #expect(try b.vault.run(["add", b.vault.vault, "/From B"]).status == 0)
-        let hook = a.vault.directory.appendingPathComponent("upload-hook").path
-        let syncing = try a.start(["--json"], environment: ["MYPASS_SYNC_BEFORE_UPLOAD": hook])
-        let deadline = Date().addingTimeInterval(30)
-        while !FileManager.default.fileExists(atPath: hook + ".waiting") && Date() < deadline { usleep(20_000) }
+        let (syncing, hook) = try a.startPaused(at: "MYPASS_SYNC_BEFORE_UPLOAD")
         #expect(try b.report()["uploaded"] as? Bool == true, "B writes in A's window")
         FileManager.default.createFile(atPath: hook + ".go", contents: Data())
         let (status, text, errors) = syncing.finish()
@@ -95,7 +50,7 @@ struct RemoteSyncTests {
     func wsgidavNeedsLocks() throws {
         let server = try WebDAVServer(.wsgidav)
         defer { server.remove() }
-        let (a, b) = (try Device(server), try Device(server))
+        let (a, b) = (try server.device(), try server.device())
         defer { a.vault.remove(); b.vault.remove() }
         let first = try a.report()
         #expect(first["mode"] as? String == "lock", "\(first)")
@@ -114,7 +69,7 @@ struct RemoteSyncTests {
     func ignoredPreconditionsRefused() throws {
         let server = try WebDAVServer(.naive)
         defer { server.remove() }
-        let a = try Device(server)
+        let a = try server.device()
         defer { a.vault.remove() }
         let outcome = try a.sync()
         #expect(outcome.status == 6, "\(outcome.standardError)")
@@ -126,7 +81,7 @@ struct RemoteSyncTests {
     func failures() throws {
         let server = try WebDAVServer(.apache)
         defer { server.remove() }
-        let a = try Device(server)
+        let a = try server.device()
         defer { a.vault.remove() }
         let before = try a.vault.bytes()
         let anonymous = try a.vault.run(["sync", a.vault.vault, "--remote", server.url("vault.kdbx"),
@@ -152,7 +107,7 @@ struct RemoteSyncTests {
     func watchKeepsInStep() throws {
         let server = try WebDAVServer(.apache)
         defer { server.remove() }
-        let (a, b) = (try Device(server), try Device(server))
+        let (a, b) = (try server.device(), try server.device())
         defer { a.vault.remove(); b.vault.remove() }
         _ = try a.report()
         _ = try b.report()

@@ -35,7 +35,7 @@ final class WebDAVServer {
         directory = try CLIFixtures.scratch()
         root = directory.appendingPathComponent("dav")
         try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
-        port = try Self.freePort()
+        port = try LoopbackPort.free()
         netrc = directory.appendingPathComponent("netrc").path
         try "machine 127.0.0.1 login \(Self.user) password \(Self.password)\n".write(toFile: netrc, atomically: true, encoding: .utf8)
         chmod(netrc, 0o600)
@@ -60,6 +60,9 @@ final class WebDAVServer {
 
     /// The URL of `name` on the server.
     func url(_ name: String) -> String { "http://127.0.0.1:\(port)/\(name)" }
+
+    /// A device syncing with vault.kdbx on this server (alice's credentials in the netrc file).
+    func device() throws -> RemoteDevice { try RemoteDevice(url("vault.kdbx"), ["--netrc-file", netrc]) }
 
     /// The bytes of `name` on the server's disk.
     func stored(_ name: String) -> Data? { try? Data(contentsOf: root.appendingPathComponent(name)) }
@@ -133,38 +136,8 @@ final class WebDAVServer {
 
     enum Failure: Error { case setup(String) }
 
-    /// A port nothing listens on (bound and released: the server takes it right after).
-    private static func freePort() throws -> Int {
-        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        defer { close(descriptor) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        address.sin_port = 0
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(descriptor, $0, length) == 0 && getsockname(descriptor, $0, &length) == 0 }
-        }
-        guard bound else { throw Failure.setup("no free port") }
-        return Int(UInt16(bigEndian: address.sin_port))
-    }
-
     private func waitUntilListening() throws {
-        let deadline = Date().addingTimeInterval(20)
-        while Date() < deadline {
-            let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-            var address = sockaddr_in()
-            address.sin_family = sa_family_t(AF_INET)
-            address.sin_addr.s_addr = inet_addr("127.0.0.1")
-            address.sin_port = in_port_t(UInt16(port).bigEndian)
-            let connected = withUnsafePointer(to: &address) { pointer in
-                pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0 }
-            }
-            close(descriptor)
-            if connected { return }
-            guard process.isRunning else { break }
-            usleep(50_000)
-        }
+        if LoopbackPort.waitUntilListening(port, while: { process.isRunning }) { return }
         let log = (try? String(contentsOf: directory.appendingPathComponent("server.log"), encoding: .utf8)) ?? ""
         let errors = (try? String(contentsOf: directory.appendingPathComponent("error.log"), encoding: .utf8)) ?? ""
         throw Failure.setup("\(kind) did not start: \(log) \(errors)")

@@ -54,98 +54,143 @@ public enum RemoteSync {
     /// Rounds before giving up (each lost round means someone else's write landed and was merged).
     public static let maximumAttempts = 5
 
-    /// Syncs the working copy at `vaultPath` with `remote`.
-    public static func run(vaultPath: String, remote: WebDAVRemote, credentials: VaultCredentials, state: SyncStateStore,
+    /// Syncs the working copy at `vaultPath` with `target`.
+    public static func run(vaultPath: String, remote target: RemoteTarget, credentials: VaultCredentials, state: SyncStateStore,
                            dryRun: Bool = false, maximumKDFMemory: UInt64? = nil) throws -> Report {
+        let remote = target.vault
         let probe: ServerProbe
         if let known = state.probe(for: vaultPath, url: remote.url) {
             probe = known
         } else {
-            probe = try ServerProbe.run(remote)
+            probe = try remote.probe()
             if !dryRun { try state.recordProbe(probe, for: vaultPath, url: remote.url) }
         }
         guard probe.mode != .refused else { throw Refusal.untrustworthyServer(url: remote.url, reason: probe.reason ?? "unknown") }
         var merged: [Change] = []
         var remoteChanged = false, wroteLocal = false
+        var displaced: Data?
+        func report(uploaded: Bool, attempts: Int) -> Report {
+            Report(remote: remote.url, mode: probe.mode, modeReason: probe.reason, remoteChanged: remoteChanged,
+                   mergedFromRemote: merged, wroteLocal: wroteLocal, uploaded: uploaded, attempts: attempts, dryRun: dryRun)
+        }
         for attempt in 1...maximumAttempts {
             let token = probe.mode == .lock && !dryRun ? try remote.lock() : nil
             defer { if let token { try? remote.unlock(token) } }
             let known = state.remote(for: vaultPath, url: remote.url)
             var file = try VaultFile.read(vaultPath, maximumKDFMemory: maximumKDFMemory)
+            let merger = Merger(vaultPath: vaultPath, url: remote.url, credentials: credentials, state: state, dryRun: dryRun,
+                                base: known?.base, maximumKDFMemory: maximumKDFMemory)
+            if let bytes = displaced {
+                // Another writer's version that a lost replace could not put back in place.
+                displaced = nil
+                let outcome = try merger.merge(bytes, into: &file)
+                merged += outcome.changes
+                wroteLocal = outcome.wroteLocal || wroteLocal
+            }
             let usableTag = known?.base != nil ? known?.record.etag : nil
-            let fetched = try remote.settledFetch(ifNoneMatch: usableTag)
-            var remoteTag: String?
+            var fetched = try remote.fetch(ifChangedFrom: usableTag)
+            if case .content(let bytes, _) = fetched, let known, known.base != nil, SHA256.hexHash(bytes) == known.record.remoteSHA256 {
+                fetched = .unchanged  // the same bytes as at the last sync (a server without tags sends them every time)
+            }
+            let expected: RemoteExpectation
             switch fetched {
             case .unchanged:
-                if let known, file.fingerprint.sameContent(as: known.record.local) {
-                    return Report(remote: remote.url, mode: probe.mode, modeReason: probe.reason, remoteChanged: remoteChanged,
-                                  mergedFromRemote: merged, wroteLocal: wroteLocal, uploaded: false, attempts: attempt, dryRun: dryRun)
-                }
-                remoteTag = known?.record.etag
+                if let known, file.fingerprint.sameContent(as: known.record.local) { return report(uploaded: false, attempts: attempt) }
+                expected = known.map { .version(tag: $0.record.etag, sha256: $0.record.remoteSHA256) } ?? .absent
             case .missing:
-                break
-            case .content(let bytes, let etag) where bytes.isEmpty:
+                expected = .absent
+            case .content(let bytes, let tag) where bytes.isEmpty:
                 // No vault yet: an empty file is what a WebDAV LOCK of a new name leaves (RFC 4918).
-                remoteTag = etag
-            case .content(let bytes, let etag):
+                expected = .version(tag: tag, sha256: SHA256.hexHash(bytes))
+            case .content(let bytes, let tag):
                 remoteChanged = true
-                remoteTag = etag
-                let unlocked = try file.unlock(credentials)
-                let opened = Result { try KDBXReader.open(bytes, key: credentials.key, cachedKey: nil, limits: file.limits) }
-                if case .failure(let error) = opened, FailureKind(of: error) == .wrongCredentials {
-                    throw Refusal.otherCredentials(url: remote.url)
-                }
-                let theirs = try opened.get().vault
-                let base = known?.base.flatMap { try? KDBXReader.open($0, key: credentials.key, cachedKey: nil, limits: file.limits).vault }
-                let (result, step) = try MergeJob.merge(theirs, from: remote.url, into: unlocked.vault, base: base.map { .remembered($0) } ?? .none)
-                merged = step.changes
-                if result != unlocked.vault && !dryRun {
-                    let session = try unlocked.session(state: state, settings: DeviceSettings.load())
-                    session.update(result)
-                    wroteLocal = try session.saveMerging().wroteFile || wroteLocal
-                    file = try VaultFile.read(vaultPath, maximumKDFMemory: maximumKDFMemory)
-                } else if result != unlocked.vault {
-                    wroteLocal = true
-                }
-                if result == theirs {
+                expected = .version(tag: tag, sha256: SHA256.hexHash(bytes))
+                let outcome = try merger.merge(bytes, into: &file)
+                merged = outcome.changes
+                wroteLocal = outcome.wroteLocal || wroteLocal
+                if outcome.remoteHoldsAll {
                     // The remote holds everything: nothing to upload; the agreement is the remote's bytes.
                     if !dryRun {
-                        try state.recordRemote(RemoteRecord(url: remote.url, etag: etag, remoteSHA256: SHA256.hexHash(bytes),
+                        try state.recordRemote(RemoteRecord(url: remote.url, etag: tag, remoteSHA256: SHA256.hexHash(bytes),
                                                             local: file.fingerprint), base: bytes, for: vaultPath)
                     }
-                    return Report(remote: remote.url, mode: probe.mode, modeReason: probe.reason, remoteChanged: true,
-                                  mergedFromRemote: merged, wroteLocal: wroteLocal, uploaded: false, attempts: attempt, dryRun: dryRun)
+                    return report(uploaded: false, attempts: attempt)
                 }
             }
-            if dryRun {
-                return Report(remote: remote.url, mode: probe.mode, modeReason: probe.reason, remoteChanged: remoteChanged,
-                              mergedFromRemote: merged, wroteLocal: wroteLocal, uploaded: true, attempts: attempt, dryRun: true)
-            }
-            // Upload the working copy as it is on disk now, under a precondition.
+            if dryRun { return report(uploaded: true, attempts: attempt) }
+            // Upload the working copy as it is on disk now, only over the version just merged.
             if attempt == 1 { TestHooks.beforeUpload() }
             let upload = file.bytes
-            let precondition: WebDAVRemote.Precondition = token.map { .lock($0) } ?? remoteTag.map { .ifMatch($0) } ?? .ifNoneMatch
-            guard case .stored = try remote.put(upload, precondition) else { continue }
+            let replaced = try remote.replace(with: upload, expected: expected, lockToken: token)
+            guard case .stored = replaced else {
+                if case .lostRace(let other?) = replaced { displaced = other }
+                continue
+            }
             // Read back: the server must hold exactly what was sent (else someone else's write won).
-            guard case .content(let stored, let storedTag) = try remote.settledFetch(ifNoneMatch: nil), stored == upload else { continue }
-            // The read-back's settled ETag: the tag of exactly the bytes compared.
-            let tag = storedTag
-            try state.recordRemote(RemoteRecord(url: remote.url, etag: tag, remoteSHA256: SHA256.hexHash(upload), local: file.fingerprint),
+            guard case .content(let stored, let storedTag) = try remote.fetch(ifChangedFrom: nil), stored == upload else { continue }
+            try state.recordRemote(RemoteRecord(url: remote.url, etag: storedTag, remoteSHA256: SHA256.hexHash(upload), local: file.fingerprint),
                                    base: upload, for: vaultPath)
-            return Report(remote: remote.url, mode: probe.mode, modeReason: probe.reason, remoteChanged: remoteChanged,
-                          mergedFromRemote: merged, wroteLocal: wroteLocal, uploaded: true, attempts: attempt, dryRun: false)
+            return report(uploaded: true, attempts: attempt)
         }
         throw Refusal.keptLosing(url: remote.url, attempts: maximumAttempts)
     }
 }
 
-/// The documented test convenience `MYPASS_SYNC_BEFORE_UPLOAD=PATH`: before its first upload a sync
-/// creates `PATH.waiting` and waits (up to 30 s) until `PATH.go` exists, so that a test can write
-/// the remote in exactly the window a compare-and-swap protects. Unset, it does nothing.
+/// Merges a version of the vault from the server into the working copy (field by field, against the
+/// version both sides last agreed on) and saves the working copy by its compare-and-swap.
+private struct Merger {
+    let vaultPath: String
+    let url: String
+    let credentials: VaultCredentials
+    let state: SyncStateStore
+    let dryRun: Bool
+    /// The bytes both sides last agreed on (nil: first sync, or the base was lost).
+    let base: Data?
+    let maximumKDFMemory: UInt64?
+
+    struct Outcome {
+        /// What came from the remote (names, never values).
+        let changes: [Change]
+        /// The working copy was (or, in a dry run, would be) written.
+        let wroteLocal: Bool
+        /// The merged vault is exactly the remote's: nothing to upload.
+        let remoteHoldsAll: Bool
+    }
+
+    /// Merges `bytes` into the working copy `file`; `file` is re-read when it was saved.
+    func merge(_ bytes: Data, into file: inout VaultFile) throws -> Outcome {
+        let unlocked = try file.unlock(credentials)
+        let opened = Result { try KDBXReader.open(bytes, key: credentials.key, cachedKey: nil, limits: file.limits) }
+        if case .failure(let error) = opened, FailureKind(of: error) == .wrongCredentials {
+            throw RemoteSync.Refusal.otherCredentials(url: url)
+        }
+        let theirs = try opened.get().vault
+        let baseVault = base.flatMap { try? KDBXReader.open($0, key: credentials.key, cachedKey: nil, limits: file.limits).vault }
+        let (result, step) = try MergeJob.merge(theirs, from: url, into: unlocked.vault, base: baseVault.map { .remembered($0) } ?? .none)
+        var wrote = result != unlocked.vault
+        if wrote && !dryRun {
+            let session = try unlocked.session(state: state, settings: DeviceSettings.load())
+            session.update(result)
+            wrote = try session.saveMerging().wroteFile
+            file = try VaultFile.read(vaultPath, maximumKDFMemory: maximumKDFMemory)
+        }
+        return Outcome(changes: step.changes, wroteLocal: wrote, remoteHoldsAll: result == theirs)
+    }
+}
+
+/// The documented test conveniences `MYPASS_SYNC_BEFORE_UPLOAD=PATH` (before a sync's first upload)
+/// and `MYPASS_SYNC_BEFORE_RENAME_IN=PATH` (SFTP: the vault renamed aside, the upload not yet renamed
+/// in): the sync creates `PATH.waiting` and waits (up to 30 s) until `PATH.go` exists, so that a test
+/// can write the remote, or kill the process, in exactly the window a compare-and-swap protects.
+/// Unset, they do nothing.
 enum TestHooks {
-    static func beforeUpload() {
-        guard let path = ProcessInfo.processInfo.environment["MYPASS_SYNC_BEFORE_UPLOAD"], !path.isEmpty else { return }
-        FileManager.default.createFile(atPath: path + ".waiting", contents: Data())
+    static func beforeUpload() { pause("MYPASS_SYNC_BEFORE_UPLOAD") }
+
+    static func beforeRenameIn() { pause("MYPASS_SYNC_BEFORE_RENAME_IN") }
+
+    private static func pause(_ variable: String) {
+        guard let path = ProcessInfo.processInfo.environment[variable], !path.isEmpty else { return }
+        _ = FileManager.default.createFile(atPath: path + ".waiting", contents: Data())
         let deadline = Date().addingTimeInterval(30)
         while !FileManager.default.fileExists(atPath: path + ".go") && Date() < deadline { usleep(20_000) }
     }

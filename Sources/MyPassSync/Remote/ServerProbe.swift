@@ -3,11 +3,11 @@ public import Foundation
 internal import Glibc
 #endif
 
-/// Whether a WebDAV server's compare-and-swap can be trusted, found out once per URL on a scratch
-/// file beside the vault (never on the vault): does it send a strong ETag, refuse a wrong `If-Match`
-/// with 412, and give a new ETag to a same-size rewrite within one second? (A server whose ETag is
-/// made of inode, mtime in seconds and size — wsgidav — accepts a stale `If-Match` after such a
-/// rewrite: a KDBX save often keeps the size.)
+/// Whether a server's compare-and-swap can be trusted, found out once per URL on scratch files beside
+/// the vault (never on the vault). WebDAV: does it send a strong ETag, refuse a wrong `If-Match` with
+/// 412, and give a new ETag to a same-size rewrite within one second? (A server whose ETag is made of
+/// inode, mtime in seconds and size — wsgidav — accepts a stale `If-Match` after such a rewrite: a
+/// KDBX save often keeps the size.) SFTP: does its rename refuse to overwrite (`SFTPRemote.probe`)?
 public struct ServerProbe: Codable, Sendable, Equatable {
     /// How saves to the server are protected.
     public enum Mode: String, Codable, Sendable {
@@ -15,6 +15,9 @@ public struct ServerProbe: Codable, Sendable, Equatable {
         case etag
         /// The ETags cannot be trusted; a WebDAV lock is held around each read-merge-write.
         case lock
+        /// SFTP: the upload goes to a temporary name; the vault is renamed aside, checked to be the
+        /// version merged, and the upload renamed in (the server's rename must refuse to overwrite).
+        case rename
         /// Neither works: the server is not written to.
         case refused
     }
@@ -27,7 +30,7 @@ public struct ServerProbe: Codable, Sendable, Equatable {
     public let probedAt: Int
 
     /// Probes the server of `remote`.
-    static func run(_ remote: WebDAVRemote) throws(WebDAVRemote.Failure) -> ServerProbe {
+    static func webDAV(_ remote: WebDAVRemote) throws(RemoteFailure) -> ServerProbe {
         let scratch = remote.sibling(".mypass-sync-probe-\(UUID().uuidString.prefix(8)).tmp")
         defer { try? remote.delete(at: scratch) }
         // Start at the beginning of a second, so that the rewrite below lands in the same second.
@@ -57,7 +60,7 @@ public struct ServerProbe: Codable, Sendable, Equatable {
     }
 
     /// Locking when the server offers it, else refused; `reason` says why ETags are not used.
-    private static func fallback(_ remote: WebDAVRemote, _ reason: String) throws(WebDAVRemote.Failure) -> ServerProbe {
+    private static func fallback(_ remote: WebDAVRemote, _ reason: String) throws(RemoteFailure) -> ServerProbe {
         let mode: Mode = try remote.supportsLocks() ? .lock : .refused
         return ServerProbe(mode: mode, reason: reason, probedAt: Int(Date().timeIntervalSince1970))
     }

@@ -6,46 +6,15 @@ internal import Glibc
 /// A vault file on a WebDAV server (Nextcloud, ownCloud, Apache mod_dav, wsgidav…), read and written
 /// only with preconditions: a conditional `GET`, `PUT` with `If-Match` or `If-None-Match: *`, and
 /// WebDAV locks for servers whose ETags cannot be trusted.
-public struct WebDAVRemote: Sendable {
+struct WebDAVRemote: RemoteVault {
     /// The vault's URL.
-    public let url: String
+    let url: String
     /// Where server credentials come from (nil: `~/.netrc`).
-    public let netrcFile: String?
-
-    /// Why the remote cannot be used, in terms of what the user can do.
-    public enum Failure: Error, CustomStringConvertible, Sendable {
-        /// No connection, a time-out, a DNS failure: the remote was not reached.
-        case unreachable(url: String, detail: String)
-        /// The server answered with an error status.
-        case refused(url: String, status: Int)
-        /// A URL this tool does not talk to.
-        case unsupportedURL(String)
-
-        public var description: String {
-            switch self {
-            case .unreachable(let url, let detail): "\(url): the server was not reached (\(detail))"
-            case .refused(let url, let status): "\(url): \(Self.explain(status))"
-            case .unsupportedURL(let reason): reason
-            }
-        }
-
-        static func explain(_ status: Int) -> String {
-            switch status {
-            case 401: "401 Unauthorized: the server wants credentials (put them in ~/.netrc or a file given with --netrc-file)"
-            case 403: "403 Forbidden: the server's account may not read or write there"
-            case 404: "404 Not Found: no such file or folder on the server"
-            case 405: "405 Method Not Allowed: this URL does not accept WebDAV requests"
-            case 409: "409 Conflict: the folder of the vault does not exist on the server"
-            case 423: "423 Locked: another client holds a WebDAV lock on the vault"
-            case 507: "507 Insufficient Storage: the server's space is full; nothing was written"
-            default: "the server answered HTTP \(status)"
-            }
-        }
-    }
+    let netrcFile: String?
 
     /// `url` must be `https://…`, or `http://` to this machine only (tests, a local proxy): server
     /// credentials never cross a network in clear text.
-    public init(url: String, netrcFile: String? = nil) throws(Failure) {
+    init(url: String, netrcFile: String? = nil) throws(RemoteFailure) {
         // A password in the URL would be in argv and in every message that names the URL: refused, not echoed.
         if let parsed = URL(string: url), parsed.user != nil || parsed.password != nil {
             throw .unsupportedURL("the remote URL holds credentials (user@ or user:password@): put them in ~/.netrc or a --netrc-file instead")
@@ -62,23 +31,13 @@ public struct WebDAVRemote: Sendable {
         self.netrcFile = netrcFile
     }
 
-    /// What a conditional fetch found.
-    enum Fetch {
-        /// The file is as it was when it had `ifNoneMatch`.
-        case unchanged
-        /// No file at the URL.
-        case missing
-        /// The file's bytes and ETag.
-        case content(Data, etag: String?)
-    }
-
     /// `GET`, with `If-None-Match: etag` when one is known.
-    func fetch(ifNoneMatch etag: String?, at target: String? = nil) throws(Failure) -> Fetch {
+    func fetch(ifNoneMatch etag: String?, at target: String? = nil) throws(RemoteFailure) -> RemoteFetch {
         let response = try send("GET", at: target, headers: etag.map { ["If-None-Match: \($0)"] } ?? [])
         switch response.status {
         case 304: return .unchanged
         case 404: return .missing
-        case 200: return .content(response.body, etag: response.headers["etag"])
+        case 200: return .content(response.body, tag: response.headers["etag"])
         default: throw .refused(url: target ?? url, status: response.status)
         }
     }
@@ -86,7 +45,7 @@ public struct WebDAVRemote: Sendable {
     /// `fetch`, repeated after a second while the server gives the content a weak or no ETag: Apache
     /// marks the ETag of a file written less than a second ago as weak, and a weak ETag never matches
     /// `If-Match`. The content and the ETag always come from one response.
-    func settledFetch(ifNoneMatch etag: String?, at target: String? = nil) throws(Failure) -> Fetch {
+    func settledFetch(ifNoneMatch etag: String?, at target: String? = nil) throws(RemoteFailure) -> RemoteFetch {
         var fetched = try fetch(ifNoneMatch: etag, at: target)
         for _ in 0..<2 {
             guard case .content(_, let tag) = fetched, tag == nil || tag!.hasPrefix("W/") else { break }
@@ -117,7 +76,7 @@ public struct WebDAVRemote: Sendable {
     }
 
     /// `PUT` of `data` under `precondition`.
-    func put(_ data: Data, _ precondition: Precondition, at target: String? = nil) throws(Failure) -> Put {
+    func put(_ data: Data, _ precondition: Precondition, at target: String? = nil) throws(RemoteFailure) -> Put {
         let header: [String] = switch precondition {
         case .ifMatch(let etag): ["If-Match: \(etag)"]
         case .ifNoneMatch: ["If-None-Match: *"]
@@ -132,27 +91,43 @@ public struct WebDAVRemote: Sendable {
         }
     }
 
+    func probe() throws(RemoteFailure) -> ServerProbe { try ServerProbe.webDAV(self) }
+
+    func fetch(ifChangedFrom tag: String?) throws(RemoteFailure) -> RemoteFetch { try settledFetch(ifNoneMatch: tag) }
+
+    /// A `PUT` under `If-Match` (or `If-None-Match: *` for a new file, or the lock's `If:` header).
+    func replace(with data: Data, expected: RemoteExpectation, lockToken: String?) throws(RemoteFailure) -> RemoteReplace {
+        let precondition: Precondition = switch (lockToken, expected) {
+        case (let token?, _): .lock(token)
+        case (nil, .version(let tag?, _)): .ifMatch(tag)
+        case (nil, _): .ifNoneMatch
+        }
+        guard case .stored = try put(data, precondition) else { return .lostRace(displaced: nil) }
+        return .stored
+    }
+
     /// `HEAD`: the ETag, nil when the server sends none.
-    func etag(at target: String? = nil) throws(Failure) -> String? {
+    func etag(at target: String? = nil) throws(RemoteFailure) -> String? {
         let response = try send("HEAD", at: target)
         guard response.status == 200 else { throw .refused(url: target ?? url, status: response.status) }
         return response.headers["etag"]
     }
 
     /// `DELETE` (a missing file is fine).
-    func delete(at target: String? = nil) throws(Failure) {
+    func delete(at target: String? = nil) throws(RemoteFailure) {
         let response = try send("DELETE", at: target)
         guard [200, 202, 204, 404].contains(response.status) else { throw .refused(url: target ?? url, status: response.status) }
     }
 
     /// Whether the server speaks WebDAV class 2 (locks), from `OPTIONS`.
-    func supportsLocks() throws(Failure) -> Bool {
+    func supportsLocks() throws(RemoteFailure) -> Bool {
         let response = try send("OPTIONS")
         return (response.headers["dav"] ?? "").split(separator: ",").contains { $0.trimmingCharacters(in: .whitespaces) == "2" }
     }
 
     /// Takes an exclusive write lock on the vault's URL for `seconds`; its lock token.
-    func lock(seconds: Int = 120) throws(Failure) -> String {
+    func lock() throws(RemoteFailure) -> String {
+        let seconds = 120
         let body = """
             <?xml version="1.0" encoding="utf-8"?>
             <D:lockinfo xmlns:D="DAV:"><D:lockscope><D:exclusive/></D:lockscope><D:locktype><D:write/></D:locktype>\
@@ -167,7 +142,7 @@ public struct WebDAVRemote: Sendable {
     }
 
     /// Gives a lock back.
-    func unlock(_ token: String) throws(Failure) {
+    func unlock(_ token: String) throws(RemoteFailure) {
         let response = try send("UNLOCK", headers: ["Lock-Token: \(token)"])
         guard [200, 204].contains(response.status) else { throw .refused(url: url, status: response.status) }
     }
@@ -178,7 +153,7 @@ public struct WebDAVRemote: Sendable {
         return base + "/" + name
     }
 
-    private func send(_ method: String, at target: String? = nil, headers: [String] = [], body: Data? = nil) throws(Failure) -> CurlRequest.Response {
+    private func send(_ method: String, at target: String? = nil, headers: [String] = [], body: Data? = nil) throws(RemoteFailure) -> CurlRequest.Response {
         let request = CurlRequest(method: method, url: target ?? url, headers: headers, body: body, netrcFile: netrcFile)
         do {
             return try request.perform()
