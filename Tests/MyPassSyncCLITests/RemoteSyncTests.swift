@@ -103,6 +103,26 @@ struct RemoteSyncTests {
                 "\(inline.standardError)")
     }
 
+    @Test("a read-only share (403), a missing folder answered with 404 and a full disk (507): clear errors, exit 7, nothing written anywhere")
+    func refusedUploads() throws {
+        let apache = try WebDAVServer(.apache)
+        defer { apache.remove() }
+        let a = try apache.device()
+        defer { a.vault.remove() }
+        let before = try a.vault.bytes()
+        let readOnly = try a.vault.run(["sync", a.vault.vault, "--remote", apache.url("readonly/vault.kdbx"), "--netrc-file", apache.netrc])
+        #expect(readOnly.status == 7 && readOnly.standardError.contains("403 Forbidden"), "\(readOnly.standardError)")
+        #expect(apache.stored("readonly/vault.kdbx") == nil)
+        for (status, words) in [(404, "404 Not Found"), (507, "507 Insufficient Storage")] {
+            let server = try WebDAVServer(.refusingPuts(status: status))
+            defer { server.remove() }
+            let outcome = try a.vault.run(["sync", a.vault.vault, "--remote", server.url("vault.kdbx"), "--netrc-file", server.netrc])
+            #expect(outcome.status == 7 && outcome.standardError.contains(words), "\(status): \(outcome.standardError)")
+            #expect(server.stored("vault.kdbx") == nil)
+        }
+        #expect(try a.vault.bytes() == before, "the working copy is untouched")
+    }
+
     @Test("sync --watch: a remote change arrives within the interval, a local edit is uploaded at once, offline rounds are reported and retried, SIGTERM ends it")
     func watchKeepsInStep() throws {
         let server = try WebDAVServer(.apache)

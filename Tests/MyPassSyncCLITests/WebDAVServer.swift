@@ -7,14 +7,16 @@ import Glibc
 /// A real WebDAV server for one test, on a free port of 127.0.0.1, serving a fresh directory with
 /// basic authentication (user `alice`, credentials in a netrc file the tests pass with --netrc-file).
 final class WebDAVServer {
-    enum Kind: String, CustomStringConvertible, Sendable {
+    enum Kind: CustomStringConvertible, Sendable, Equatable {
         /// Apache 2 with mod_dav and mod_dav_fs (Debian's apache2), its own config.
         case apache
         /// wsgidav (PyPI) on cheroot.
         case wsgidav
         /// A plain file server that ignores If-Match and has no locks (Helpers/naive_dav.py).
         case naive
-        var description: String { rawValue }
+        /// The same server answering every PUT with one status (404, 507): what no real server here can be made to do.
+        case refusingPuts(status: Int)
+        var description: String { "\(self)" }
     }
 
     let kind: Kind
@@ -47,10 +49,11 @@ final class WebDAVServer {
         switch kind {
         case .apache: try configureApache()
         case .wsgidav: try configureWsgidav()
-        case .naive:
+        case .naive, .refusingPuts:
             let helper = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Helpers/naive_dav.py").path
             process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-            process.arguments = ["python3", unblockedHelper, "python3", helper, "\(port)", root.path]
+            let status = if case .refusingPuts(let status) = kind { ["\(status)"] } else { [String]() }
+            process.arguments = ["python3", unblockedHelper, "python3", helper, "\(port)", root.path] + status
         }
         try process.run()
         try waitUntilListening()
@@ -102,7 +105,12 @@ final class WebDAVServer {
             chmod(directory.path, 0o755)
         }
         lines += ["<Directory \(root.path)>", "  Dav On", "  AuthType Basic", "  AuthName dav", "  AuthUserFile \(passwords)",
-                  "  Require valid-user", "</Directory>"]
+                  "  Require valid-user", "</Directory>",
+                  // A read-only share: alice may read but not write there (403 on PUT).
+                  "<Directory \(root.path)/readonly>", "  <LimitExcept GET HEAD OPTIONS PROPFIND>", "    Require all denied",
+                  "  </LimitExcept>", "</Directory>"]
+        try FileManager.default.createDirectory(at: root.appendingPathComponent("readonly"), withIntermediateDirectories: true)
+        if getuid() == 0 { chown(root.appendingPathComponent("readonly").path, 65534, 65534) }
         let config = directory.appendingPathComponent("httpd.conf").path
         try lines.joined(separator: "\n").write(toFile: config, atomically: true, encoding: .utf8)
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")

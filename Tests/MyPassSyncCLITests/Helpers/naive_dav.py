@@ -1,8 +1,10 @@
 """A file server that ignores preconditions, as some WebDAV servers and proxies do.
 
-Usage: python3 naive_dav.py PORT DIRECTORY
+Usage: python3 naive_dav.py PORT DIRECTORY [PUT-STATUS]
 GET, HEAD, PUT and DELETE of files in DIRECTORY on 127.0.0.1:PORT, with a strong ETag (the SHA-1 of
 the content), but If-Match and If-None-Match are never checked and there are no WebDAV locks.
+With PUT-STATUS every PUT is answered with that status and writes nothing (a full disk's 507, a
+404 for a missing folder), which a test cannot make a real server do without root-only mounts.
 """
 import hashlib
 import http.server
@@ -10,6 +12,7 @@ import os
 import sys
 
 port, root = int(sys.argv[1]), sys.argv[2]
+put_status = int(sys.argv[3]) if len(sys.argv) > 3 else None
 
 
 class Handler(http.server.BaseHTTPRequestHandler):
@@ -37,6 +40,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
 
     def do_PUT(self):
         body = self.rfile.read(int(self.headers.get("Content-Length", "0")))
+        if put_status:
+            return self.send(put_status)
         existed = os.path.exists(self.path_on_disk())
         with open(self.path_on_disk(), "wb") as file:
             file.write(body)
