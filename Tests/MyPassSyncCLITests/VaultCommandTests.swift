@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 
 /// Fixture paths for the end-to-end tests.
 enum CLIFixtures {
@@ -24,6 +25,20 @@ enum CLIFixtures {
 
 @Suite("mypass-sync info, export, convert (end to end)")
 struct VaultCommandTests {
+    @Test("one-character relative names (a vault `v`, --state-dir s) work: they used to stop the process with SIGILL")
+    func oneCharacterRelativePaths() throws {
+        let directory = try CLIFixtures.scratch()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        try FileManager.default.copyItem(atPath: CLIFixtures.kdbx4, toPath: directory.appendingPathComponent("v").path)
+        let edited = try ProcessRunner.run(try ToolRunner.binary(), ["edit", "v", "/No URL", "-u", "short-paths", "--password-stdin", "--state-dir", "s"],
+                                           input: Data((CLIFixtures.kdbx4Password + "\n").utf8), directory: directory)
+        #expect(edited.status == 0, "\(edited.standardError)")
+        #expect(FileManager.default.fileExists(atPath: directory.appendingPathComponent("s").path))
+        let shown = try ProcessRunner.run(try ToolRunner.binary(), ["show", "v", "/No URL", "--password-stdin", "--state-dir", "s/"],
+                                          input: Data((CLIFixtures.kdbx4Password + "\n").utf8), directory: directory)
+        #expect(String(decoding: shown.standardOutput, as: UTF8.self).contains("short-paths"), "\(shown.standardError)")
+    }
+
     @Test("info prints the header facts without a password")
     func info() throws {
         let outcome = try ToolRunner.run(["info", CLIFixtures.vault("py-4.0-chacha20-argon2id-none.kdbx")])

@@ -13,10 +13,11 @@ public enum ProcessRunner {
 
     /// Runs `executable arguments...` with `input` on standard input and `environment` added.
     public static func run(
-        _ executable: URL, _ arguments: [String], input: Data = Data(), environment: [String: String] = [:]
+        _ executable: URL, _ arguments: [String], input: Data = Data(), environment: [String: String] = [:], directory: URL? = nil
     ) throws -> Outcome {
         let process = Process()
         process.executableURL = executable
+        if let directory { process.currentDirectoryURL = directory }
         process.arguments = arguments
         process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
         let stdinPipe = Pipe(), stdoutPipe = Pipe(), stderrPipe = Pipe()

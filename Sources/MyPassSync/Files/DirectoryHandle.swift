@@ -33,7 +33,7 @@ public final class DirectoryHandle: @unchecked Sendable {
     /// The directory holding `filePath`, opened, and the file's name in it.
     public static func parent(of filePath: String) throws(FileError) -> (directory: DirectoryHandle, name: String) {
         let name = (filePath as NSString).lastPathComponent
-        let parent = (filePath as NSString).deletingLastPathComponent
+        let parent = PathText.folder(of: filePath)
         guard isSingleName(name) else { throw .notARegularFile(path: filePath) }
         return (try DirectoryHandle(opening: parent.isEmpty ? (filePath.hasPrefix("/") ? "/" : ".") : parent), name)
     }
@@ -92,7 +92,7 @@ public final class DirectoryHandle: @unchecked Sendable {
     /// The directory at `path`, each missing component created 0700 and the last one required to be a
     /// real directory (not a symlink to one).
     public static func privateDirectory(_ path: String) throws(FileError) -> DirectoryHandle {
-        let parent = (path as NSString).deletingLastPathComponent
+        let parent = PathText.folder(of: path)
         let name = (path as NSString).lastPathComponent
         guard isSingleName(name) else { return try DirectoryHandle(opening: path) }
         let above: DirectoryHandle

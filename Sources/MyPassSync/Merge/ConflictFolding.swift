@@ -105,7 +105,7 @@ public enum ConflictFolding {
         // that was opened, even if it is swapped for a symlink meanwhile.
         var folders: [String: DirectoryHandle] = [:]
         func folder(of copy: ConflictCopies.Copy) throws(FileError) -> DirectoryHandle {
-            let path = (copy.path as NSString).deletingLastPathComponent
+            let path = PathText.folder(of: copy.path)
             if let open = folders[path] { return open }
             let opened = try DirectoryHandle.parent(of: copy.path).directory
             folders[path] = opened

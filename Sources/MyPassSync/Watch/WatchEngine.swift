@@ -119,7 +119,7 @@ public final class WatchEngine: @unchecked Sendable {
     public func run() {
         var tokens: [Int] = []
         if let source {
-            for directory in Set(checkers.map { ($0.path as NSString).deletingLastPathComponent }) {
+            for directory in Set(checkers.map { PathText.folder(of: $0.path) }) {
                 tokens.append(source.watch(directory) { [weak self] event in self?.handle(event, watching: directory) })
             }
         } else {
@@ -205,15 +205,15 @@ public final class WatchEngine: @unchecked Sendable {
         case .changed(let directory, let name), .removed(let directory, let name):
             for checker in checkers {
                 let path = checker.path as NSString
-                guard path.deletingLastPathComponent == directory else { continue }
+                guard PathText.folder(of: checker.path) == directory else { continue }
                 if name == path.lastPathComponent || ConflictCopies.engine(ofName: name, forVaultNamed: path.lastPathComponent) != nil {
                     due[checker.path] = soon
                 }
             }
         case .directoryGone(let directory), .directoryBack(let directory):
-            for checker in checkers where (checker.path as NSString).deletingLastPathComponent == directory { due[checker.path] = soon }
+            for checker in checkers where PathText.folder(of: checker.path) == directory { due[checker.path] = soon }
         case .overflow:
-            for checker in checkers where (checker.path as NSString).deletingLastPathComponent == watched {
+            for checker in checkers where PathText.folder(of: checker.path) == watched {
                 due[checker.path] = soon
                 notices.append(.rescan(vault: checker.path))
             }
