@@ -9,6 +9,8 @@ struct EntryMerger {
     let historyAncestor: Entry?
     let local: Entry
     let remote: Entry
+    /// Where `ancestor` came from, and how protected values are shown; nil: no explanation wanted.
+    var explaining: (ancestor: FieldDecision.Ancestor, fingerprint: SecretFingerprint)?
 
     /// What the merge of one entry produced.
     struct Outcome {
@@ -21,6 +23,8 @@ struct EntryMerger {
         var conflictWinner: String = ""
         var historyAdded = 0
         var historyRemoved = 0
+        /// Every property the sides differed on, or both changed (when explaining).
+        var decisions: [PropertyDecision] = []
     }
 
     /// A side counts as having edited a property only when its version is not older than the
@@ -66,8 +70,16 @@ struct EntryMerger {
         var fromRemote: [String] = []
         var conflicts: [String] = []
 
-        /// Resolves one property: `apply` copies the remote value into `merged`.
-        func resolve(_ name: String, _ choice: Pick, _ apply: () -> Void) {
+        var decisions: [PropertyDecision] = []
+
+        /// Resolves one property: `apply` copies the remote value into `merged`; `state` shows a value
+        /// in the explanation.
+        func resolve<T: Equatable>(_ name: String, _ value: (Entry) -> T, state: (T) -> FieldState, _ apply: () -> Void) {
+            let choice = pick(value)
+            if explaining != nil, let decided = threeWay.decision(name, value, state: state,
+                                                                 takesRemote: choice == .remote || (choice == .conflict && remoteWins)) {
+                decisions.append(decided)
+            }
             switch choice {
             case .local: return
             case .remote:
@@ -81,49 +93,59 @@ struct EntryMerger {
                 }
             }
         }
+        func shown<T>(_ value: T?) -> FieldState { value.map { .value(String(describing: $0)) } ?? .absent }
+        func shown<T>(_ value: T) -> FieldState { .value(String(describing: value)) }
+        let secret = explaining?.fingerprint
 
         // The winning side's order of fields, tags, attachments and custom data, the other's additions after.
         let (first, second) = remoteWins ? (remote, local) : (local, remote)
         let keys = orderedUnion(first.fields.map(\.key), second.fields.map(\.key), ancestor?.fields.map(\.key) ?? [])
         for key in keys {
-            resolve(key, pick { $0.field(key) }) { merged.setField(key, remote.field(key)) }
+            resolve(key, { $0.field(key) }, state: { secret?.state($0) ?? .absent }) { merged.setField(key, remote.field(key)) }
         }
         merged.fields = keys.compactMap { key in merged.fields.first { $0.key == key } }
         // Tags as a set: additions and removals from both sides.
         let tagChoice = mergeSet(first.tags, second.tags, ancestor?.tags)
         if Set(tagChoice) != Set(local.tags) { fromRemote.append("Tags") }
+        if explaining != nil, threeWay.rule({ Set($0.tags) }) != nil {
+            let tags: (Entry) -> FieldState = { .value($0.tags.sorted().joined(separator: ", ")) }
+            let side: FieldDecision.Side = Set(tagChoice) == Set(local.tags) ? .local : Set(tagChoice) == Set(remote.tags) ? .remote : .both
+            decisions.append(PropertyDecision(field: "Tags", base: ancestor.map(tags), local: tags(local), remote: tags(remote), result: side,
+                                     rule: ancestor == nil ? .noAncestorNewerWins : .setUnion))
+        }
         merged.tags = tagChoice
         // Attachments by name.
         let names = orderedUnion(first.attachments.map(\.name), second.attachments.map(\.name), ancestor?.attachments.map(\.name) ?? [])
         for name in names {
             let value: (Entry) -> BinaryID? = { entry in entry.attachments.first { $0.name == name }?.binary }
-            resolve("Attachment '\(name)'", pick(value)) {
+            resolve("Attachment '\(name)'", value, state: { $0 == nil ? .absent : .value("attached") }) {
                 merged.attachments.removeAll { $0.name == name }
                 if let id = value(remote) { merged.attachments.append(Attachment(name: name, binary: id)) }
             }
         }
         merged.attachments = names.compactMap { name in merged.attachments.first { $0.name == name } }
-        resolve("Icon", pick { $0.iconID }) { merged.iconID = remote.iconID }
-        resolve("CustomIcon", pick { $0.customIconUUID }) { merged.customIconUUID = remote.customIconUUID }
-        resolve("ForegroundColor", pick { $0.foregroundColor }) { merged.foregroundColor = remote.foregroundColor }
-        resolve("BackgroundColor", pick { $0.backgroundColor }) { merged.backgroundColor = remote.backgroundColor }
-        resolve("OverrideURL", pick { $0.overrideURL }) { merged.overrideURL = remote.overrideURL }
-        resolve("QualityCheck", pick { $0.qualityCheck }) { merged.qualityCheck = remote.qualityCheck }
-        resolve("AutoType", pick { $0.autoType }) { merged.autoType = remote.autoType }
-        resolve("Expiry", pick { Expiry(expires: $0.times.expires, at: $0.times.expiryTime) }) {
+        resolve("Icon", { $0.iconID }, state: shown) { merged.iconID = remote.iconID }
+        resolve("CustomIcon", { $0.customIconUUID }, state: shown) { merged.customIconUUID = remote.customIconUUID }
+        resolve("ForegroundColor", { $0.foregroundColor }, state: shown) { merged.foregroundColor = remote.foregroundColor }
+        resolve("BackgroundColor", { $0.backgroundColor }, state: shown) { merged.backgroundColor = remote.backgroundColor }
+        resolve("OverrideURL", { $0.overrideURL }, state: shown) { merged.overrideURL = remote.overrideURL }
+        resolve("QualityCheck", { $0.qualityCheck }, state: shown) { merged.qualityCheck = remote.qualityCheck }
+        resolve("AutoType", { $0.autoType }, state: shown) { merged.autoType = remote.autoType }
+        resolve("Expiry", { Expiry(expires: $0.times.expires, at: $0.times.expiryTime) },
+                state: { .value($0.expires ? "expires \($0.at)" : "never expires") }) {
             merged.times.expires = remote.times.expires
             merged.times.expiryTime = remote.times.expiryTime
         }
         let dataKeys = orderedUnion(first.customData.map(\.key), second.customData.map(\.key), ancestor?.customData.map(\.key) ?? [])
         for key in dataKeys {
             let value: (Entry) -> CustomDataItem? = { entry in entry.customData.first { $0.key == key } }
-            resolve("CustomData '\(key)'", pick(value)) {
+            resolve("CustomData '\(key)'", value, state: { shown($0?.value) }) {
                 merged.customData.removeAll { $0.key == key }
                 if let item = value(remote) { merged.customData.append(item) }
             }
         }
         merged.customData = dataKeys.compactMap { key in merged.customData.first { $0.key == key } }
-        resolve("Unknown data", pick { $0.preserved }) { merged.preserved = remote.preserved }
+        resolve("Unknown data", { $0.preserved }, state: { .value("\($0.count) element(s)") }) { merged.preserved = remote.preserved }
 
         // Times: the newest of both sides. A version that is neither side's content is a new version at
         // that same second; both inputs go into its history, which is how a later merge knows them as
@@ -137,7 +159,7 @@ struct EntryMerger {
         // History: union, items removed on a side since the ancestor dropped, both current versions kept
         // unless the result is exactly them.
         var outcome = Outcome(entry: merged, fromRemote: fromRemote, conflicts: conflicts,
-                              conflictWinner: remoteWins ? "remote" : "local")
+                              conflictWinner: remoteWins ? "remote" : "local", decisions: decisions)
         mergeHistory(into: &outcome, maxItems: historyMaxItems, maxSize: historyMaxSize, binarySize: binarySize)
         return outcome
     }

@@ -10,8 +10,9 @@ struct GroupMerger {
     let local: Group
     let remote: Group
 
-    /// The merged group (without children) and the names of the properties taken from the remote.
-    func merge() -> (group: Group, fromRemote: [String], conflicts: [String]) {
+    /// The merged group (without children), the names of the properties taken from the remote and of
+    /// those both sides changed, and how each differing property was decided.
+    func merge() -> (group: Group, fromRemote: [String], conflicts: [String], decisions: [PropertyDecision]) {
         let threeWay = ThreeWay(
             ancestor: ancestor, local: local, remote: remote,
             localActive: ancestorIsInferred || ancestor.map { local.times.lastModified >= $0.times.lastModified } ?? true,
@@ -21,8 +22,14 @@ struct GroupMerger {
         var merged = local
         var fromRemote: [String] = []
         var conflicts: [String] = []
+        var decisions: [PropertyDecision] = []
         func resolve<T: Equatable>(_ name: String, _ value: (Group) -> T, _ apply: (inout Group) -> Void) {
-            switch threeWay.pick(value) {
+            let choice = threeWay.pick(value)
+            if let decided = threeWay.decision(name, value, state: { .value(String(describing: $0)) },
+                                               takesRemote: choice == .remote || (choice == .conflict && remoteWins)) {
+                decisions.append(decided)
+            }
+            switch choice {
             case .local: break
             case .remote:
                 apply(&merged)
@@ -42,7 +49,7 @@ struct GroupMerger {
         resolve("DefaultAutoTypeSequence", { $0.defaultAutoTypeSequence }) { $0.defaultAutoTypeSequence = remote.defaultAutoTypeSequence }
         resolve("EnableAutoType", { $0.enableAutoType }) { $0.enableAutoType = remote.enableAutoType }
         resolve("EnableSearching", { $0.enableSearching }) { $0.enableSearching = remote.enableSearching }
-        resolve("Tags", { Set($0.tags) }) { $0.tags = remote.tags }
+        resolve("Tags", { $0.tags.sorted() }) { $0.tags = remote.tags }
         resolve("CustomData", { $0.customData }) { $0.customData = remote.customData }
         resolve("Expiry", { [$0.times.expires ? 1 : 0, $0.times.expiryTime.secondsSinceYearOne] }) {
             $0.times.expires = remote.times.expires
@@ -60,7 +67,7 @@ struct GroupMerger {
         merged.times.lastAccessed = max(local.times.lastAccessed, remote.times.lastAccessed)
         merged.times.usageCount = max(local.times.usageCount, remote.times.usageCount)
         merged.times.created = min(local.times.created, remote.times.created)
-        return (merged, fromRemote, conflicts)
+        return (merged, fromRemote, conflicts, decisions)
     }
 
     /// How many of the merged properties differ between the two sides.

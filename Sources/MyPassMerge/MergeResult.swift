@@ -9,6 +9,8 @@ public struct MergeResult: Sendable {
     public var changes: [Change]
     /// What the merge noticed without stopping.
     public var warnings: [String]
+    /// How each property the sides differed on was decided (empty unless an explanation was asked for).
+    public var decisions: [FieldDecision] = []
 
     /// Whether the merge changed anything in the local vault.
     public var hasChanges: Bool { !changes.isEmpty }

@@ -9,9 +9,11 @@ struct MetaMerger {
     let local: Meta
     let remote: Meta
 
-    func merge() -> (meta: Meta, changed: [String]) {
+    /// The merged settings, the names of those taken from the remote, and how each differing one was decided.
+    func merge() -> (meta: Meta, changed: [String], decisions: [PropertyDecision]) {
         var merged = local
         var changed: [String] = []
+        var decisions: [PropertyDecision] = []
 
         /// Field `name` whose edits are timed by `time` (nil when the file lacks that time).
         func resolve<T: Equatable>(_ name: String, _ value: (Meta) -> T, time: (Meta) -> Timestamp?, _ apply: (inout Meta) -> Void) {
@@ -19,17 +21,24 @@ struct MetaMerger {
             guard l != r else { return }
             let lTime = time(local), rTime = time(remote)
             let takeRemote: Bool
+            let rule: FieldDecision.Rule
             if let ancestor {
                 let b = value(ancestor)
                 let localChanged = l != b, remoteChanged = r != b
                 if localChanged && remoteChanged {
                     takeRemote = (rTime ?? .init(secondsSinceYearOne: 0)) > (lTime ?? .init(secondsSinceYearOne: 0))
+                    rule = .conflictNewerWins
                 } else {
                     takeRemote = remoteChanged
+                    rule = remoteChanged ? .onlyRemoteChanged : .onlyLocalChanged
                 }
             } else {
                 takeRemote = (rTime ?? .init(secondsSinceYearOne: 0)) > (lTime ?? .init(secondsSinceYearOne: 0))
+                rule = .noAncestorNewerWins
             }
+            let shown: (T) -> FieldState = { .value(String(describing: $0)) }
+            decisions.append(PropertyDecision(field: name, base: ancestor.map { shown(value($0)) }, local: shown(l), remote: shown(r),
+                                              result: takeRemote ? .remote : .local, rule: rule))
             if takeRemote {
                 apply(&merged)
                 changed.append(name)
@@ -48,7 +57,8 @@ struct MetaMerger {
             $0.defaultUserName = remote.defaultUserName
             $0.defaultUserNameChanged = remote.defaultUserNameChanged
         }
-        resolve("RecycleBin", { [$0.recycleBinEnabled ? "1" : "0", $0.recycleBinUUID?.uuidString ?? ""] }, time: { $0.recycleBinChanged }) {
+        resolve("RecycleBin", { "\($0.recycleBinEnabled ? "enabled" : "disabled"), group \($0.recycleBinUUID?.canonicalString ?? "none")" },
+                time: { $0.recycleBinChanged }) {
             $0.recycleBinEnabled = remote.recycleBinEnabled
             $0.recycleBinUUID = remote.recycleBinUUID
             $0.recycleBinChanged = remote.recycleBinChanged
@@ -123,6 +133,6 @@ struct MetaMerger {
             merged.preserved.append(element)
             changed.append("Unknown data")
         }
-        return (merged, changed)
+        return (merged, changed, decisions)
     }
 }

@@ -1,3 +1,5 @@
+internal import MyPassCore
+
 /// Three-way choice of one property between a local and a remote version of the same object.
 struct ThreeWay<Object> {
     enum Pick { case local, remote, conflict }
@@ -24,4 +26,36 @@ struct ThreeWay<Object> {
         case (false, false): return l == b ? .local : .remote
         }
     }
+
+    /// The rule `pick` applies to a property (nil: the sides agree and neither changed it).
+    func rule<T: Equatable>(_ value: (Object) -> T) -> FieldDecision.Rule? {
+        let l = value(local), r = value(remote)
+        guard let ancestor else { return l == r ? nil : .noAncestorNewerWins }
+        let b = value(ancestor)
+        if l == r { return l == b ? nil : .bothSameValue }
+        switch (localActive && l != b, remoteActive && r != b) {
+        case (true, true): return .conflictNewerWins
+        case (false, true): return .onlyRemoteChanged
+        case (true, false): return .onlyLocalChanged
+        case (false, false): return .staleVersionIgnored
+        }
+    }
+
+    /// The decision on a property for an explanation (nil: the sides agree and neither changed it);
+    /// `state` shows a value, `takesRemote` is what the merge did.
+    func decision<T: Equatable>(_ name: String, _ value: (Object) -> T, state: (T) -> FieldState, takesRemote: Bool) -> PropertyDecision? {
+        guard let rule = rule(value) else { return nil }
+        return PropertyDecision(field: name, base: ancestor.map { state(value($0)) }, local: state(value(local)),
+                                remote: state(value(remote)), result: takesRemote ? .remote : .local, rule: rule)
+    }
+}
+
+/// How one property of one object was decided (the object's path and ancestor are added by the caller).
+struct PropertyDecision {
+    let field: String
+    let base: FieldState?
+    let local: FieldState
+    let remote: FieldState
+    let result: FieldDecision.Side
+    let rule: FieldDecision.Rule
 }

@@ -8,11 +8,13 @@ public enum VaultMerger {
     /// each entry's ancestor is then inferred from the history both sides share). The merge's working
     /// tables (indexes of every entry of three vaults) are handed to `release` at the end: the caller
     /// decides where they are freed (on a background thread, or never in a process about to exit).
+    /// With `explaining`, the result's `decisions` say how each differing property was decided
+    /// (protected values shown by that fingerprint only).
     public static func merge(
-        base: Vault?, local: Vault, remote: Vault, release: (AnyObject) -> Void = { _ in }
+        base: Vault?, local: Vault, remote: Vault, explaining: SecretFingerprint? = nil, release: (AnyObject) -> Void = { _ in }
     ) throws(MergeError) -> MergeResult {
         guard local.root.uuid == remote.root.uuid else { throw .differentDatabases }
-        let run = MergeRun(base: base.map(VaultIndex.init), local: VaultIndex(local), remote: VaultIndex(remote))
+        let run = MergeRun(base: base.map(VaultIndex.init), local: VaultIndex(local), remote: VaultIndex(remote), explaining: explaining)
         let result = run.execute()
         release(run)
         return result
@@ -33,12 +35,15 @@ private final class MergeRun {
     private var changes: [Change] = []
     private var warnings: [String] = []
     private var meta: Meta
+    private let explaining: SecretFingerprint?
+    private var decisions: [FieldDecision] = []
 
-    init(base: VaultIndex?, local: VaultIndex, remote: VaultIndex) {
+    init(base: VaultIndex?, local: VaultIndex, remote: VaultIndex, explaining: SecretFingerprint?) {
         self.base = base
         self.local = local
         self.remote = remote
         self.meta = local.vault.meta
+        self.explaining = explaining
     }
 
     func execute() -> MergeResult {
@@ -46,6 +51,9 @@ private final class MergeRun {
         meta = mergedMeta.meta
         if !mergedMeta.changed.isEmpty {
             changes.append(Change(.metaChanged, .meta, uuid: nil, path: "/", title: meta.databaseName, fields: mergedMeta.changed))
+        }
+        if explaining != nil {
+            record(mergedMeta.decisions, subject: .meta, uuid: nil, path: "/", ancestor: base == nil ? .none : .base)
         }
         tombstones = local.tombstones.merging(remote.tombstones) { max($0, $1) }
         mergeGroups()
@@ -74,7 +82,7 @@ private final class MergeRun {
             meta: meta, root: root, deletedObjects: deleted, binaries: pool,
             preservedFileElements: unionByName(local.vault.preservedFileElements, remote.vault.preservedFileElements),
             preservedRootElements: unionByName(local.vault.preservedRootElements, remote.vault.preservedRootElements))
-        return MergeResult(vault: vault, changes: changes, warnings: warnings)
+        return MergeResult(vault: vault, changes: changes, warnings: warnings, decisions: decisions)
     }
 
     // MARK: Groups
@@ -97,6 +105,10 @@ private final class MergeRun {
                 }
                 groups[id] = (group, parent.uuid)
                 let path = remote.path(ofGroup: id)
+                if explaining != nil {
+                    record(fields.decisions, subject: .group, uuid: id, path: path,
+                           ancestor: known != nil ? .base : inferred != nil ? .inferredFromHistory : .none)
+                }
                 // A group has no history to keep the losing side in: the log names the conflict when
                 // the local value lost; a remote value that lost is a warning.
                 let lostLocally = fields.conflicts.filter { fields.fromRemote.contains($0) }
@@ -112,11 +124,13 @@ private final class MergeRun {
                     changes.append(Change(.updated, .group, uuid: id, path: path, title: group.name, fields: updated))
                 }
             case let (mine?, nil):
+                explainPresence(.group, id, times: mine.group.times, at: local.path(ofGroup: id), on: .local, otherDeletedAt: remote.tombstones[id])
                 if let deletedAt = remote.tombstones[id], deletedAt > lastChange(of: mine.group.times) {
                     continue  // Decided with its contents in restoreParentsOfSurvivors: deleted unless something lives in it.
                 }
                 groups[id] = (mine.group, mine.parent)
             case let (nil, theirs?):
+                explainPresence(.group, id, times: theirs.group.times, at: remote.path(ofGroup: id), on: .remote, otherDeletedAt: local.tombstones[id])
                 if let deletedAt = local.tombstones[id], deletedAt > lastChange(of: theirs.group.times) { continue }
                 groups[id] = (theirs.group, theirs.parent)
                 changes.append(Change(local.tombstones[id] == nil ? .added : .restored, .group, uuid: id,
@@ -176,6 +190,9 @@ private final class MergeRun {
                 let parent = mergeParent(base: base?.entries[id]?.parent, local: mine.parent, remote: theirs.parent,
                                          localTime: mine.entry.times.locationChanged, remoteTime: theirs.entry.times.locationChanged)
                 entries[id] = (mine.entry, parent.uuid ?? mine.parent)
+                if explaining != nil && mine.parent != theirs.parent {
+                    explainMove(mine: mine, theirs: theirs, parent: parent.uuid ?? mine.parent)
+                }
             case let (mine?, theirs?):
                 // The most recent version both sides share: the base's, or a newer one both hold
                 // (a side that already contains the other's current version supersedes it).
@@ -185,8 +202,10 @@ private final class MergeRun {
                 }
                 let ancestor = [baseVersion, inferredAncestor(mine.entry, theirs.entry)]
                     .compactMap { $0 }.max { EntryMerger.isSuperseded($0, by: $1) }
-                let merger = EntryMerger(ancestor: ancestor, historyAncestor: baseVersion,
+                var merger = EntryMerger(ancestor: ancestor, historyAncestor: baseVersion,
                                          local: mine.entry, remote: theirs.entry)
+                let source: FieldDecision.Ancestor = ancestor == nil ? .none : ancestor == baseVersion ? .base : .inferredFromHistory
+                merger.explaining = explaining.map { (source, $0) }
                 let outcome = merger.merge(historyMaxItems: maxItems, historyMaxSize: maxSize, binarySize: binarySize)
                 var entry = outcome.entry
                 let parent = mergeParent(base: base?.entries[id]?.parent, local: mine.parent, remote: theirs.parent,
@@ -195,18 +214,25 @@ private final class MergeRun {
                 entry.previousParentGroup = parent.fromRemote ? theirs.entry.previousParentGroup : mine.entry.previousParentGroup
                 entries[id] = (entry, parent.uuid ?? mine.parent)
                 logEntry(outcome, entry: entry, movedFrom: parent.fromRemote && parent.uuid != mine.parent ? mine.parent : nil)
+                explain(outcome, mine: mine, theirs: theirs, ancestor: source, parent: parent.uuid ?? mine.parent)
                 if mine.entry.times.lastModified == theirs.entry.times.lastModified && !outcome.conflicts.isEmpty {
                     warnings.append("entry \(id.canonicalString) was changed on both sides at the same second; the version with the larger content digest was kept current, the other is in its history")
                 }
             case let (mine?, nil):
-                if let deletedAt = remote.tombstones[id], deletedAt > lastChange(of: mine.entry.times) {
+                let deletion = remote.tombstones[id]
+                explainPresence(.entry, id, times: mine.entry.times, at: entryPath(mine.parent, mine.entry, in: local), on: .local,
+                                otherDeletedAt: deletion)
+                if let deletedAt = deletion, deletedAt > lastChange(of: mine.entry.times) {
                     changes.append(Change(.deleted, .entry, uuid: id, path: entryPath(mine.parent, mine.entry, in: local),
                                           title: mine.entry.title))
                     continue
                 }
                 entries[id] = (mine.entry, mine.parent)
             case let (nil, theirs?):
-                if let deletedAt = local.tombstones[id], deletedAt > lastChange(of: theirs.entry.times) { continue }
+                let deletion = local.tombstones[id]
+                explainPresence(.entry, id, times: theirs.entry.times, at: entryPath(theirs.parent, theirs.entry, in: remote), on: .remote,
+                                otherDeletedAt: deletion)
+                if let deletedAt = deletion, deletedAt > lastChange(of: theirs.entry.times) { continue }
                 entries[id] = (theirs.entry, theirs.parent)
                 changes.append(Change(local.tombstones[id] == nil ? .added : .restored, .entry, uuid: id,
                                       path: entryPath(theirs.parent, theirs.entry, in: remote), title: theirs.entry.title))
@@ -263,6 +289,64 @@ private final class MergeRun {
             changes.append(Change(.historyTrimmed, .entry, uuid: entry.uuid, path: located, title: entry.title,
                                   detail: "\(outcome.historyRemoved) history item(s) removed"))
         }
+    }
+
+    // MARK: Explanation
+
+    /// Property decisions of one object, with its path.
+    private func record(_ decided: [PropertyDecision], subject: Change.Subject, uuid: UUID?, path: String, ancestor: FieldDecision.Ancestor) {
+        for decision in decided {
+            decisions.append(FieldDecision(subject: subject, uuid: uuid, path: path, field: decision.field, ancestor: ancestor,
+                                           base: decision.base, local: decision.local, remote: decision.remote,
+                                           result: decision.result, rule: decision.rule))
+        }
+    }
+
+    /// The decisions of one entry present on both sides, with its path and the versions' times.
+    private func explain(_ outcome: EntryMerger.Outcome, mine: VaultIndex.EntryRecord, theirs: VaultIndex.EntryRecord,
+                         ancestor: FieldDecision.Ancestor, parent: UUID) {
+        guard explaining != nil else { return }
+        let path = entryPath(parent, outcome.entry, in: local.groups[parent] != nil ? local : remote)
+        for decided in outcome.decisions {
+            let timed = [.conflictNewerWins, .noAncestorNewerWins, .staleVersionIgnored].contains(decided.rule)
+            decisions.append(FieldDecision(subject: .entry, uuid: outcome.entry.uuid, path: path, field: decided.field, ancestor: ancestor,
+                                           base: decided.base, local: decided.local, remote: decided.remote, result: decided.result,
+                                           rule: decided.rule, localTime: timed ? mine.entry.times.lastModified : nil,
+                                           remoteTime: timed ? theirs.entry.times.lastModified : nil))
+        }
+        if mine.parent != theirs.parent { explainMove(mine: mine, theirs: theirs, parent: parent) }
+    }
+
+    /// An entry in different groups on the two sides.
+    private func explainMove(mine: VaultIndex.EntryRecord, theirs: VaultIndex.EntryRecord, parent: UUID) {
+        let baseParent = base?.entries[mine.entry.uuid]?.parent
+        func place(_ group: UUID?, _ index: VaultIndex) -> FieldState {
+            guard let group else { return .absent }
+            return .value(group == index.rootUUID ? "/" : index.path(ofGroup: group))
+        }
+        let rule: FieldDecision.Rule = switch (baseParent.map { $0 != mine.parent }, baseParent.map { $0 != theirs.parent }) {
+        case (true?, false?): .onlyLocalChanged
+        case (false?, true?): .onlyRemoteChanged
+        default: .moveByLocationChanged
+        }
+        decisions.append(FieldDecision(subject: .entry, uuid: mine.entry.uuid, path: entryPath(parent, mine.entry, in: local.groups[parent] != nil ? local : remote),
+                                       field: "Location", ancestor: baseParent == nil ? .none : .base,
+                                       base: baseParent.map { place($0, base!) }, local: place(mine.parent, local),
+                                       remote: place(theirs.parent, remote), result: parent == mine.parent ? .local : .remote, rule: rule,
+                                       localTime: mine.entry.times.locationChanged, remoteTime: theirs.entry.times.locationChanged))
+    }
+
+    /// An object only `side` has: added (or kept) unless the other side's deletion is newer than its last change.
+    private func explainPresence(_ subject: Change.Subject, _ uuid: UUID, times: Times, at path: String, on side: FieldDecision.Side,
+                                 otherDeletedAt: Timestamp?) {
+        guard explaining != nil else { return }
+        let present = FieldState.value("present, last changed \(lastChange(of: times))")
+        let other: FieldState = otherDeletedAt.map { .value("deleted \($0)") } ?? .absent
+        let deletionWins = otherDeletedAt.map { $0 > lastChange(of: times) } ?? false
+        let winner: FieldDecision.Side = deletionWins ? (side == .local ? .remote : .local) : side
+        decisions.append(FieldDecision(subject: subject, uuid: uuid, path: path, field: "Object", ancestor: .none, base: nil,
+                                       local: side == .local ? present : other, remote: side == .local ? other : present,
+                                       result: winner, rule: otherDeletedAt == nil ? .onlyOneSideHasIt : .deleteVersusEdit))
     }
 
     private func entryPath(_ parent: UUID, _ entry: Entry, in index: VaultIndex) -> String {

@@ -34,7 +34,7 @@ public enum FailureKind: Sendable, Equatable {
             case .unknownHostKey, .changedHostKey: self = .refusedForSafety
             case .unreachable, .refused, .denied: self = .ioError
             }
-        case is VaultEditError, is FormatChange.Invalid: self = .invalidRequest
+        case is VaultEditError, is FormatChange.Invalid, is JournalError: self = .invalidRequest
         default: self = .ioError
         }
     }

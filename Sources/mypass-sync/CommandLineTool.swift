@@ -12,7 +12,7 @@ enum CommandLineTool {
         TOTPCommand(), MatchCommand(), ListCommand(), ShowCommand(), AddCommand(), EditCommand(), RemoveCommand(), MoveCommand(), SearchCommand(),
         MakeGroupCommand(), RemoveGroupCommand(), EditGroupCommand(), AttachmentImportCommand(), AttachmentExportCommand(), AttachmentRemoveCommand(),
         SyncCommand(), CreateCommand(), GenerateCommand(), DicewareCommand(), EstimateCommand(), AnalyzeCommand(), ClipCommand(), UnlockCommand(), LockCommand(),
-        HelpCommand(), VersionCommand(),
+        JournalCommand(), UndoCommand(), HelpCommand(), VersionCommand(),
     ]
 
     /// Runs the tool with `arguments` (without the program name) and returns the exit status.

@@ -25,7 +25,7 @@ enum ReportText {
     }
 
     /// What a merge changes in the local vault.
-    static func merge(_ report: MergeReport, local: String) -> String {
+    static func merge(_ report: MergeReport, local: String, explained: Bool = false) -> String {
         var lines: [String] = []
         for section in report.sections {
             if section.changes.isEmpty {
@@ -33,6 +33,10 @@ enum ReportText {
             } else {
                 lines.append("\(section.remote.terminalSafe): \(section.changes.count) change(s) to \(local.terminalSafe)")
                 lines += section.changes.map { "  " + line($0) }
+            }
+            if explained {
+                lines.append("  explanation (\(section.explanation.count) decision(s)):")
+                lines += section.explanation.map { "    " + decision($0) }
             }
             lines += section.warnings.map { "  warning: \($0.terminalSafe)" }
         }
@@ -44,6 +48,18 @@ enum ReportText {
             lines.append("unchanged: \(local.terminalSafe) already holds the merged content; not written")
         }
         return lines.joined(separator: "\n")
+    }
+
+    /// One decision of an explanation: object and property, the three states, the side taken and the rule.
+    static func decision(_ decision: FieldDecision) -> String {
+        let times = decision.localTime.map { local in " (local \(local), remote \(decision.remoteTime.map(\.iso8601) ?? "-"))" } ?? ""
+        let base = switch (decision.ancestor, decision.base) {
+        case (_, nil), (.none, _): "no ancestor"
+        case (.base, let state?): "base \(state)"
+        case (.inferredFromHistory, let state?): "ancestor (from history) \(state)"
+        }
+        return "\(decision.path) \(decision.field): \(base), local \(decision.local), remote \(decision.remote)"
+            .terminalSafe + " -> \(decision.result.rawValue) by \(decision.rule.rawValue)\(times)"
     }
 
     /// A watch event as one line of text (its changes on the lines below).

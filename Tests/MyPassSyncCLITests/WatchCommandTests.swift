@@ -106,6 +106,10 @@ struct WatchCommandTests {
         let events = watch.stop()
         #expect(addedTitles(events, kind: "conflictCopyMerged") == ["From the conflict"])
         #expect(!kinds(events).contains("reloaded"), "our own save was taken for an external change: \(kinds(events))")
+        // The event carries the merge's explanation: the entry only the copy had, added by its rule.
+        let explanation = events.first { $0["kind"] as? String == "conflictCopyMerged" }?["explanation"] as? [[String: Any]] ?? []
+        #expect(explanation.contains { $0["field"] as? String == "Object" && $0["rule"] as? String == "onlyOneSideHasIt"
+            && $0["result"] as? String == "remote" && ($0["path"] as? String ?? "").hasSuffix("From the conflict") }, "\(explanation)")
         _ = directory
     }
 

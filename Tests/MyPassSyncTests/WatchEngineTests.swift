@@ -214,7 +214,7 @@ struct WatchEngineTests {
         engine.stop()
         #expect(finished.wait(timeout: .now() + 5) == .success)
         let merged = events.all.first { $0.kind == .conflictCopyMerged }
-        guard case .conflictCopyMerged(let vault, let copy, let keptAs, let changes)? = merged else {
+        guard case .conflictCopyMerged(let vault, let copy, let keptAs, let changes, _)? = merged else {
             Issue.record("no merge event: \(events.all)")
             return
         }

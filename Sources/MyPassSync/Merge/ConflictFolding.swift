@@ -50,6 +50,8 @@ public enum ConflictFolding {
         public let changes: [Change]
         /// Where the copy is kept on this device now (nil: left in the folder).
         public let movedTo: String?
+        /// How each property the vault and the copy differed on was decided (merged copies only).
+        public var explanation: [FieldDecision] = []
     }
 
     /// What one fold did.
@@ -114,7 +116,8 @@ public enum ConflictFolding {
         let limit = sizeLimit ?? copySizeLimit(forVaultOf: vaultSize)
         let kdfLimits = copyLimits(forVaultKDF: session.settings.kdf, within: limits)
         var outcomes: [Outcome] = []
-        var taken: [(copy: ConflictCopies.Copy, bytes: Data, fingerprint: Fingerprint, changes: [Change], newContent: Bool)] = []
+        var taken: [(copy: ConflictCopies.Copy, bytes: Data, fingerprint: Fingerprint, changes: [Change], newContent: Bool,
+                     explanation: [FieldDecision])] = []
         var vault = session.vault
         for copy in copies {
             let read: (bytes: Data, fingerprint: Fingerprint)
@@ -143,16 +146,24 @@ public enum ConflictFolding {
             let (merged, step) = try MergeJob.merge(opened.vault, from: copy.path, into: vault, base: base.map { .remembered($0) } ?? .none)
             DeferredRelease.drop(opened)
             vault = merged
-            taken.append((copy, read.bytes, read.fingerprint, step.newContent ? step.changes : [], step.newContent))
+            taken.append((copy, read.bytes, read.fingerprint, step.newContent ? step.changes : [], step.newContent,
+                          step.newContent ? step.decisions : []))
         }
         guard !dryRun else {
-            let wouldMerge = taken.map { Outcome(copy: $0.copy.path, engine: $0.copy.engine, result: .wouldMerge, changes: $0.changes, movedTo: nil) }
+            let wouldMerge = taken.map {
+                Outcome(copy: $0.copy.path, engine: $0.copy.engine, result: .wouldMerge, changes: $0.changes, movedTo: nil, explanation: $0.explanation)
+            }
             return Report(outcomes: outcomes + wouldMerge, wroteVault: false)
         }
         var wroteVault = false
         if !taken.isEmpty {
+            let before = try? FileReading.readAll(atPath: session.path)
             session.update(vault)
             wroteVault = try session.saveMerging().wroteFile
+            if wroteVault, let before {
+                session.journalMerge(.conflictCopies, before: before, inputs: taken.map { .init(name: $0.copy.path, bytes: $0.bytes) },
+                                     changes: taken.map(\.changes.count).reduce(0, +), decisions: taken.flatMap(\.explanation))
+            }
         }
         // The vault now durably holds every taken copy's content: keep each copy here, then take it
         // out of the synced folder (unless it changed since it was read: then the next pass has it).
@@ -169,7 +180,7 @@ public enum ConflictFolding {
                 throw FileReading.error(errno, "remove the merged conflict copy", item.copy.path)
             }
             outcomes.append(Outcome(copy: item.copy.path, engine: item.copy.engine, result: item.newContent ? .merged : .nothingNew,
-                                    changes: item.changes, movedTo: kept))
+                                    changes: item.changes, movedTo: kept, explanation: item.explanation))
         }
         return Report(outcomes: outcomes, wroteVault: wroteVault)
     }

@@ -35,13 +35,17 @@ public enum MergeJob {
         let warnings: [String]
         /// Whether the copy changed the vault (false: everything it holds was there already).
         let newContent: Bool
+        /// How each property the two differed on was decided.
+        let decisions: [FieldDecision]
     }
 
-    /// `vault` with `remote` merged in against `base`.
+    /// `vault` with `remote` merged in against `base`, explained.
     static func merge(_ remote: Vault, from source: String, into vault: Vault, base: Base) throws -> (vault: Vault, step: Step) {
-        let result = try VaultMerger.merge(base: base.fitting(vault, remote), local: vault, remote: remote) { DeferredRelease.drop($0) }
+        let result = try VaultMerger.merge(base: base.fitting(vault, remote), local: vault, remote: remote,
+                                           explaining: try SecretFingerprint.forOneMerge()) { DeferredRelease.drop($0) }
         let newContent = result.vault != vault
-        return (result.vault, Step(source: source, changes: result.changes, warnings: result.warnings, newContent: newContent))
+        return (result.vault, Step(source: source, changes: result.changes, warnings: result.warnings, newContent: newContent,
+                                   decisions: result.decisions))
     }
 
     /// What `run` is asked to do.
@@ -95,7 +99,7 @@ public enum MergeJob {
             }
             let (merged, step) = try merge(copy.vault, from: path, into: vault, base: base)
             vault = merged
-            report.sections.append(.init(remote: path, changes: step.changes, warnings: step.warnings))
+            report.sections.append(.init(remote: path, changes: step.changes, warnings: step.warnings, explanation: step.decisions))
             let never = Timestamp(secondsSinceYearOne: 0)
             let localKeyChanged = (rotated?.vault ?? unlocked.vault).meta.masterKeyChanged ?? never
             if request.copyCredentials != nil && (copy.vault.meta.masterKeyChanged ?? never) > localKeyChanged { rotated = copy }
@@ -122,8 +126,15 @@ public enum MergeJob {
                 session.rotatesKDFSalt = settings.rotateKDFSalt
                 session.update(vault)
                 let save = try session.saveMerging()
+                if save.wroteFile {
+                    session.journalMerge(.merge, before: file.bytes,
+                                         inputs: request.copies.map { .init(name: $0, bytes: try? FileReading.readAll(atPath: $0)) },
+                                         changes: report.sections.map(\.changes.count).reduce(0, +),
+                                         decisions: report.sections.flatMap(\.explanation))
+                }
                 if !save.mergedFromDisk.isEmpty {
-                    report.sections.append(.init(remote: file.path + " (changed during the merge)", changes: save.mergedFromDisk, warnings: []))
+                    report.sections.append(.init(remote: file.path + " (changed during the merge)", changes: save.mergedFromDisk, warnings: [],
+                                                 explanation: []))
                 }
                 report.written = save.wroteFile ? file.path : nil
                 report.warnings = session.warnings
@@ -158,6 +169,8 @@ public struct MergeReport: Sendable, Encodable {
         public let changes: [Change]
         /// What the merge noticed without stopping (a rotated key, trimmed history).
         public var warnings: [String]
+        /// How each property the vault and the copy differed on was decided, and by which rule.
+        public let explanation: [FieldDecision]
     }
 
     /// The version of this JSON document's layout.

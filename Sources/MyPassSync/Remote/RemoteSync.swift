@@ -172,6 +172,10 @@ private struct Merger {
             let session = try unlocked.session(state: state, settings: DeviceSettings.load())
             session.update(result)
             wrote = try session.saveMerging().wroteFile
+            if wrote {
+                session.journalMerge(.sync, before: file.bytes, inputs: [.init(name: url, bytes: bytes)], changes: step.changes.count,
+                                     decisions: step.decisions)
+            }
             file = try VaultFile.read(vaultPath, maximumKDFMemory: maximumKDFMemory)
         }
         return Outcome(changes: step.changes, wroteLocal: wrote, remoteHoldsAll: result == theirs)

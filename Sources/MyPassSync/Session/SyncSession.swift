@@ -87,13 +87,13 @@ public final class SyncSession: @unchecked Sendable {
     public private(set) var settings: FormatSettings
     /// The version of the file this session is based on (read or last written).
     public private(set) var fingerprint: Fingerprint
-    private var key: CompositeKey
-    private var derivedKey: DerivedKey
+    private(set) var key: CompositeKey
+    private(set) var derivedKey: DerivedKey
     /// The content of the file at `fingerprint`, when this session has read or written it.
     private var diskContent: (vault: Vault, settings: FormatSettings)?
     /// The key was replaced by `adoptCredentials`: the next save writes even when the content is the same.
     private var credentialsAdopted = false
-    private let limits: ResourceLimits
+    let limits: ResourceLimits
     /// Bounded retries of a merge-and-save while the file keeps changing.
     public static let maximumAttempts = 5
 
@@ -123,7 +123,7 @@ public final class SyncSession: @unchecked Sendable {
     public var opened: OpenedVault { OpenedVault(vault: vault, settings: settings, derivedKey: derivedKey) }
 
     /// Problems that did not stop the work (the sync state could not be updated, say).
-    public private(set) var warnings: [String] = []
+    public internal(set) var warnings: [String] = []
 
     /// Records the synced version; a failure only costs the next merge its base, so it is a warning.
     private func rememberBase(_ bytes: Data, _ fingerprint: Fingerprint, onlyIfNew: Bool = false) {
@@ -327,6 +327,10 @@ public final class SyncSession: @unchecked Sendable {
                 diskContent = (current.disk.vault, current.disk.settings)
                 let outcome = try saveLocked()
                 if let wrote = outcome.wroteFile {
+                    if wrote {
+                        journalMerge(.resolve, before: current.diskBytes, inputs: [.init(name: path + " (on disk)", bytes: current.diskBytes)],
+                                     changes: result.changes.count, decisions: result.decisions)
+                    }
                     return Resolution(decision: .merge, changes: result.changes, warnings: result.warnings, backup: nil, wroteFile: wrote)
                 }
             }

@@ -281,7 +281,8 @@ public final class VaultWatcher: @unchecked Sendable {
             for outcome in folded.outcomes {
                 switch outcome.result {
                 case .merged:
-                    report(.conflictCopyMerged(vault: path, copy: outcome.copy, keptAs: outcome.movedTo ?? "", changes: outcome.changes))
+                    report(.conflictCopyMerged(vault: path, copy: outcome.copy, keptAs: outcome.movedTo ?? "", changes: outcome.changes,
+                                               explanation: outcome.explanation))
                 case .nothingNew:
                     report(.conflictCopyRetired(vault: path, copy: outcome.copy, keptAs: outcome.movedTo ?? ""))
                 case .changedMeanwhile, .wouldMerge:

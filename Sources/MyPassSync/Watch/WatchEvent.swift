@@ -10,8 +10,9 @@ public enum WatchEvent: Sendable, Equatable {
     case conflictCopyFound(vault: String, copy: String)
     /// A conflict copy could not be merged and stays in the folder.
     case conflictCopyLeft(vault: String, copy: String, reason: ConflictFolding.Result)
-    /// A conflict copy was merged in and is kept on this device at `keptAs`.
-    case conflictCopyMerged(vault: String, copy: String, keptAs: String, changes: [Change])
+    /// A conflict copy was merged in and is kept on this device at `keptAs`; `explanation` says how
+    /// each property the vault and the copy differed on was decided.
+    case conflictCopyMerged(vault: String, copy: String, keptAs: String, changes: [Change], explanation: [FieldDecision])
     /// A conflict copy carried nothing new: retired (kept at `keptAs`) without writing the vault.
     case conflictCopyRetired(vault: String, copy: String, keptAs: String)
     /// The vault changed on disk and the policy is `ask`.
@@ -85,7 +86,7 @@ public enum WatchEvent: Sendable, Equatable {
     public var vault: String {
         switch self {
         case .baseRecorded(let vault), .conflictCopyFound(let vault, _), .conflictCopyLeft(let vault, _, _),
-             .conflictCopyMerged(let vault, _, _, _), .conflictCopyRetired(let vault, _, _), .decisionNeeded(let vault),
+             .conflictCopyMerged(let vault, _, _, _, _), .conflictCopyRetired(let vault, _, _), .decisionNeeded(let vault),
              .error(let vault, _), .keyChanged(let vault), .ownWriteIgnored(let vault), .refused(let vault, _),
              .reloaded(let vault, _), .restored(let vault, _), .unreadable(let vault, _), .vaultBack(let vault),
              .vaultMissing(let vault), .waitingForCopy(let vault, _, _), .waitingForSync(let vault, _), .rescan(let vault):
@@ -98,9 +99,15 @@ public enum WatchEvent: Sendable, Equatable {
     /// What changed in the vault (names and paths, never values).
     public var changes: [Change] {
         switch self {
-        case .conflictCopyMerged(_, _, _, let changes), .reloaded(_, let changes), .restored(_, let changes): changes
+        case .conflictCopyMerged(_, _, _, let changes, _), .reloaded(_, let changes), .restored(_, let changes): changes
         default: []
         }
+    }
+
+    /// How a merge decided each differing property (only for a merged conflict copy).
+    public var explanation: [FieldDecision] {
+        if case .conflictCopyMerged(_, _, _, _, let explanation) = self { return explanation }
+        return []
     }
 
     /// The event in one line of text.
@@ -109,7 +116,7 @@ public enum WatchEvent: Sendable, Equatable {
         case .baseRecorded: "first sync of this vault on this device"
         case .conflictCopyFound(_, let copy): copy
         case .conflictCopyLeft(_, let copy, let reason): "\(copy): \(reason.rawValue)"
-        case .conflictCopyMerged(_, let copy, let keptAs, _): "\(copy) -> \(keptAs)"
+        case .conflictCopyMerged(_, let copy, let keptAs, _, _): "\(copy) -> \(keptAs)"
         case .conflictCopyRetired(_, let copy, let keptAs): "\(copy) -> \(keptAs): it carried nothing new; the vault was not written for it"
         case .decisionNeeded: "the vault changed on disk; run resolve or watch with --policy merge|reload"
         case .error(_, let message): message
@@ -132,9 +139,11 @@ public enum WatchEvent: Sendable, Equatable {
         }
     }
 
-    /// The event as one JSON line (schema 1): `time`, `kind`, `vault`, `detail`, `changes`, keys sorted.
+    /// The event as one JSON line (schema 1): `time`, `kind`, `vault`, `detail`, `changes`, and for a
+    /// merged copy `explanation`; keys sorted.
     public func jsonLine(at time: Date) -> String {
-        let line = JSONLine(time: ISO8601DateFormatter().string(from: time), kind: kind, vault: vault, detail: detail, changes: changes)
+        let line = JSONLine(time: ISO8601DateFormatter().string(from: time), kind: kind, vault: vault, detail: detail, changes: changes,
+                            explanation: explanation.isEmpty ? nil : explanation)
         return (try? JSONText.line(line)) ?? "{}"
     }
 
@@ -145,5 +154,6 @@ public enum WatchEvent: Sendable, Equatable {
         let vault: String
         let detail: String
         let changes: [Change]
+        let explanation: [FieldDecision]?
     }
 }

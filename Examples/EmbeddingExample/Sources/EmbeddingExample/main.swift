@@ -46,7 +46,7 @@ for await event in events {
     if event.kind == .baseRecorded || event.kind == .ownWriteIgnored, !merged, !FileManager.default.fileExists(atPath: copyPath) {
         try FileManager.default.moveItem(atPath: theirPath, toPath: copyPath)
     }
-    if case .conflictCopyMerged(_, _, _, let changes) = event {
+    if case .conflictCopyMerged(_, _, _, let changes, _) = event {
         merged = true
         for change in changes { print("  \(change)") }
         engine.stop()

@@ -1,0 +1,150 @@
+import Foundation
+import Testing
+import TestSupport
+
+/// The merge journal (`journal`) and `undo`: every writing merge recorded without a plain value,
+/// explained again with the password, and taken back as a new edit that other devices converge on.
+@Suite("journal and undo: merges recorded, explained, taken back (end to end)", .serialized)
+struct JournalUndoTests {
+    /// A vault and another device's copy of it with edits: a conflicting user name, a new field, a new
+    /// entry, an entry deleted (into a recycle bin the copy created), an entry moved.
+    struct Devices {
+        let vault: ScratchVault
+        let other: String
+
+        init() throws {
+            vault = try ScratchVault()
+            other = vault.directory.appendingPathComponent("other.kdbx").path
+            try FileManager.default.copyItem(atPath: vault.vault, toPath: other)
+            #expect(try vault.run(["edit", vault.vault, "/No URL", "-u", "alice-local"]).status == 0)
+            usleep(1_100_000)
+            for arguments in [["edit", other, "/No URL", "-u", "bob-remote", "--field", "Pin=1234"], ["add", other, "/Added by B"],
+                              ["rm", other, "/Internet/Mail/Fastmail"], ["mv", other, "/Bänk & Co ✓/Ünïcode Bank", "/Internet"]] {
+                #expect(try vault.run(arguments).status == 0, "\(arguments)")
+            }
+        }
+
+        /// The ids of the journal, newest first (no password).
+        func ids() throws -> [String] {
+            let listed = try ToolRunner.run(["journal", vault.vault, "--json", "--state-dir", vault.stateDirectory])
+            #expect(listed.status == 0, "\(listed.standardError)")
+            let json = try JSONSerialization.jsonObject(with: Data(listed.standardOutput.utf8)) as? [String: Any]
+            return (json?["records"] as? [[String: Any]] ?? []).compactMap { $0["id"] as? String }
+        }
+
+        /// Everything of each entry but its times and history, and the groups, as pykeepass reads them.
+        func content(_ path: String? = nil) throws -> [String] {
+            let view = try ReferenceTools.view(.pykeepass, path: URL(fileURLWithPath: path ?? vault.vault), password: ScratchVault.password, keyFile: nil)
+            let entries = view.entries.map { entry in
+                [entry.uuid, entry.group, entry.title, entry.username, entry.password, entry.url, entry.notes, entry.tags.sorted().joined(separator: ","),
+                 entry.fields.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: ";"), "\(entry.inRecycleBin)"]
+                    .joined(separator: "|")
+            }
+            return (entries + view.groups.map { "group " + $0 }).sorted()
+        }
+
+        func field(_ title: String, _ name: String) throws -> String? {
+            guard let entry = try vault.pykeepass(title) else { return nil }
+            return name == "UserName" ? entry.username : entry.fields[name]
+        }
+    }
+
+    @Test("a merge is journaled (listed without a password, explained with it); undo right after restores the content exactly")
+    func undoRightAfter() throws {
+        let devices = try Devices()
+        defer { devices.vault.remove() }
+        let before = try devices.content()
+        #expect(try devices.vault.run(["merge", devices.vault.vault, devices.other]).status == 0)
+        #expect(try devices.content() != before)
+        let ids = try devices.ids()
+        #expect(ids.count == 1)
+        let listed = try ToolRunner.run(["journal", devices.vault.vault, "--state-dir", devices.vault.stateDirectory])
+        #expect(listed.standardOutput.contains("merge  \(devices.other)") && listed.standardOutput.contains("conflictNewerWins 1"), "\(listed.standardOutput)")
+        let shown = try devices.vault.run(["journal", devices.vault.vault, "--show", ids[0]])
+        #expect(shown.standardOutput.contains(#"/No URL UserName: ancestor (from history) "carol", local "alice-local", remote "bob-remote" -> remote by conflictNewerWins"#),
+                "\(shown.standardOutput)")
+        let dry = try devices.vault.run(["undo", devices.vault.vault, ids[0], "--dry-run", "--json"])
+        #expect(dry.status == 0, "\(dry.standardError)")
+        #expect(try devices.content() != before, "a dry run writes nothing")
+        let undone = try devices.vault.run(["undo", devices.vault.vault, ids[0], "--json"])
+        #expect(undone.status == 0, "\(undone.standardError)")
+        let report = try JSONSerialization.jsonObject(with: Data(undone.standardOutput.utf8)) as? [String: Any]
+        #expect((report?["keptEditedSince"] as? [Any])?.isEmpty == true, "\(undone.standardOutput)")
+        #expect(try devices.content() == before, "fields, entries, groups and the recycle bin are as before the merge")
+        #expect(try devices.vault.pykeepass("No URL")?.historyCount ?? 0 >= 2, "the merged value went to history")
+        // The journal holds no plain value: neither a protected one nor the unprotected user names of the explanation.
+        let journal = URL(fileURLWithPath: devices.vault.stateDirectory)
+        #expect(SecretScan.filesWithSecrets(under: journal).isEmpty)
+        for file in try FileManager.default.subpathsOfDirectory(atPath: journal.path) {
+            let text = String(decoding: (try? Data(contentsOf: journal.appendingPathComponent(file))) ?? Data(), as: UTF8.self)
+            #expect(!text.contains("bob-remote") && !text.contains("alice-local"), "\(file) holds a value in clear")
+        }
+    }
+
+    @Test("undo after later edits keeps those edits (reported); undo of the older of two merges keeps the newer one")
+    func undoKeepsLaterWork() throws {
+        let devices = try Devices()
+        defer { devices.vault.remove() }
+        #expect(try devices.vault.run(["merge", devices.vault.vault, devices.other]).status == 0)
+        // A second device's change, merged later.
+        let third = devices.vault.directory.appendingPathComponent("third.kdbx").path
+        try FileManager.default.copyItem(atPath: devices.vault.vault, toPath: third)
+        usleep(1_100_000)
+        #expect(try devices.vault.run(["edit", third, "/Internet/GitHub", "--field", "Team=core"]).status == 0)
+        #expect(try devices.vault.run(["merge", devices.vault.vault, third]).status == 0)
+        // And a local edit of a field the first merge set.
+        #expect(try devices.vault.run(["edit", devices.vault.vault, "/No URL", "-u", "carol-again"]).status == 0)
+        let ids = try devices.ids()
+        #expect(ids.count == 2)
+        let undone = try devices.vault.run(["undo", devices.vault.vault, ids[1]])
+        #expect(undone.status == 0, "\(undone.standardError)")
+        #expect(undone.standardOutput.contains("left as it is") && undone.standardOutput.contains("UserName"), "\(undone.standardOutput)")
+        #expect(try devices.field("No URL", "UserName") == "carol-again", "the later edit stays")
+        #expect(try devices.field("No URL", "Pin") == nil, "the first merge's field is gone")
+        #expect(try devices.field("GitHub", "Team") == "core", "the later merge stays")
+        #expect(try devices.vault.pykeepass("Added by B") == nil)
+        #expect(try devices.vault.pykeepass("Fastmail")?.inRecycleBin == false)
+        let unknown = try devices.vault.run(["undo", devices.vault.vault, "123-nothing"])
+        #expect(unknown.status == 2 && unknown.standardError.contains("no merge 123-nothing"), "\(unknown.standardError)")
+    }
+
+    @Test("an undo on device A reaches device B through B's watcher as a conflict copy; both converge")
+    func undoSyncsToOtherDevice() throws {
+        let devices = try Devices()
+        defer { devices.vault.remove() }
+        #expect(try devices.vault.run(["merge", devices.vault.vault, devices.other]).status == 0)
+        // Device B: a copy of the merged vault in its own folder, with its own state.
+        let deviceB = try ScratchVault()
+        defer { deviceB.remove() }
+        try FileManager.default.removeItem(atPath: deviceB.vault)
+        try FileManager.default.copyItem(atPath: devices.vault.vault, toPath: deviceB.vault)
+        usleep(1_100_000)
+        let ids = try devices.ids()
+        #expect(try devices.vault.run(["undo", devices.vault.vault, ids[0]]).status == 0)
+        // A's undone vault arrives at B as a Syncthing conflict copy; B's watcher folds it in.
+        let copy = deviceB.directory.appendingPathComponent("vault.sync-conflict-20261201-101010-AAAAAAA.kdbx").path
+        try FileManager.default.copyItem(atPath: devices.vault.vault, toPath: copy)
+        let watched = try deviceB.run(["watch", deviceB.vault, "--once", "--json", "--copy-grace", "0"])
+        #expect(watched.status == 0, "\(watched.standardError)")
+        #expect(watched.standardOutput.contains("conflictCopyMerged"), "\(watched.standardOutput)")
+        #expect(try devices.content(deviceB.vault) == (try devices.content()), "B converged on A's undo")
+        let again = try devices.vault.run(["merge", devices.vault.vault, deviceB.vault, "--dry-run", "--json", "--exit-code"])
+        #expect(again.status == 0, "merging B back changes nothing: \(again.standardOutput)")
+    }
+
+    @Test("retention: the newest 20 records are kept")
+    func retention() throws {
+        let devices = try Devices()
+        defer { devices.vault.remove() }
+        for round in 1...21 {
+            #expect(try devices.vault.run(["edit", devices.other, "/No URL", "--field", "Round=\(round)"]).status == 0)
+            #expect(try devices.vault.run(["merge", devices.vault.vault, devices.other]).status == 0)
+        }
+        let ids = try devices.ids()
+        #expect(ids.count == 20, "\(ids.count) records")
+        let files = try FileManager.default.contentsOfDirectory(atPath: devices.vault.stateDirectory)
+            .filter { $0.hasSuffix(".journal") }
+            .flatMap { try FileManager.default.contentsOfDirectory(atPath: devices.vault.stateDirectory + "/" + $0) }
+        #expect(files.count == 20 * 4, "each record's four files, nothing of the trimmed one: \(files.count)")
+    }
+}
