@@ -27,6 +27,8 @@ public struct MergeJournal: Sendable {
         case resolve
         /// `sync --remote`.
         case sync
+        /// The watcher putting back synced content that a program's blind save dropped.
+        case restore
     }
 
     /// One merged input: its name and the SHA-256 of its bytes (when they were at hand).

@@ -211,14 +211,21 @@ public final class VaultWatcher: @unchecked Sendable {
         do {
             // The new version is the local side: ties (the same version written in another order of
             // fields, say) keep its form, so a descendant merges to exactly itself.
-            let (restored, _) = try MergeJob.merge(base, from: "the synced version", into: disk.vault, base: .given(base))
+            let (restored, step) = try MergeJob.merge(base, from: "the synced version", into: disk.vault, base: .given(base))
             guard restored != disk.vault else { return true }
             let session = try SyncSession(path: path, working: disk, key: key, state: state, limits: limits, basedOn: fingerprint,
                                           workingIsOnDisk: true)
             session.rotatesKDFSalt = rotatesKDFSalt
             session.update(restored)
+            let before = try? FileReading.readAll(atPath: path)
             let save = try session.saveMerging()
-            if save.wroteFile { ownWrite = session.fingerprint }
+            if save.wroteFile {
+                ownWrite = session.fingerprint
+                if let before {
+                    session.journalMerge(.restore, before: before, inputs: [.init(name: "the synced version", bytes: nil)],
+                                         changes: step.changes.count, decisions: step.decisions)
+                }
+            }
             known = (session.fingerprint, session.opened)
             report(.restored(vault: path, changes: VaultDiff.diff(from: disk.vault, to: session.vault)))
         } catch {
