@@ -12,7 +12,7 @@ enum CommandLineTool {
         TOTPCommand(), MatchCommand(), ListCommand(), ShowCommand(), AddCommand(), EditCommand(), RemoveCommand(), MoveCommand(), SearchCommand(),
         MakeGroupCommand(), RemoveGroupCommand(), EditGroupCommand(), AttachmentImportCommand(), AttachmentExportCommand(), AttachmentRemoveCommand(),
         SyncCommand(), CreateCommand(), GenerateCommand(), DicewareCommand(), EstimateCommand(), AnalyzeCommand(), ClipCommand(), UnlockCommand(), LockCommand(),
-        JournalCommand(), UndoCommand(), HelpCommand(), VersionCommand(),
+        JournalCommand(), UndoCommand(), CompletionCommand(), HelpCommand(), VersionCommand(),
     ]
 
     /// Runs the tool with `arguments` (without the program name) and returns the exit status.
@@ -55,15 +55,29 @@ enum CommandLineTool {
         commands.first { $0.name == name }
     }
 
+    /// What the tool is for (the help's overview and the man page's DESCRIPTION).
+    static let description = """
+        Several devices edit one KeePass vault through Syncthing, Dropbox, Nextcloud, a WebDAV or an SFTP server. \
+        mypass-sync merges their edits field by field (nothing is lost: a losing value stays in the entry's history), \
+        folds sync-conflict copies back in as they appear (watch), keeps a remote copy in step by a verified \
+        compare-and-swap (sync), explains and journals every merge (merge --explain, journal, undo), and edits, \
+        exports and converts vaults. The vault stays readable by KeePassXC, KeePassDX and every KDBX tool.
+        """
+
     /// The top-level help: what the tool is, the commands, the exit codes.
     static var overview: String {
         let width = commands.map(\.name.count).max() ?? 0
         let list = commands.map { command in
             "  " + command.name.padding(toLength: width + 2) + command.summary
         }.joined(separator: "\n")
+        let codes = [0..<4, 4..<7, 7..<ExitCode.meanings.count].map { rows in
+            "  " + ExitCode.meanings[rows].map { "\($0.0.rawValue) \($0.1)" }.joined(separator: "   ")
+        }.joined(separator: "\n")
         return """
             OVERVIEW: mypass-sync \(ProductInfo.version) — read, merge and watch KeePass (KDBX) vaults \
             that several devices edit.
+
+            \(description)
 
             USAGE: \(toolName) <command> [options]
 
@@ -77,9 +91,7 @@ enum CommandLineTool {
               --version               Show the version.
 
             EXIT CODES:
-              0 success   1 differences (with --exit-code)   2 usage error   3 wrong credentials
-              4 not a KDBX file / unsupported / corrupt   5 decision needed   6 refused for safety
-              7 I/O error
+            \(codes)
             """
     }
 

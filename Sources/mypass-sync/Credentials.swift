@@ -11,6 +11,12 @@ struct CredentialOptions: OptionGroup {
     let noPassword = Flag("--no-password", help: "The vault has no password (key file only).")
     let maxKDFMemory = Option<UInt64>.number(
         "--max-kdf-memory", valueName: "bytes", help: "Raise the Argon2 memory cap (default 2 GiB) for vaults set higher.", in: 1...UInt64.max)
+    let quiet = Flag("--quiet", help: "No progress line on standard error (there is none unless it is a terminal).")
+
+    /// The progress line of this command (silent with --quiet or when standard error is not a terminal).
+    func progress(_ parsed: ParsedArguments) -> ProgressLine {
+        ProgressLine(quiet: parsed[quiet])
+    }
 
     /// Reads the vault at `path` once and checks it (not a vault, or a KDF beyond the caps, is said
     /// before any password is asked for).
@@ -42,7 +48,11 @@ struct CredentialOptions: OptionGroup {
     /// The vault at `path` read, checked, then opened with the credentials.
     func unlock(_ parsed: ParsedArguments, path: String, command: String) throws -> UnlockedVault {
         let file = try read(parsed, path: path)
-        return try file.unlock(credentials(parsed, for: path, command: command))
+        let given = try credentials(parsed, for: path, command: command)
+        let line = progress(parsed)
+        line.show("opening \((path as NSString).lastPathComponent): deriving the key, decrypting, parsing…")
+        defer { line.clear() }
+        return try file.unlock(given)
     }
 
     /// The vault at `path` opened only to be read: with the key `unlock` left in the kernel keyring
@@ -56,7 +66,11 @@ struct CredentialOptions: OptionGroup {
         if !given, let quick = try file.unlockQuickly() {
             unlocked = quick
         } else {
-            unlocked = try file.unlock(credentials(parsed, for: path, command: command))
+            let credentials = try credentials(parsed, for: path, command: command)
+            let line = progress(parsed)
+            line.show("opening \((path as NSString).lastPathComponent): deriving the key, decrypting, parsing…")
+            defer { line.clear() }
+            unlocked = try file.unlock(credentials)
             unlocked.refreshQuickUnlock()
         }
         if let state { unlocked.recordAsBase(in: state) }

@@ -16,4 +16,11 @@ enum ExitCode: Int32 {
     case refusedForSafety = 6
     /// An I/O error such as a full disk or a denied permission.
     case ioError = 7
+
+    /// Each status and what it means, in order (the help's EXIT CODES and the man page).
+    static let meanings: [(ExitCode, String)] = [
+        (.success, "success"), (.differences, "differences (with --exit-code)"), (.usage, "usage error"),
+        (.wrongCredentials, "wrong credentials"), (.corrupt, "not a KDBX file / unsupported / corrupt"), (.decisionNeeded, "decision needed"),
+        (.refusedForSafety, "refused for safety"), (.ioError, "I/O error"),
+    ]
 }

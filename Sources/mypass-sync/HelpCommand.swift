@@ -1,15 +1,19 @@
 internal import MyPassCore
 
-/// `mypass-sync help [COMMAND]`: the overview, or one command's help.
+/// `mypass-sync help [COMMAND | --man]`: the overview, one command's help, or the manual page.
 struct HelpCommand: Command {
     let name = "help"
-    let summary = "Show the help of mypass-sync or of one command."
-    let usage = "mypass-sync help [<command>]"
+    let summary = "Show the help of mypass-sync or of one command (--man: the manual page in roff)."
+    let usage = "mypass-sync help [<command> | --man]"
     let arguments = "  <command>               The command to describe."
 
     func run(arguments: [String], output: inout StandardStreams) throws -> ExitCode {
         guard arguments.count <= 1 else {
             throw CommandLineError.usage(message: "help takes at most one command name", command: name)
+        }
+        if arguments == ["--man"] {
+            output.emit(ManPage.render())
+            return .success
         }
         guard let commandName = arguments.first else {
             output.print(CommandLineTool.overview)
@@ -19,6 +23,26 @@ struct HelpCommand: Command {
             throw CommandLineError.usage(message: "unknown command '\(commandName)'", command: nil)
         }
         output.print(command.helpText)
+        return .success
+    }
+}
+
+/// `mypass-sync completion bash|zsh|fish`: the shell completion script, from the command table.
+struct CompletionCommand: Command {
+    let name = "completion"
+    let summary = "Print the completion script for bash, zsh or fish."
+    let usage = "mypass-sync completion <bash|zsh|fish>"
+    let notes = """
+        bash: source it, or put it in ~/.local/share/bash-completion/completions/mypass-sync. zsh: put it as _mypass-sync \
+        in a folder of $fpath. fish: put it in ~/.config/fish/completions/mypass-sync.fish. scripts/install does this. \
+        Commands, options, option choices and .kdbx files are completed; entry paths are not (they would need the password).
+        """
+
+    func run(arguments: [String], output: inout StandardStreams) throws -> ExitCode {
+        guard arguments.count == 1, let shell = ShellCompletions.Shell(rawValue: arguments[0]) else {
+            throw CommandLineError.usage(message: "completion takes one of bash, zsh, fish", command: name)
+        }
+        output.emit(ShellCompletions.script(for: shell))
         return .success
     }
 }

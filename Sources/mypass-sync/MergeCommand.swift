@@ -42,7 +42,10 @@ struct MergeCommand: Command {
         request.outputPath = parsed[outputPath]
         request.dryRun = parsed[dryRun]
         request.keepsBackup = parsed[backupOptions.backup]
+        let line = credentials.progress(parsed)
+        request.progress = { line.show($0.description) }
         let report = try MergeJob.run(request, on: file, credentials: localCredentials)
+        line.clear()
         for warning in report.warnings { output.printError("warning: \(warning)") }
         output.print(parsed[json] ? try JSONText.encode(report) : ReportText.merge(report, local: localPath, explained: parsed[explain]))
         return parsed[exitCode] && report.hasChanges ? .differences : .success

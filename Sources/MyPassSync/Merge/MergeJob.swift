@@ -48,6 +48,24 @@ public enum MergeJob {
                                    decisions: result.decisions))
     }
 
+    /// A phase of `run`.
+    public enum Phase: Sendable, CustomStringConvertible {
+        /// Deriving the key and reading the vault and `copies` copies.
+        case opening(copies: Int)
+        /// Merging copy `index` (from 1) of `count`.
+        case merging(copy: String, index: Int, count: Int)
+        /// Writing the result and verifying it by opening it again.
+        case saving(path: String)
+
+        public var description: String {
+            switch self {
+            case .opening(let copies): "opening the vault and \(copies) cop\(copies == 1 ? "y" : "ies"): deriving the key, decrypting, parsing…"
+            case .merging(let copy, let index, let count): "merging \((copy as NSString).lastPathComponent) (\(index) of \(count))…"
+            case .saving(let path): "saving \((path as NSString).lastPathComponent) and verifying it…"
+            }
+        }
+    }
+
     /// What `run` is asked to do.
     public struct Request: Sendable {
         /// The other versions to merge in, in order.
@@ -64,6 +82,8 @@ public enum MergeJob {
         public var keepsBackup = false
         /// This device's sync state (the remembered base; the new base after the save).
         public var state: SyncStateStore
+        /// Told each phase as it starts (for a progress line: big vaults take seconds).
+        public var progress: (@Sendable (Phase) -> Void)?
 
         /// A request to merge `copies` with this device's `state`.
         public init(copies: [String], state: SyncStateStore) {
@@ -78,6 +98,7 @@ public enum MergeJob {
     /// master key changed after the vault's, opened with its own credentials, makes the result use
     /// that key (MERGE.md rule 13); one that does not open with the credentials stops the merge.
     public static func run(_ request: Request, on file: VaultFile, credentials: VaultCredentials) throws -> MergeReport {
+        request.progress?(.opening(copies: request.copies.count))
         let (unlocked, opened) = try file.unlock(credentials, withCopies: request.copies, copyCredentials: request.copyCredentials)
         let base: Base
         if let basePath = request.basePath {
@@ -90,7 +111,8 @@ public enum MergeJob {
         var vault = unlocked.vault
         var report = MergeReport()
         var rotated: VaultCopy?
-        for (path, result) in zip(request.copies, opened) {
+        for (index, (path, result)) in zip(request.copies, opened).enumerated() {
+            request.progress?(.merging(copy: path, index: index + 1, count: request.copies.count))
             let copy: VaultCopy
             switch result {
             case .success(let value): copy = value
@@ -114,6 +136,7 @@ public enum MergeJob {
         report.dryRun = request.dryRun
         let changed = report.hasChanges || rotated != nil
         if !request.dryRun {
+            if request.outputPath != nil || changed { request.progress?(.saving(path: request.outputPath ?? file.path)) }
             if let outputPath = request.outputPath {
                 let writer = rotated.map { UnlockedVault(file: file, opened: $0.opened, credentials: $0.credentials) } ?? unlocked
                 try writer.writeVerified(vault, toPath: outputPath)
