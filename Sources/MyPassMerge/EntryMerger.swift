@@ -101,7 +101,7 @@ struct EntryMerger {
         let (first, second) = remoteWins ? (remote, local) : (local, remote)
         let keys = orderedUnion(first.fields.map(\.key), second.fields.map(\.key), ancestor?.fields.map(\.key) ?? [])
         for key in keys {
-            resolve(key, { $0.field(key) }, state: { secret?.state($0) ?? .absent }) { merged.setField(key, remote.field(key)) }
+            resolve(key, { $0.effectiveField(key) }, state: { secret?.state($0) ?? .absent }) { merged.setField(key, remote.field(key)) }
         }
         merged.fields = keys.compactMap { key in merged.fields.first { $0.key == key } }
         // Tags as a set: additions and removals from both sides.

@@ -18,7 +18,7 @@ struct EntryProperty {
     static func all(of versions: [Entry]) -> [EntryProperty] {
         var list: [EntryProperty] = []
         for key in orderedUnion(versions.flatMap { $0.fields.map(\.key) }, [], []) {
-            list.append(EntryProperty(key, { $0.field(key) }) { $0.setField(key, $1.field(key)) })
+            list.append(EntryProperty(key, { $0.effectiveField(key) }) { $0.setField(key, $1.field(key)) })
         }
         list.append(EntryProperty("Tags", { Set($0.tags) }) { $0.tags = $1.tags })
         for name in orderedUnion(versions.flatMap { $0.attachments.map(\.name) }, [], []) {

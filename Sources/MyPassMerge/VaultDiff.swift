@@ -78,7 +78,7 @@ public enum VaultDiff {
 
     /// Names of the properties that differ between two versions of an entry.
     static func entryFields(_ a: Entry, _ b: Entry) -> [String] {
-        var names = orderedUnion(a.fields.map(\.key), b.fields.map(\.key), []).filter { a.field($0) != b.field($0) }
+        var names = orderedUnion(a.fields.map(\.key), b.fields.map(\.key), []).filter { a.effectiveField($0) != b.effectiveField($0) }
         if Set(a.tags) != Set(b.tags) { names.append("Tags") }
         for name in orderedUnion(a.attachments.map(\.name), b.attachments.map(\.name), [])
         where a.attachments.first(where: { $0.name == name })?.binary != b.attachments.first(where: { $0.name == name })?.binary {

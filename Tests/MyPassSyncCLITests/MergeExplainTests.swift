@@ -94,4 +94,21 @@ struct MergeExplainTests {
         #expect(written["written"] as? String == scene.vault.vault)
         #expect(((written["sections"] as? [[String: Any]])?.first?["explanation"] as? [Any])?.isEmpty == false)
     }
+
+    @Test("a save by keepassxc-cli writes the standard fields pykeepass left out as empty: not a change (only the real edit shows)")
+    func emptyStandardFieldsAreAbsent() throws {
+        let vault = try ScratchVault()
+        defer { vault.remove() }
+        let resaved = vault.directory.appendingPathComponent("resaved.kdbx").path
+        try FileManager.default.copyItem(atPath: vault.vault, toPath: resaved)
+        let edited = try ProcessRunner.run(URL(fileURLWithPath: "/usr/bin/env"), ["keepassxc-cli", "edit", "-q", "-u", "kxc-user", resaved, "Internet/GitHub"],
+                                           input: Data((ScratchVault.password + "\n").utf8), environment: ["QT_QPA_PLATFORM": "offscreen"])
+        #expect(edited.status == 0, "\(edited.standardError)")
+        let diff = try ToolRunner.run(["diff", vault.vault, resaved, "--json", "--explain", "--password-stdin"], input: ScratchVault.password + "\n")
+        let json = try JSONSerialization.jsonObject(with: Data(diff.standardOutput.utf8)) as? [String: Any]
+        let changed = (json?["changes"] as? [[String: Any]] ?? []).filter { $0["kind"] as? String != "historyMerged" }
+        #expect(changed.count == 1 && changed.first?["path"] as? String == "/Internet/GitHub" && changed.first?["fields"] as? [String] == ["UserName"],
+                "\(changed)")
+        #expect((json?["explanation"] as? [Any])?.count == 1, "\(json?["explanation"] ?? "")")
+    }
 }

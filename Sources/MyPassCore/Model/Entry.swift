@@ -70,6 +70,14 @@ public struct Entry: Sendable, Hashable, Identifiable {
         fields.first { $0.key == key }?.value
     }
 
+    /// The value of field `key` as KeePass means it: a standard field (Title, UserName, Password,
+    /// URL, Notes) that is empty is the same as one that is absent (pykeepass leaves them out,
+    /// KeePassXC writes them empty), so merges and diffs compare this, not `field`.
+    public func effectiveField(_ key: String) -> FieldValue? {
+        guard let value = field(key) else { return nil }
+        return EntryField.isStandard(key) && value.utf8Count == 0 ? nil : value
+    }
+
     /// The text of field `key`, or "" when absent (protected values revealed).
     public func text(_ key: String) -> String {
         field(key)?.text ?? ""
