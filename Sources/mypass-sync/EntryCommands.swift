@@ -74,8 +74,9 @@ struct ListCommand: Command {
 struct ShowCommand: Command {
     let name = "show"
     let summary = "Show an entry: fields (protected ones hidden unless --reveal), tags, expiry, attachments."
-    let usage = "mypass-sync show <vault> <entry-path> [--reveal] [-a <name>]... [credentials]"
+    let usage = "mypass-sync show <vault> <entry-path> [--reveal] [--history] [-a <name>]... [credentials]"
     let reveal = Flag("--reveal", "--show-protected", help: "Print protected fields (the password) too.")
+    let history = Flag("--history", help: "Also list the entry's earlier versions, oldest first, with what each changed (protected values hidden unless --reveal).")
     let attributes = Option<String>("--attributes", "-a", valueName: "name", help: "Print only this field's value (protected or not); repeatable.")
     let editing = EditingOptions()
 
@@ -110,9 +111,29 @@ struct ShowCommand: Command {
         }
         lines.append("Modified: \(entry.times.lastModified.iso8601)")
         lines.append("UUID: \(entry.uuid.canonicalString)")
+        if parsed[history] {
+            lines.append("History: \(entry.history.count) earlier version(s)")
+            // Each version with the fields in which it differs from the one after it (the last: the current entry).
+            for (index, version) in entry.history.enumerated() {
+                let next = index + 1 < entry.history.count ? entry.history[index + 1] : entry
+                let keys = orderedKeys(version, next).filter { version.effectiveField($0) != next.effectiveField($0) }
+                let shown = keys.map { key in
+                    let value = version.field(key)
+                    let text = value.map { $0.isProtected && !parsed[reveal] ? "PROTECTED" : $0.text } ?? "(none)"
+                    return "\(key)=\(text)"
+                }
+                lines.append("  \(version.times.lastModified.iso8601): " + (shown.isEmpty ? "(fields as the next version)" : shown.joined(separator: ", ")).terminalSafe)
+            }
+        }
         output.print(lines.joined(separator: "\n"))
         return .success
     }
+}
+
+/// The field names of two versions of an entry, the first's order first.
+private func orderedKeys(_ first: Entry, _ second: Entry) -> [String] {
+    var seen = Set<String>()
+    return (first.fields + second.fields).map(\.key).filter { seen.insert($0).inserted }
 }
 
 /// `mypass-sync add VAULT PATH [...]`.

@@ -68,6 +68,22 @@ struct EntryStructureTests {
         #expect(!(try fixture.run(["ls", fixture.vault]).standardOutput.contains("[expired]")))
     }
 
+    @Test("show --history lists the earlier versions with what each changed; protected values hidden unless --reveal")
+    func showHistory() throws {
+        let vault = try ScratchVault()
+        defer { vault.remove() }
+        #expect(try vault.run(["edit", vault.vault, "/No URL", "-u", "carol-2"]).status == 0)
+        #expect(try vault.run(["edit", vault.vault, "/No URL", "--entry-password-stdin"], lines: ["carol-new-pw"]).status == 0)
+        let shown = try vault.run(["show", vault.vault, "/No URL", "--history"])
+        #expect(shown.status == 0, "\(shown.standardError)")
+        let history = shown.standardOutput.components(separatedBy: "History: ").last ?? ""
+        #expect(history.hasPrefix("2 earlier version(s)"), "\(shown.standardOutput)")
+        #expect(history.contains(": UserName=carol\n") && history.contains(": Password=PROTECTED"), "\(history)")
+        #expect(!shown.standardOutput.contains("carol-pw"))
+        let revealed = try vault.run(["show", vault.vault, "/No URL", "--history", "--reveal"])
+        #expect(revealed.standardOutput.contains(": Password=carol-pw"), "\(revealed.standardOutput)")
+    }
+
     @Test("bad field options are usage errors and nothing is written")
     func badInput() throws {
         let fixture = try Fixture()

@@ -123,6 +123,29 @@ struct RemoteSyncTests {
         #expect(try a.vault.bytes() == before, "the working copy is untouched")
     }
 
+    @Test("an upload cut off half-way (a sync killed mid-PUT, a dropped link) leaves the vault on Apache as it was")
+    func cutOffUploadLeavesVault() throws {
+        let server = try WebDAVServer(.apache)
+        defer { server.remove() }
+        let a = try server.device()
+        defer { a.vault.remove() }
+        _ = try a.report()
+        let before = try #require(server.stored("vault.kdbx"))
+        let names = try FileManager.default.contentsOfDirectory(atPath: server.root.path).sorted()
+        let head = try ProcessRunner.run(URL(fileURLWithPath: "/usr/bin/curl"), ["-sS", "-I", "--netrc-file", server.netrc, server.url("vault.kdbx")])
+        let etag = try #require(head.output.split(separator: "\r\n").first { $0.lowercased().hasPrefix("etag:") }?.dropFirst(5)
+            .trimmingCharacters(in: .whitespaces))
+        let helper = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Helpers/truncated_put.py").path
+        let cut = try ProcessRunner.run(URL(fileURLWithPath: "/usr/bin/env"),
+                                        ["python3", helper, "\(server.port)", "/vault.kdbx", WebDAVServer.user, WebDAVServer.password, etag])
+        #expect(cut.status == 0, "\(cut.standardError)")
+        usleep(1_000_000)
+        #expect(server.stored("vault.kdbx") == before, "the vault on the server was replaced by a partial upload")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: server.root.path).sorted() == names, "a partial file stayed beside the vault")
+        let again = try a.report()
+        #expect(again["uploaded"] as? Bool == false && again["remoteChanged"] as? Bool == false, "\(again)")
+    }
+
     @Test("sync --watch: a remote change arrives within the interval, a local edit is uploaded at once, offline rounds are reported and retried, SIGTERM ends it")
     func watchKeepsInStep() throws {
         let server = try WebDAVServer(.apache)

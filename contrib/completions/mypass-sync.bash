@@ -101,7 +101,7 @@ _mypass_sync() {
         --state-dir) COMPREPLY=($(compgen -f -- "$cur")); return ;;
       esac
       ;;
-    show) options="--reveal --show-protected --attributes -a --password-stdin --key-file -k --no-password --max-kdf-memory --quiet --state-dir --backup --help"
+    show) options="--reveal --show-protected --history --attributes -a --password-stdin --key-file -k --no-password --max-kdf-memory --quiet --state-dir --backup --help"
       case "$prev" in
         --attributes|-a) return ;;
         --key-file|-k) COMPREPLY=($(compgen -f -- "$cur")); return ;;

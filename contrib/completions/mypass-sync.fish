@@ -158,6 +158,7 @@ complete -c mypass-sync -n '__fish_seen_subcommand_from ls' -l state-dir -r -F -
 complete -c mypass-sync -n '__fish_seen_subcommand_from ls' -l backup -d 'Keep the replaced version as <vault>'
 complete -c mypass-sync -n '__fish_seen_subcommand_from ls' -a '(__fish_complete_suffix .kdbx)'
 complete -c mypass-sync -n '__fish_seen_subcommand_from show' -l reveal -l show-protected -d 'Print protected fields (the password) too'
+complete -c mypass-sync -n '__fish_seen_subcommand_from show' -l history -d 'Also list the entry’s earlier versions, oldest first, with what each changed (protected values hidden unless --reveal)'
 complete -c mypass-sync -n '__fish_seen_subcommand_from show' -l attributes -s a -x -d 'Print only this field’s value (protected or not); repeatable'
 complete -c mypass-sync -n '__fish_seen_subcommand_from show' -l password-stdin -d 'Read the password from the first line of standard input (an empty line is an empty password)'
 complete -c mypass-sync -n '__fish_seen_subcommand_from show' -l key-file -s k -r -F -d 'Key file (XML 1'
