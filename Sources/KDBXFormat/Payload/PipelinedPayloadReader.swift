@@ -34,6 +34,9 @@ enum PipelinedPayloadReader {
         defer {
             channel.cancel()
             done.wait()
+            // The attachments of the inner header leave with this call, not whenever the thread
+            // object lets go of its closure (a hostile file that fails half-way otherwise leaves them).
+            parsing.dropInnerHeader()
         }
         var reader: VaultDocumentReader?
         while let chunk = channel.take() {
@@ -124,6 +127,11 @@ private final class PayloadParsing: @unchecked Sendable {
             _ = recorder?.flush()
             channel.close(with: error)
         }
+    }
+
+    /// Forgets the inner header (the consumer's last step, once the helper has finished).
+    func dropInnerHeader() {
+        lock.withLock { parsedInnerHeader = nil }
     }
 
     /// Drops the parser, the recorder and any collected bytes (the helper's last step).
