@@ -14,14 +14,10 @@ struct JournalUndoTests {
 
         init() throws {
             vault = try ScratchVault()
-            other = vault.directory.appendingPathComponent("other.kdbx").path
-            try FileManager.default.copyItem(atPath: vault.vault, toPath: other)
-            #expect(try vault.run(["edit", vault.vault, "/No URL", "-u", "alice-local"]).status == 0)
-            usleep(1_100_000)
-            for arguments in [["edit", other, "/No URL", "-u", "bob-remote", "--field", "Pin=1234"], ["add", other, "/Added by B"],
-                              ["rm", other, "/Internet/Mail/Fastmail"], ["mv", other, "/Bänk & Co ✓/Ünïcode Bank", "/Internet"]] {
-                #expect(try vault.run(arguments).status == 0, "\(arguments)")
-            }
+            other = vault.otherCopy
+            try vault.diverge(here: [(["edit", vault.vault, "/No URL", "-u", "alice-local"], [])],
+                              there: [(["edit", other, "/No URL", "-u", "bob-remote", "--field", "Pin=1234"], []), (["add", other, "/Added by B"], []),
+                                      (["rm", other, "/Internet/Mail/Fastmail"], []), (["mv", other, "/Bänk & Co ✓/Ünïcode Bank", "/Internet"], [])])
         }
 
         /// The ids of the journal, newest first (no password).

@@ -15,16 +15,13 @@ struct MergeExplainTests {
 
         init() throws {
             vault = try ScratchVault()
-            other = vault.directory.appendingPathComponent("other.kdbx").path
-            try FileManager.default.copyItem(atPath: vault.vault, toPath: other)
-            #expect(try vault.run(["edit", vault.vault, "/No URL", "-u", "alice-local"]).status == 0)
-            #expect(try vault.run(["edit", vault.vault, "/Internet/GitHub", "--field-stdin", "Recovery", "--protect", "Recovery"],
-                                  lines: ["same-recovery-secret"]).status == 0)
-            usleep(1_100_000)  // B's edits are a second newer
-            #expect(try vault.run(["edit", other, "/No URL", "-u", "bob-remote", "--field", "Pin=1234"]).status == 0)
-            #expect(try vault.run(["edit", other, "/Internet/GitHub", "--entry-password-stdin", "--field-stdin", "Recovery", "--protect", "Recovery"],
-                                  lines: ["gh-brand-new-secret", "same-recovery-secret"]).status == 0)
-            #expect(try vault.run(["mv", other, "/Bänk & Co ✓/Ünïcode Bank", "/Internet"]).status == 0)
+            other = vault.otherCopy
+            let recovery = ["--field-stdin", "Recovery", "--protect", "Recovery"]
+            try vault.diverge(here: [(["edit", vault.vault, "/No URL", "-u", "alice-local"], []),
+                                     (["edit", vault.vault, "/Internet/GitHub"] + recovery, ["same-recovery-secret"])],
+                              there: [(["edit", other, "/No URL", "-u", "bob-remote", "--field", "Pin=1234"], []),
+                                      (["edit", other, "/Internet/GitHub", "--entry-password-stdin"] + recovery, ["gh-brand-new-secret", "same-recovery-secret"]),
+                                      (["mv", other, "/Bänk & Co ✓/Ünïcode Bank", "/Internet"], [])])
         }
 
         /// The command's JSON document (diff keeps no sync state: no --state-dir).

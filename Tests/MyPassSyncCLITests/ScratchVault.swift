@@ -1,4 +1,5 @@
 import Foundation
+import Testing
 import TestSupport
 
 /// A copy of the KDBX 4 fixture vault (cheap KDF) in a fresh directory with its own sync state, and
@@ -82,5 +83,22 @@ struct ScratchVault {
             process.waitUntilExit()
             return (process.terminationStatus, text, errorText)
         }
+    }
+}
+
+extension ScratchVault {
+    /// One command of a scene: its arguments and the lines after the vault password on stdin.
+    typealias Edit = (arguments: [String], lines: [String])
+
+    /// Where `diverge` puts the other device's copy.
+    var otherCopy: String { directory.appendingPathComponent("other.kdbx").path }
+
+    /// Copies the vault to `otherCopy`, runs `here`, then a second later (so that the other device's
+    /// edits are newer) runs `there`; each command must succeed.
+    func diverge(here: [Edit], there: [Edit]) throws {
+        try FileManager.default.copyItem(atPath: vault, toPath: otherCopy)
+        for edit in here { #expect(try run(edit.arguments, lines: edit.lines).status == 0, "\(edit.arguments)") }
+        usleep(1_100_000)
+        for edit in there { #expect(try run(edit.arguments, lines: edit.lines).status == 0, "\(edit.arguments)") }
     }
 }
