@@ -54,6 +54,14 @@ public enum CBC {
         return buffer
     }
 
+    /// Decrypts whole blocks of `buffer` in place, leaving any padding for the caller to check (a
+    /// payload of many megabytes is then held once, not twice).
+    public static func decrypt(
+        inPlace buffer: inout Data, cipher: BlockCipher, key: SecureBytes, iv: some ContiguousBytes
+    ) throws(CryptoError) {
+        try transform(&buffer, cipher: cipher, key: key, iv: iv, encrypting: false)
+    }
+
     private static func transform(
         _ buffer: inout Data, cipher: BlockCipher, key: SecureBytes,
         iv: some ContiguousBytes, encrypting: Bool

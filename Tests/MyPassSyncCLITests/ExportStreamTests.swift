@@ -35,6 +35,14 @@ struct ExportStreamTests {
                 EntryField(key: "Notes", value: .plain(index % 3 == 0 ? "" : "line 1\nline 2\r\n")),
                 EntryField(key: "Custom \(index % 4)", value: FieldValue("value \(index)", isProtected: index % 2 == 1)),
             ]
+            if index % 3 == 0 {
+                // Names whose order differs between byte order, case-insensitive and canonical
+                // order, a repeated name (the first one counts), and control characters to escape.
+                for (key, value) in [("b", "\u{1}\u{8}\u{c}\u{1f}\u{7f}"), ("B", "x"), ("a10", "1"), ("a9", "9"),
+                                     ("\u{e9}", "nfc"), ("e\u{302}", "nfd"), ("b", "second b"), ("\u{2028}/", "")] {
+                    entry.fields.append(EntryField(key: key, value: .plain(value)))
+                }
+            }
             if index % 5 == 0 { entry.attachments = [Attachment(name: "a\(index).txt", binary: attachment)] }
             if index % 7 == 0 { entry.times.expires = true }
             if history {

@@ -20,6 +20,7 @@ enum HMACBlockStream {
     static func read(_ stream: Data, baseKey: SecureBytes, limit: Int) throws(KDBXError) -> Data {
         var reader = ByteReader(stream, context: "HMAC block stream")
         var output = Data()
+        output.reserveCapacity(min(stream.count, limit))  // the blocks' contents never exceed the stream
         var index: UInt64 = 0
         while true {
             let storedMAC = try reader.readBytes(32)

@@ -17,21 +17,20 @@ enum PayloadCrypto {
         }
     }
 
-    /// Decrypts `ciphertext` without removing CBC padding (so a caller can first tell a wrong key from
-    /// corruption), returning the bytes and the padding length still to strip (0 for ChaCha20).
-    static func decryptKeepingPadding(
-        _ ciphertext: Data, cipher: PayloadCipher, key: SecureBytes, iv: Data
-    ) throws(KDBXError) -> Data {
+    /// Decrypts `payload` in place without removing CBC padding (so a caller can first tell a wrong
+    /// key from corruption); `removePadding` strips it afterwards.
+    static func decryptInPlaceKeepingPadding(
+        _ payload: inout Data, cipher: PayloadCipher, key: SecureBytes, iv: Data
+    ) throws(KDBXError) {
         do {
             switch cipher {
             case .aes256, .twofish:
-                guard !ciphertext.isEmpty, ciphertext.count % 16 == 0 else {
-                    throw KDBXError.corrupt("encrypted payload length \(ciphertext.count) is not whole blocks")
+                guard !payload.isEmpty, payload.count % 16 == 0 else {
+                    throw KDBXError.corrupt("encrypted payload length \(payload.count) is not whole blocks")
                 }
-                return try CBC.decrypt(ciphertext, cipher: cipher == .aes256 ? .aes256 : .twofish256,
-                                       key: key, iv: iv, padding: .none)
+                try CBC.decrypt(inPlace: &payload, cipher: cipher == .aes256 ? .aes256 : .twofish256, key: key, iv: iv)
             case .chaCha20:
-                return try StreamCipher(.chaCha20, key: key, nonce: iv).applied(to: ciphertext)
+                try StreamCipher(.chaCha20, key: key, nonce: iv).apply(to: &payload)
             }
         } catch let error as CryptoError {
             throw .crypto(error)

@@ -98,10 +98,12 @@ public enum KDBXReader {
         guard HMACSHA256.isValid(storedHMAC, for: headerBytes, key: headerKey) else {
             throw .wrongCredentials
         }
-        let ciphertext = try HMACBlockStream.read(file.subdata(in: (headerLength + 64)..<file.endIndex),
-                                                  baseKey: hmacBase, limit: limits.maximumPayloadBytes)
-        var payload = try PayloadCrypto.decryptKeepingPadding(
-            ciphertext, cipher: header.cipher, key: key.cipherKey(masterSeed: header.masterSeed), iv: header.encryptionIV)
+        // The blocks' contents are joined into one buffer and decrypted there: the payload exists
+        // once beside the file, not three times.
+        var payload = try HMACBlockStream.read(file[(file.startIndex + headerLength + 64)...],
+                                               baseKey: hmacBase, limit: limits.maximumPayloadBytes)
+        try PayloadCrypto.decryptInPlaceKeepingPadding(
+            &payload, cipher: header.cipher, key: key.cipherKey(masterSeed: header.masterSeed), iv: header.encryptionIV)
         try PayloadCrypto.removePadding(&payload, cipher: header.cipher)
         return try PipelinedPayloadReader.read(payload, compression: header.compression, layout: .kdbx4,
                                                limit: limits.maximumPayloadBytes).vault
@@ -114,9 +116,9 @@ public enum KDBXReader {
               let streamAlgorithm = header.innerStream else {
             throw .corrupt("KDBX 3.1 header without stream fields")
         }
-        var plaintext = try PayloadCrypto.decryptKeepingPadding(
-            file.subdata(in: headerLength..<file.endIndex), cipher: header.cipher,
-            key: key.cipherKey(masterSeed: header.masterSeed), iv: header.encryptionIV)
+        var plaintext = file.subdata(in: headerLength..<file.endIndex)
+        try PayloadCrypto.decryptInPlaceKeepingPadding(
+            &plaintext, cipher: header.cipher, key: key.cipherKey(masterSeed: header.masterSeed), iv: header.encryptionIV)
         // The first 32 plaintext bytes must repeat the header's stream start bytes: a mismatch means
         // the key is wrong (corruption of just those bytes is the much rarer case).
         guard plaintext.count >= 32, ConstantTime.isEqual(plaintext.prefix(32), streamStartBytes) else {

@@ -84,8 +84,13 @@ final class VaultDocumentReader {
         let parentName = stack.last.map { table.name($0) }
         switch (name, parentName) {
         case (.entry, .group?):
-            let entry = try decodeEntry(index, history: historyItems)
+            // The history gets an array of its own exact size; the scratch array keeps its capacity.
+            var history: [Entry] = []
+            history.reserveCapacity(historyItems.count)
+            history.append(contentsOf: historyItems)
             historyItems.removeAll(keepingCapacity: true)
+            var entry = try decodeEntry(index, history: history)
+            if let latest = history.last { entry.shareStorage(with: latest) }
             groupFrames[groupFrames.count - 1].entries.append(entry)
             table.truncate(to: index)
         case (.entry, .history?):
@@ -93,7 +98,9 @@ final class VaultDocumentReader {
                   !stack.dropLast(2).contains(where: { table.name($0) == .history }) else {
                 throw .corrupt("XML: History inside a history item")
             }
-            historyItems.append(try decodeEntry(index, history: nil))
+            var item = try decodeEntry(index, history: nil)
+            if let earlier = historyItems.last { item.shareStorage(with: earlier) }
+            historyItems.append(item)
             table.truncate(to: index)
         case (.entry, _):
             throw .corrupt("XML: Entry outside a group")

@@ -7,16 +7,6 @@ public struct Entry: Sendable, Hashable, Identifiable {
     public var uuid: UUID
     /// A standard KeePass icon.
     public var iconID: Int
-    /// One of the vault's own icons, if set.
-    public var customIconUUID: UUID?
-    /// Text colour (`#RRGGBB`, or empty).
-    public var foregroundColor: String
-    /// Background colour (`#RRGGBB`, or empty).
-    public var backgroundColor: String
-    /// A command that replaces opening the URL.
-    public var overrideURL: String
-    /// Whether the password takes part in quality reports (KDBX 4.1).
-    public var qualityCheck: Bool?
     /// The entry's tags.
     public var tags: [String]
     /// Creation, modification, access and expiry times.
@@ -25,16 +15,57 @@ public struct Entry: Sendable, Hashable, Identifiable {
     public var fields: [EntryField]
     /// Attachments by name, their bytes in the vault's binary pool.
     public var attachments: [Attachment]
-    /// Auto-type settings.
-    public var autoType: AutoType
-    /// Plugin and application data of the entry.
-    public var customData: [CustomDataItem]
-    /// KDBX 4.1: the group the entry was in before its last move.
-    public var previousParentGroup: UUID?
     /// Earlier versions, oldest first. History items have no history of their own.
     public var history: [Entry]
+    /// The properties most entries leave at their defaults, kept behind one reference so that an
+    /// entry (and each of its history items) stays small; every entry with all defaults shares one.
+    private var details: EntryDetails.Shared
+
+    /// One of the vault's own icons, if set.
+    public var customIconUUID: UUID? {
+        get { details.value.customIconUUID }
+        set { details = details.updating(\.customIconUUID, to: newValue) }
+    }
+    /// Text colour (`#RRGGBB`, or empty).
+    public var foregroundColor: String {
+        get { details.value.foregroundColor }
+        set { details = details.updating(\.foregroundColor, to: newValue) }
+    }
+    /// Background colour (`#RRGGBB`, or empty).
+    public var backgroundColor: String {
+        get { details.value.backgroundColor }
+        set { details = details.updating(\.backgroundColor, to: newValue) }
+    }
+    /// A command that replaces opening the URL.
+    public var overrideURL: String {
+        get { details.value.overrideURL }
+        set { details = details.updating(\.overrideURL, to: newValue) }
+    }
+    /// Whether the password takes part in quality reports (KDBX 4.1).
+    public var qualityCheck: Bool? {
+        get { details.value.qualityCheck }
+        set { details = details.updating(\.qualityCheck, to: newValue) }
+    }
+    /// Auto-type settings.
+    public var autoType: AutoType {
+        get { details.value.autoType }
+        set { details = details.updating(\.autoType, to: newValue) }
+    }
+    /// Plugin and application data of the entry.
+    public var customData: [CustomDataItem] {
+        get { details.value.customData }
+        set { details = details.updating(\.customData, to: newValue) }
+    }
+    /// KDBX 4.1: the group the entry was in before its last move.
+    public var previousParentGroup: UUID? {
+        get { details.value.previousParentGroup }
+        set { details = details.updating(\.previousParentGroup, to: newValue) }
+    }
     /// Unknown child elements of `<Entry>`, kept.
-    public var preserved: [PreservedXML]
+    public var preserved: [PreservedXML] {
+        get { details.value.preserved }
+        set { details = details.updating(\.preserved, to: newValue) }
+    }
 
     /// The entry's identity (`Identifiable`).
     public var id: UUID { uuid }
@@ -49,20 +80,20 @@ public struct Entry: Sendable, Hashable, Identifiable {
     ) {
         self.uuid = uuid
         self.iconID = iconID
-        self.customIconUUID = customIconUUID
-        self.foregroundColor = foregroundColor
-        self.backgroundColor = backgroundColor
-        self.overrideURL = overrideURL
-        self.qualityCheck = qualityCheck
         self.tags = tags
         self.times = times
         self.fields = fields
         self.attachments = attachments
-        self.autoType = autoType
-        self.customData = customData
-        self.previousParentGroup = previousParentGroup
         self.history = history
-        self.preserved = preserved
+        self.details = .holding(EntryDetails(
+            customIconUUID: customIconUUID, foregroundColor: foregroundColor, backgroundColor: backgroundColor,
+            overrideURL: overrideURL, qualityCheck: qualityCheck, autoType: autoType, customData: customData,
+            previousParentGroup: previousParentGroup, preserved: preserved))
+    }
+
+    /// Makes this entry's rarely set properties use `earlier`'s storage when they are equal.
+    mutating func shareDetails(with earlier: Entry) {
+        if details == earlier.details { details = earlier.details }
     }
 
     /// The value of field `key`, if present.

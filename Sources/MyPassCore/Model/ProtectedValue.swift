@@ -2,12 +2,12 @@ internal import MyPassCrypto
 
 /// A secret string (a password, a protected custom field) kept masked in memory
 /// (`MemoryMask`) and revealed only by `reveal()`. Never shown by `description`.
-public struct ProtectedValue: Sendable, CustomStringConvertible, CustomDebugStringConvertible {
-    private let masked: [UInt8]
-    private let nonce: UInt64
-    /// A keyed digest of the plain text (`MemoryMask.keyedDigest`): equality without unmasking.
-    private let digestHigh: UInt64
-    private let digestLow: UInt64
+///
+/// One reference wide: the masked bytes, their nonce and the keyed digest share one allocation
+/// (`MaskedBytes`), so a field holding a protected value is no wider than one holding a string.
+/// Sendable because that storage is never changed after it is made (`ManagedBuffer` itself is not).
+public struct ProtectedValue: @unchecked Sendable, CustomStringConvertible, CustomDebugStringConvertible {
+    private let storage: MaskedBytes
 
     /// Masks `plainText`.
     public init(_ plainText: String) {
@@ -17,35 +17,34 @@ public struct ProtectedValue: Sendable, CustomStringConvertible, CustomDebugStri
     /// Masks the UTF-8 bytes `plainBytes` in place (the caller's array is consumed, no copy is left).
     public init(maskingUTF8 plainBytes: consuming [UInt8]) {
         var bytes = plainBytes
-        (digestHigh, digestLow) = MemoryMask.keyedDigest(of: bytes)
+        let digest = MemoryMask.keyedDigest(of: bytes)
         let nonce = MemoryMask.nextNonce()
         MemoryMask.apply(to: &bytes, nonce: nonce)
-        self.masked = bytes
-        self.nonce = nonce
+        storage = MaskedBytes.holding(bytes, nonce: nonce, digest: digest)
     }
 
     /// The plain text. Callers keep it only as long as they need it.
     public func reveal() -> String {
-        var bytes = masked
-        MemoryMask.apply(to: &bytes, nonce: nonce)
-        defer { MemoryMask.wipe(&bytes) }
-        return String(decoding: bytes, as: UTF8.self)
+        withRevealedBytes { String(decoding: $0, as: UTF8.self) }
     }
 
     /// Calls `body` with the plain UTF-8 bytes in a scratch array it may change (a writer masks them
     /// in place for the file), wiped afterwards: no `String` copy of the secret is made.
     public func withRevealedBytes<Result, Failure: Error>(_ body: (inout [UInt8]) throws(Failure) -> Result) throws(Failure) -> Result {
-        var bytes = masked
-        MemoryMask.apply(to: &bytes, nonce: nonce)
+        var bytes = storage.maskedCopy()
+        MemoryMask.apply(to: &bytes, nonce: storage.header.nonce)
         defer { MemoryMask.wipe(&bytes) }
         return try body(&bytes)
     }
 
+    /// The bytes as they sit in memory, still masked (tests check they are not the plain text).
+    var maskedBytes: [UInt8] { storage.maskedCopy() }
+
     /// The value's UTF-8 length in bytes (not secret: KeePass's HistoryMaxSize counts it).
-    public var utf8Count: Int { masked.count }
+    public var utf8Count: Int { storage.header.count }
 
     /// Whether the value is the empty string.
-    public var isEmpty: Bool { masked.isEmpty }
+    public var isEmpty: Bool { storage.header.count == 0 }
 
     /// Never the value.
     public var description: String { "ProtectedValue(hidden)" }
@@ -56,12 +55,50 @@ public struct ProtectedValue: Sendable, CustomStringConvertible, CustomDebugStri
 extension ProtectedValue: Equatable, Hashable {
     /// Compares the keyed digests of the plain texts (a 128-bit keyed BLAKE2b), without unmasking.
     public static func == (lhs: ProtectedValue, rhs: ProtectedValue) -> Bool {
-        lhs.masked.count == rhs.masked.count && (lhs.digestHigh ^ rhs.digestHigh) | (lhs.digestLow ^ rhs.digestLow) == 0
+        if lhs.storage === rhs.storage { return true }
+        let left = lhs.storage.header, right = rhs.storage.header
+        return left.count == right.count && (left.digestHigh ^ right.digestHigh) | (left.digestLow ^ right.digestLow) == 0
     }
 
     /// Hashes the keyed digest (which reveals nothing without the process's key).
     public func hash(into hasher: inout Hasher) {
-        hasher.combine(digestHigh)
-        hasher.combine(digestLow)
+        hasher.combine(storage.header.digestHigh)
+        hasher.combine(storage.header.digestLow)
+    }
+}
+
+/// The masked bytes of one protected value, tail-allocated after their length, nonce and keyed
+/// digest. Immutable once made, hence shareable across threads.
+private final class MaskedBytes: ManagedBuffer<MaskedBytes.Header, UInt8> {
+    struct Header {
+        let count: Int
+        let nonce: UInt64
+        let digestHigh: UInt64
+        let digestLow: UInt64
+    }
+
+    /// A buffer holding `masked` (already masked with `nonce`).
+    static func holding(_ masked: [UInt8], nonce: UInt64, digest: (UInt64, UInt64)) -> MaskedBytes {
+        let made = create(minimumCapacity: masked.count) { _ in
+            Header(count: masked.count, nonce: nonce, digestHigh: digest.0, digestLow: digest.1)
+        }
+        let buffer = unsafeDowncast(made, to: MaskedBytes.self)
+        buffer.withUnsafeMutablePointerToElements { elements in
+            masked.withUnsafeBufferPointer { source in
+                if let base = source.baseAddress { elements.initialize(from: base, count: source.count) }
+            }
+        }
+        return buffer
+    }
+
+    /// A copy of the masked bytes (still masked).
+    func maskedCopy() -> [UInt8] {
+        let count = header.count
+        return withUnsafeMutablePointerToElements { elements in
+            [UInt8](unsafeUninitializedCapacity: count) { target, initialized in
+                if count > 0 { target.baseAddress!.initialize(from: elements, count: count) }
+                initialized = count
+            }
+        }
     }
 }

@@ -4,12 +4,13 @@ internal import MyPassCore
 
 /// Writes `export --format json` as it goes: exactly the text `JSONText.encode(ExportDocument(...))`
 /// gives, without building the whole document (at 100,000 entries that took 2.7 GB and longer than
-/// linear time). Entries are encoded in batches by `JSONEncoder` and spliced in at their depth:
-/// every newline of its pretty output is structural (strings escape theirs), so indenting each
-/// non-empty line reproduces the nested layout.
+/// linear time). The entries, nearly all of the text, are written straight into bytes
+/// (`PrettyJSONBuffer.entry`) and handed on in pieces of about 64 KB; the few other values go
+/// through `JSONEncoder` and are spliced in at their depth: every newline of its pretty output is
+/// structural (strings escape theirs), so indenting each non-empty line reproduces the nested layout.
 struct ExportStream {
-    /// Entries encoded per `JSONEncoder` call.
-    static let batchSize = 512
+    /// Bytes of entries collected before they are handed to `emit`.
+    static let pieceSize = 1 << 16
     private let encoder: JSONEncoder = {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
@@ -33,9 +34,15 @@ struct ExportStream {
     /// A group object whose opening brace goes at the current position, at nesting `depth`.
     private func writeGroup(_ group: Group, pool: BinaryPool, depth: Int) throws {
         emit("{\n" + Self.indent(depth + 1) + "\"entries\" : ")
-        try writeArray(of: group.entries, depth: depth + 1) { batch in
-            try encoded(batch.map { ExportDocument.EntryExport($0, pool: pool, includeHistory: true) }, depth: depth + 1)
+        var buffer = PrettyJSONBuffer()
+        var entries = buffer.openArray(depth: depth + 1)
+        for entry in group.entries {
+            buffer.element(of: &entries)
+            buffer.entry(entry, pool: pool, depth: depth + 2, includeHistory: true)
+            if buffer.bytes.count >= Self.pieceSize { buffer.drain { emit(String(decoding: $0, as: UTF8.self)) } }
         }
+        buffer.closeArray(entries)
+        buffer.drain { emit(String(decoding: $0, as: UTF8.self)) }
         emit(",\n" + Self.indent(depth + 1) + "\"groups\" : ")
         if group.groups.isEmpty {
             emit("[\n\n" + Self.indent(depth + 1) + "]")
@@ -48,33 +55,18 @@ struct ExportStream {
             }
             emit(Self.indent(depth + 1) + "]")
         }
-        emit(",\n" + (try member("name", encoded(group.name, depth: depth + 1), depth: depth + 1)))
-        emit(",\n" + (try member("notes", encoded(group.notes, depth: depth + 1), depth: depth + 1)))
-        emit(",\n" + (try member("times", encoded(ExportDocument.TimesExport(group.times), depth: depth + 1), depth: depth + 1)))
-        emit(",\n" + (try member("uuid", encoded(group.uuid.canonicalString, depth: depth + 1), depth: depth + 1)))
-        emit("\n" + Self.indent(depth) + "}")
-    }
-
-    /// An array member's value at `depth`, its elements encoded in batches by `encodeBatch` (which
-    /// returns a whole pretty-printed array already indented for `depth`).
-    private func writeArray<Element>(
-        of elements: [Element], depth: Int, encodeBatch: (ArraySlice<Element>) throws -> String
-    ) throws {
-        guard !elements.isEmpty else {
-            emit("[\n\n" + Self.indent(depth) + "]")
-            return
-        }
-        emit("[\n")
-        var start = 0
-        while start < elements.count {
-            let end = min(start + Self.batchSize, elements.count)
-            // "[\n" + items + "\n" + indent + "]": keep the items only.
-            let text = try encodeBatch(elements[start..<end])
-            let items = text.dropFirst(2).dropLast(Self.indent(depth).count + 2)
-            emit(String(items) + (end == elements.count ? "\n" : ",\n"))
-            start = end
-        }
-        emit(Self.indent(depth) + "]")
+        var rest = PrettyJSONBuffer()
+        var members = PrettyJSONBuffer.Container(depth: depth, count: 2)  // after "entries" and "groups"
+        rest.member("name", of: &members)
+        rest.string(group.name)
+        rest.member("notes", of: &members)
+        rest.string(group.notes)
+        rest.member("times", of: &members)
+        rest.times(group.times, depth: depth + 1)
+        rest.member("uuid", of: &members)
+        rest.string(group.uuid.canonicalString)
+        rest.closeObject(members)
+        rest.drain { emit(String(decoding: $0, as: UTF8.self)) }
     }
 
     private func member(_ key: String, _ value: String, depth: Int) -> String {

@@ -1,0 +1,69 @@
+import Foundation
+import KDBXFormat
+@testable import MyPassCore
+import Testing
+
+/// An opened entry's history items hold the values they repeat once: the reader makes each version
+/// use the storage of the version before it (`Entry.shareStorage(with:)`), without changing content.
+@Suite("history items share the storage of the values they repeat")
+struct SharedStorageTests {
+    static let time = Timestamp(iso8601: "2026-05-01T10:00:00Z")!
+
+    static func version(password: String, recovery: String, notes: String, minutes: Int64) -> Entry {
+        var entry = Entry(uuid: UUID(uuidString: "6D3C2D57-2C59-4F41-9D76-4E5B8E0C7A11")!, tags: ["work", "mail"],
+                          times: Times(allAt: Timestamp(secondsSinceYearOne: time.secondsSinceYearOne + minutes * 60)))
+        entry.fields = [
+            EntryField(key: "Title", value: .plain("A rather long title that does not fit inline")),
+            EntryField(key: "Password", value: FieldValue(password, isProtected: true)),
+            EntryField(key: "Notes", value: .plain(notes)),
+            EntryField(key: "Recovery code for the account", value: FieldValue(recovery, isProtected: true)),
+        ]
+        return entry
+    }
+
+    @Test("a reopened vault shares equal protected values across versions and keeps different ones apart")
+    func sharedAfterOpening() throws {
+        var current = Self.version(password: "pw-3", recovery: "RC-same", notes: "changed notes", minutes: 3)
+        current.history = [
+            Self.version(password: "pw-1", recovery: "RC-same", notes: "old notes", minutes: 1),
+            Self.version(password: "pw-2", recovery: "RC-same", notes: "old notes", minutes: 2),
+        ]
+        var vault = Vault.empty(name: "sharing", at: Self.time)
+        vault.root.entries = [current]
+        let key = try CompositeKey(password: "sharing")
+        let settings = FormatSettings(version: .v4_0, cipher: .aes256, kdf: .aesKDF(seed: Data(repeating: 5, count: 32), rounds: 10))
+        let opened = try KDBXReader.open(try KDBXWriter.serialize(vault, settings: settings, key: key).file, key: key).vault
+        #expect(opened == vault, "sharing storage changes no content")
+
+        let entry = try #require(opened.root.entries.first)
+        func masked(_ version: Entry, _ key: String) throws -> [UInt8] {
+            guard case .protected(let value) = try #require(version.field(key)) else { throw SharingFailure.notProtected(key) }
+            return value.maskedBytes
+        }
+        // Each protected value is masked under its own nonce, so equal masked bytes mean one storage.
+        let recovery = try [entry.history[0], entry.history[1], entry].map { try masked($0, "Recovery code for the account") }
+        #expect(recovery[0] == recovery[1] && recovery[1] == recovery[2])
+        let passwords = try [entry.history[0], entry.history[1], entry].map { try masked($0, "Password") }
+        #expect(Set(passwords).count == 3, "different passwords keep their own storage")
+        #expect(entry.history[1].field("Notes") == .plain("old notes") && entry.field("Notes") == .plain("changed notes"))
+    }
+
+    @Test("sharing with a version of other fields, order and protection changes nothing")
+    func contentUnchanged() {
+        var later = Self.version(password: "new", recovery: "RC", notes: "n", minutes: 2)
+        later.fields.swapAt(0, 2)
+        later.fields.append(EntryField(key: "Only here", value: .plain("x")))
+        later.setField("Notes", FieldValue("n", isProtected: true))  // same text, now protected
+        later.tags = ["work"]
+        later.foregroundColor = "#FF0000"
+        var earlier = Self.version(password: "old", recovery: "RC", notes: "n", minutes: 1)
+        earlier.setField("Title", nil)
+        let before = later
+        later.shareStorage(with: earlier)
+        #expect(later == before)
+        #expect(later.field("Notes")?.isProtected == true && later.foregroundColor == "#FF0000" && later.tags == ["work"])
+        #expect(later.text("Password") == "new")
+    }
+
+    enum SharingFailure: Error { case notProtected(String) }
+}
