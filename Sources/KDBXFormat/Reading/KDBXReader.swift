@@ -32,20 +32,56 @@ public enum KDBXReader {
     private static func open(
         _ file: Data, limits: ResourceLimits, key resolveKey: (KDFParameters) throws(KDBXError) -> DerivedKey
     ) throws(KDBXError) -> OpenedVault {
+        let (header, headerLength) = try checkedHeader(of: file)
+        let derived = try resolveKey(header.kdf)
+        let payload = try decryptedPayload(file, header: header, headerLength: headerLength, key: derived, limits: limits)
+        let layout: PipelinedPayloadReader.Layout
+        if header.version.isKDBX4 {
+            layout = .kdbx4
+        } else {
+            guard let streamKey = header.protectedStreamKey, let streamAlgorithm = header.innerStream else {
+                throw .corrupt("KDBX 3.1 header without stream fields")
+            }
+            layout = .kdbx3(innerStream: try PayloadCrypto.innerStream(streamAlgorithm, key: streamKey))
+        }
+        let document = try PipelinedPayloadReader.read(payload, compression: header.compression, layout: layout,
+                                                       limit: limits.maximumPayloadBytes)
+        if !header.version.isKDBX4, let storedHash = document.headerHash, !storedHash.isEmpty {
+            guard storedHash == SHA256.hash(file.prefix(headerLength)) else {
+                throw .corrupt("header hash in Meta does not match the header")
+            }
+        }
+        return OpenedVault(vault: document.vault, settings: FormatSettings(header), derivedKey: derived)
+    }
+
+    /// SHA-256 of the payload `file` carries, decrypted with `derivedKey` (every block's HMAC or
+    /// hash checked) and decompressed: the inner header and XML document. Equal to the
+    /// `payloadDigest` of `KDBXWriter.encode` exactly when the file holds the payload written then,
+    /// which a save checks on the bytes read back from the disk instead of parsing them again.
+    public static func payloadDigest(of file: Data, derivedKey: DerivedKey, limits: ResourceLimits = .standard) throws(KDBXError) -> Data {
+        let (header, headerLength) = try checkedHeader(of: file)
+        guard header.kdf.fingerprint == derivedKey.kdf.fingerprint else { throw .wrongCredentials }
+        let payload = try decryptedPayload(file, header: header, headerLength: headerLength, key: derivedKey, limits: limits)
+        var hasher = SHA2Hasher(.sha256)
+        if header.compression == .gzip {
+            try Gzip.decompress(payload, limit: limits.maximumPayloadBytes) { chunk throws(KDBXError) in hasher.update(chunk) }
+        } else {
+            hasher.update(payload)
+        }
+        return hasher.finalize()
+    }
+
+    /// The outer header and its length; for KDBX 4 its own hash is checked (before any KDF runs).
+    private static func checkedHeader(of file: Data) throws(KDBXError) -> (OuterHeader, Int) {
         let (header, headerLength) = try OuterHeader.parse(file)
         if header.version.isKDBX4 {
-            // Check the header's own hash before spending time on the KDF.
             let hashEnd = headerLength + 32
             guard file.count >= hashEnd + 32 else { throw .truncated("header hash and HMAC") }
             guard SHA256.hash(file.prefix(headerLength)) == file.subdata(in: headerLength..<hashEnd) else {
                 throw .corrupt("header hash mismatch")
             }
         }
-        let derived = try resolveKey(header.kdf)
-        let decoded = header.version.isKDBX4
-            ? try openKDBX4(file, header: header, headerLength: headerLength, key: derived, limits: limits)
-            : try openKDBX3(file, header: header, headerLength: headerLength, key: derived, limits: limits)
-        return OpenedVault(vault: decoded, settings: FormatSettings(header), derivedKey: derived)
+        return (header, headerLength)
     }
 
     /// Opens several files at once, one per core (decryption, decompression and parsing of each file
@@ -88,9 +124,19 @@ public enum KDBXReader {
                                         limit: ResourceLimits.standard.maximumPayloadBytes).vault
     }
 
-    private static func openKDBX4(
+    /// The payload after the outer layers: decrypted, its integrity checked, padding removed; still
+    /// compressed if the header says so.
+    private static func decryptedPayload(
         _ file: Data, header: OuterHeader, headerLength: Int, key: DerivedKey, limits: ResourceLimits
-    ) throws(KDBXError) -> Vault {
+    ) throws(KDBXError) -> Data {
+        header.version.isKDBX4
+            ? try decryptedKDBX4Payload(file, header: header, headerLength: headerLength, key: key, limits: limits)
+            : try decryptedKDBX3Payload(file, header: header, headerLength: headerLength, key: key, limits: limits)
+    }
+
+    private static func decryptedKDBX4Payload(
+        _ file: Data, header: OuterHeader, headerLength: Int, key: DerivedKey, limits: ResourceLimits
+    ) throws(KDBXError) -> Data {
         let headerBytes = file.prefix(headerLength)
         let hmacBase = key.hmacBaseKey(masterSeed: header.masterSeed)
         let storedHMAC = file.subdata(in: (headerLength + 32)..<(headerLength + 64))
@@ -105,15 +151,13 @@ public enum KDBXReader {
         try PayloadCrypto.decryptInPlaceKeepingPadding(
             &payload, cipher: header.cipher, key: key.cipherKey(masterSeed: header.masterSeed), iv: header.encryptionIV)
         try PayloadCrypto.removePadding(&payload, cipher: header.cipher)
-        return try PipelinedPayloadReader.read(payload, compression: header.compression, layout: .kdbx4,
-                                               limit: limits.maximumPayloadBytes).vault
+        return payload
     }
 
-    private static func openKDBX3(
+    private static func decryptedKDBX3Payload(
         _ file: Data, header: OuterHeader, headerLength: Int, key: DerivedKey, limits: ResourceLimits
-    ) throws(KDBXError) -> Vault {
-        guard let streamStartBytes = header.streamStartBytes, let streamKey = header.protectedStreamKey,
-              let streamAlgorithm = header.innerStream else {
+    ) throws(KDBXError) -> Data {
+        guard let streamStartBytes = header.streamStartBytes, header.protectedStreamKey != nil, header.innerStream != nil else {
             throw .corrupt("KDBX 3.1 header without stream fields")
         }
         var plaintext = file.subdata(in: headerLength..<file.endIndex)
@@ -125,17 +169,8 @@ public enum KDBXReader {
             throw .wrongCredentials
         }
         try PayloadCrypto.removePadding(&plaintext, cipher: header.cipher)
-        let payload = try HashedBlockStream.read(plaintext.subdata(in: (plaintext.startIndex + 32)..<plaintext.endIndex),
-                                                 limit: limits.maximumPayloadBytes)
-        let document = try PipelinedPayloadReader.read(
-            payload, compression: header.compression,
-            layout: .kdbx3(innerStream: PayloadCrypto.innerStream(streamAlgorithm, key: streamKey)), limit: limits.maximumPayloadBytes)
-        if let storedHash = document.headerHash, !storedHash.isEmpty {
-            guard storedHash == SHA256.hash(file.prefix(headerLength)) else {
-                throw .corrupt("header hash in Meta does not match the header")
-            }
-        }
-        return document.vault
+        return try HashedBlockStream.read(plaintext.subdata(in: (plaintext.startIndex + 32)..<plaintext.endIndex),
+                                          limit: limits.maximumPayloadBytes)
     }
 }
 

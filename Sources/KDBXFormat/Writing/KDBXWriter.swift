@@ -14,8 +14,19 @@ public enum KDBXWriter {
         _ vault: Vault, settings: FormatSettings, key: CompositeKey, cachedKey: DerivedKey? = nil,
         limits: ResourceLimits = .standard
     ) throws(KDBXError) -> (file: Data, derivedKey: DerivedKey) {
-        try serialize(vault, settings: settings, key: key, cachedKey: cachedKey, limits: limits,
-                      as: requiredVersion(for: vault, requested: settings.version))
+        let encoded = try encode(vault, settings: settings, key: key, cachedKey: cachedKey, limits: limits)
+        return (encoded.file, encoded.derivedKey)
+    }
+
+    /// `serialize`, with the SHA-256 of the payload the file carries (the decompressed inner header
+    /// and XML document): `KDBXReader.payloadDigest` of the file must give it back, which proves
+    /// that the bytes decrypt and decompress to exactly the document written from `vault`.
+    public static func encode(
+        _ vault: Vault, settings: FormatSettings, key: CompositeKey, cachedKey: DerivedKey? = nil,
+        limits: ResourceLimits = .standard
+    ) throws(KDBXError) -> EncodedVault {
+        try encode(vault, settings: settings, key: key, cachedKey: cachedKey, limits: limits,
+                   as: requiredVersion(for: vault, requested: settings.version))
     }
 
     /// `serialize` with the container version given as is (tests write a KDBX 2.x file with it).
@@ -23,6 +34,14 @@ public enum KDBXWriter {
         _ vault: Vault, settings: FormatSettings, key: CompositeKey, cachedKey: DerivedKey?, limits: ResourceLimits,
         as version: KDBXVersion
     ) throws(KDBXError) -> (file: Data, derivedKey: DerivedKey) {
+        let encoded = try encode(vault, settings: settings, key: key, cachedKey: cachedKey, limits: limits, as: version)
+        return (encoded.file, encoded.derivedKey)
+    }
+
+    private static func encode(
+        _ vault: Vault, settings: FormatSettings, key: CompositeKey, cachedKey: DerivedKey?, limits: ResourceLimits,
+        as version: KDBXVersion
+    ) throws(KDBXError) -> EncodedVault {
         guard version.isKDBX4 || settings.kdf.name == "aes-kdf" else {
             throw .unwritable("KDBX 3.1 supports only AES-KDF (this vault uses \(settings.kdf.name))")
         }
@@ -33,10 +52,10 @@ public enum KDBXWriter {
             encryptionIV: try random(settings.cipher.ivSize), kdf: settings.kdf,
             publicCustomData: version.isKDBX4 ? settings.publicCustomData : nil)
         let binaryOrder = usedBinaries(of: vault)
-        let file = version.isKDBX4
+        let (file, digest) = version.isKDBX4
             ? try writeKDBX4(vault, header: header, key: derived, binaryOrder: binaryOrder)
             : try writeKDBX3(vault, header: &header, key: derived, binaryOrder: binaryOrder)
-        return (file, derived)
+        return EncodedVault(file: file, derivedKey: derived, payloadDigest: digest)
     }
 
     /// The decrypted XML document of `vault` (KeePass's XML export: secrets in plain text).
@@ -75,7 +94,7 @@ public enum KDBXWriter {
 
     private static func writeKDBX4(
         _ vault: Vault, header: OuterHeader, key: DerivedKey, binaryOrder: [BinaryID]
-    ) throws(KDBXError) -> Data {
+    ) throws(KDBXError) -> (file: Data, payloadDigest: Data) {
         let headerBytes = try header.serialized()
         let streamKey = try random(64)
         let stream = try PayloadCrypto.innerStream(.chaCha20, key: streamKey)
@@ -90,7 +109,7 @@ public enum KDBXWriter {
         try VaultDocumentWriter(
             vault: vault, version: header.version, innerStream: stream, headerHash: nil,
             binaryOrder: binaryOrder, compressMetaBinaries: false).write { bytes in compressor.append(bytes) }
-        let payload = try compressor.finish()
+        let (payload, digest) = try compressor.finish()
         let ciphertext = try PayloadCrypto.encrypt(
             payload, cipher: header.cipher, key: key.cipherKey(masterSeed: header.masterSeed), iv: header.encryptionIV)
         let hmacBase = key.hmacBaseKey(masterSeed: header.masterSeed)
@@ -99,12 +118,12 @@ public enum KDBXWriter {
         file.append(HMACSHA256.authenticationCode(
             for: headerBytes, key: HMACBlockStream.blockKey(index: .max, baseKey: hmacBase)))
         file.append(HMACBlockStream.write(ciphertext, baseKey: hmacBase))
-        return file
+        return (file, digest)
     }
 
     private static func writeKDBX3(
         _ vault: Vault, header: inout OuterHeader, key: DerivedKey, binaryOrder: [BinaryID]
-    ) throws(KDBXError) -> Data {
+    ) throws(KDBXError) -> (file: Data, payloadDigest: Data) {
         let streamKey = try random(32)
         let startBytes = try random(32)
         header.protectedStreamKey = streamKey
@@ -118,12 +137,12 @@ public enum KDBXWriter {
             headerHash: header.version >= .v3_1 ? SHA256.hash(headerBytes) : nil,
             binaryOrder: binaryOrder, compressMetaBinaries: header.compression == .gzip
         ).write { bytes in compressor.append(bytes) }
-        let compressed = try compressor.finish()
+        let (compressed, digest) = try compressor.finish()
         var plaintext = startBytes
         plaintext.append(HashedBlockStream.write(compressed))
         var file = headerBytes
         file.append(try PayloadCrypto.encrypt(
             plaintext, cipher: header.cipher, key: key.cipherKey(masterSeed: header.masterSeed), iv: header.encryptionIV))
-        return file
+        return (file, digest)
     }
 }

@@ -255,10 +255,11 @@ public final class SyncSession: @unchecked Sendable {
         SyncTransfers.waitWhileInProgress(for: path, limit: transferWait)
         var writeSettings = settings
         if rotatesKDFSalt { writeSettings.kdf = try settings.kdf.withFreshSalt() }
-        let (file, derived) = try KDBXWriter.serialize(vault, settings: writeSettings, key: key, cachedKey: derivedKey, limits: limits)
+        let encoded = try KDBXWriter.encode(vault, settings: writeSettings, key: key, cachedKey: derivedKey, limits: limits)
+        let (file, derived) = (encoded.file, encoded.derivedKey)
         do {
             let written = try DurableFile.replace(atPath: path, with: file, policy: .onlyIf(fingerprint), symlinks: .writeTarget, verify: { bytes in
-                try VerifiedEncoding.verify(bytes, holds: self.vault, key: self.key, derivedKey: derived, limits: self.limits)
+                try VerifiedEncoding.verify(bytes, matches: encoded, limits: self.limits)
             }, mayReplace: { SyncTransfers.inProgress(for: self.path).isEmpty })
             fingerprint = written
             settings = writeSettings
