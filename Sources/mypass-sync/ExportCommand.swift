@@ -28,7 +28,7 @@ struct ExportCommand: Command {
         // Written as produced: never the whole document in memory.
         var streams = output
         switch parsed[format] ?? .json {
-        case .json: try unlocked.exportJSON { streams.emit($0) }
+        case .json: try unlocked.exportJSON(bytes: { streams.emit(bytes: $0) })
         case .xml: try unlocked.exportXML { streams.emit(bytes: $0) }
         }
         return .success

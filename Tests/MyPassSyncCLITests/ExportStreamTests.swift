@@ -13,7 +13,7 @@ struct ExportStreamTests {
         let file = try KDBXWriter.serialize(Self.sampleVault(entriesInBigGroup: entriesInBigGroup), settings: settings, key: key).file
         let opened = try KDBXReader.open(file, key: key)
         var streamed = ""
-        try ExportStream { streamed += $0 }.write(opened)
+        try ExportStream(emit: { streamed += $0 }).write(opened)
         let whole = try JSONText.encode(ExportDocument(opened)) + "\n"
         #expect(streamed == whole)
         let parsed = try JSONSerialization.jsonObject(with: Data(streamed.utf8)) as? [String: Any]

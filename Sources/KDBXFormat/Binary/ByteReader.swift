@@ -53,6 +53,14 @@ struct ByteReader {
         return bytes.subdata(in: offset..<(offset + count))
     }
 
+    /// The next `count` bytes as a slice of the input (no copy); throws if fewer remain.
+    mutating func readSlice(_ count: Int) throws(KDBXError) -> Data {
+        guard count >= 0 else { throw .corrupt("\(context): negative length") }
+        try require(count)
+        defer { offset += count }
+        return bytes[offset..<(offset + count)]
+    }
+
     /// Moves past `count` bytes.
     mutating func skip(_ count: Int) throws(KDBXError) {
         guard count >= 0 else { throw .corrupt("\(context): negative length") }

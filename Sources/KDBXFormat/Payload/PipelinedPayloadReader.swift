@@ -17,12 +17,17 @@ enum PipelinedPayloadReader {
 
     /// The document in `payload` (gzip-compressed or not), never decompressing beyond `limit` bytes.
     static func read(_ payload: Data, compression: PayloadCompression, layout: Layout, limit: Int) throws(KDBXError) -> DecodedDocument {
+        try read(.whole(payload), compression: compression, layout: layout, limit: limit)
+    }
+
+    /// The document `source` produces, read on the helper thread as it is produced.
+    static func read(_ source: PayloadSource, compression: PayloadCompression, layout: Layout, limit: Int) throws(KDBXError) -> DecodedDocument {
         let channel = ChunkChannel<[UInt8]>(capacity: 4)
         let parsing = PayloadParsing(readsInnerHeader: { if case .kdbx4 = layout { true } else { false } }(), channel: channel)
         // The helper drops its reference to the payload (and its parser) before it signals `done`, and
         // this thread waits for that: nothing of this read outlives it, even when it ends in an error
         // (a Thread releases its closure whenever it gets round to it).
-        let handOver = PayloadHandOver(payload)
+        let handOver = PayloadHandOver(source)
         let done = DispatchSemaphore(value: 0)
         let helper = Thread {
             if let payload = handOver.take() { parsing.run(payload, compression: compression, limit: limit) }
@@ -64,14 +69,62 @@ enum PipelinedPayloadReader {
 
 /// The payload, handed to the helper thread once.
 private final class PayloadHandOver: @unchecked Sendable {
-    private var payload: Data?
+    private var payload: PayloadSource?
 
-    init(_ payload: Data) { self.payload = payload }
+    init(_ payload: PayloadSource) { self.payload = payload }
 
     /// The payload; this box keeps no reference to it afterwards.
-    func take() -> Data? {
+    func take() -> PayloadSource? {
         defer { payload = nil }
         return payload
+    }
+}
+
+/// Where the (still compressed) payload comes from: bytes already decrypted, or a KDBX 4 block
+/// stream decrypted as it is read.
+enum PayloadSource: @unchecked Sendable {
+    case whole(Data)
+    case kdbx4Blocks(KDBX4PayloadStream)
+
+    /// Pieces handed on at once from a whole payload.
+    private static let pieceSize = 1 << 18
+
+    /// Hands the payload to `consume` in order, in pieces.
+    func produce(_ consume: (UnsafeRawBufferPointer) throws(KDBXError) -> Void) throws(KDBXError) {
+        switch self {
+        case .whole(let payload):
+            var offset = payload.startIndex
+            while offset < payload.endIndex {
+                let end = min(offset + Self.pieceSize, payload.endIndex)
+                let result: Result<Void, KDBXError> = payload[offset..<end].withUnsafeBytes { piece in
+                    Result { () throws(KDBXError) in try consume(piece) }
+                }
+                try result.get()
+                offset = end
+            }
+        case .kdbx4Blocks(let stream):
+            try stream.produce(consume)
+        }
+    }
+
+    /// The payload decompressed as `compression` says, handed to `consume` in pieces of at most
+    /// `pieceSize` bytes, never more than `limit` in all.
+    func decompressed(
+        _ compression: PayloadCompression, pieceSize: Int = 1 << 18, limit: Int,
+        _ consume: (UnsafeRawBufferPointer) throws(KDBXError) -> Void
+    ) throws(KDBXError) {
+        guard compression == .gzip else {
+            var total = 0
+            try produce { piece throws(KDBXError) in
+                total += piece.count
+                guard total <= limit else { throw .resourceCapExceeded("decompressed payload exceeds \(limit) bytes") }
+                try consume(piece)
+            }
+            return
+        }
+        let inflater = try GzipInflater(chunkSize: pieceSize, limit: limit)
+        try produce { piece throws(KDBXError) in try inflater.feed(piece, consume: consume) }
+        try inflater.finish()
     }
 }
 
@@ -99,27 +152,14 @@ private final class PayloadParsing: @unchecked Sendable {
         lock.withLock { parsedInnerHeader }
     }
 
-    func run(_ payload: Data, compression: PayloadCompression, limit: Int) {
+    func run(_ payload: PayloadSource, compression: PayloadCompression, limit: Int) {
         do throws(KDBXError) {
             let recorder = XMLEventRecorder { [channel] chunk in channel.put(chunk) }
             self.recorder = recorder
             if !readsInnerHeader { parser = try StrictXMLParser(handler: recorder) }
             // Pieces of 256 KiB: libxml2 copies each into its input buffer, which grows to about
             // twice the piece (1 MiB pieces kept 2 MiB there and 1 MiB here, for no speed gained).
-            let pieceSize = 1 << 18
-            if compression == .gzip {
-                try Gzip.decompress(payload, chunkSize: pieceSize, limit: limit) { piece throws(KDBXError) in try self.feed(piece) }
-            } else {
-                var offset = payload.startIndex
-                while offset < payload.endIndex {
-                    let end = min(offset + pieceSize, payload.endIndex)
-                    let result: Result<Void, KDBXError> = payload[offset..<end].withUnsafeBytes { piece in
-                        Result { () throws(KDBXError) in try self.feed(piece) }
-                    }
-                    try result.get()
-                    offset = end
-                }
-            }
+            try payload.decompressed(compression, limit: limit) { piece throws(KDBXError) in try self.feed(piece) }
             guard let parser else { throw .truncated("inner header") }
             try parser.finish()
             _ = recorder.flush()

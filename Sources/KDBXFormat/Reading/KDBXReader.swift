@@ -63,10 +63,8 @@ public enum KDBXReader {
         guard header.kdf.fingerprint == derivedKey.kdf.fingerprint else { throw .wrongCredentials }
         let payload = try decryptedPayload(file, header: header, headerLength: headerLength, key: derivedKey, limits: limits)
         var hasher = SHA2Hasher(.sha256)
-        if header.compression == .gzip {
-            try Gzip.decompress(payload, limit: limits.maximumPayloadBytes) { chunk throws(KDBXError) in hasher.update(chunk) }
-        } else {
-            hasher.update(payload)
+        try payload.decompressed(header.compression, pieceSize: 1 << 20, limit: limits.maximumPayloadBytes) { piece throws(KDBXError) in
+            hasher.update(piece)
         }
         return hasher.finalize()
     }
@@ -124,34 +122,24 @@ public enum KDBXReader {
                                         limit: ResourceLimits.standard.maximumPayloadBytes).vault
     }
 
-    /// The payload after the outer layers: decrypted, its integrity checked, padding removed; still
-    /// compressed if the header says so.
+    /// The payload after the outer layers, still compressed if the header says so: KDBX 4 as a block
+    /// stream checked and decrypted as it is read (the header HMAC, which proves the key, checked
+    /// here); KDBX 3.1 decrypted, its padding and hashed blocks checked.
     private static func decryptedPayload(
         _ file: Data, header: OuterHeader, headerLength: Int, key: DerivedKey, limits: ResourceLimits
-    ) throws(KDBXError) -> Data {
-        header.version.isKDBX4
-            ? try decryptedKDBX4Payload(file, header: header, headerLength: headerLength, key: key, limits: limits)
-            : try decryptedKDBX3Payload(file, header: header, headerLength: headerLength, key: key, limits: limits)
-    }
-
-    private static func decryptedKDBX4Payload(
-        _ file: Data, header: OuterHeader, headerLength: Int, key: DerivedKey, limits: ResourceLimits
-    ) throws(KDBXError) -> Data {
-        let headerBytes = file.prefix(headerLength)
+    ) throws(KDBXError) -> PayloadSource {
+        guard header.version.isKDBX4 else {
+            return .whole(try decryptedKDBX3Payload(file, header: header, headerLength: headerLength, key: key, limits: limits))
+        }
         let hmacBase = key.hmacBaseKey(masterSeed: header.masterSeed)
         let storedHMAC = file.subdata(in: (headerLength + 32)..<(headerLength + 64))
         let headerKey = HMACBlockStream.blockKey(index: .max, baseKey: hmacBase)
-        guard HMACSHA256.isValid(storedHMAC, for: headerBytes, key: headerKey) else {
+        guard HMACSHA256.isValid(storedHMAC, for: file.prefix(headerLength), key: headerKey) else {
             throw .wrongCredentials
         }
-        // The blocks' contents are joined into one buffer and decrypted there: the payload exists
-        // once beside the file, not three times.
-        var payload = try HMACBlockStream.read(file[(file.startIndex + headerLength + 64)...],
-                                               baseKey: hmacBase, limit: limits.maximumPayloadBytes)
-        try PayloadCrypto.decryptInPlaceKeepingPadding(
-            &payload, cipher: header.cipher, key: key.cipherKey(masterSeed: header.masterSeed), iv: header.encryptionIV)
-        try PayloadCrypto.removePadding(&payload, cipher: header.cipher)
-        return payload
+        return .kdbx4Blocks(KDBX4PayloadStream(
+            blocks: file[(file.startIndex + headerLength + 64)...], hmacBaseKey: hmacBase, cipher: header.cipher,
+            cipherKey: key.cipherKey(masterSeed: header.masterSeed), iv: header.encryptionIV, limit: limits.maximumPayloadBytes))
     }
 
     private static func decryptedKDBX3Payload(

@@ -5,19 +5,41 @@ internal import MyPassCore
 /// Writes `export --format json` as it goes: exactly the text `JSONText.encode(ExportDocument(...))`
 /// gives, without building the whole document (at 100,000 entries that took 2.7 GB and longer than
 /// linear time). The entries, nearly all of the text, are written straight into bytes
-/// (`PrettyJSONBuffer.entry`) and handed on in pieces of about 64 KB; the few other values go
-/// through `JSONEncoder` and are spliced in at their depth: every newline of its pretty output is
-/// structural (strings escape theirs), so indenting each non-empty line reproduces the nested layout.
+/// (`PrettyJSONBuffer.entry`), batches of them on all cores at once, and handed on in order; the few
+/// other values go through `JSONEncoder` and are spliced in at their depth: every newline of its
+/// pretty output is structural (strings escape theirs), so indenting each non-empty line reproduces
+/// the nested layout.
 struct ExportStream {
-    /// Bytes of entries collected before they are handed to `emit`.
-    static let pieceSize = 1 << 16
+    /// Entries one task encodes.
+    static let batchSize = 128
+    /// Batches encoded at once before they are handed on (bounds the memory to a few megabytes).
+    static let batchesPerRound = 2 * ProcessInfo.processInfo.activeProcessorCount
     private let encoder: JSONEncoder = {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
         return encoder
     }()
-    /// Receives the text in order.
-    let emit: (String) -> Void
+    /// Receives the text in order, as UTF-8 (a piece may end inside a character).
+    let emitBytes: (UnsafeRawBufferPointer) -> Void
+
+    /// A stream handing its text to `emitBytes`.
+    init(emitBytes: @escaping (UnsafeRawBufferPointer) -> Void) {
+        self.emitBytes = emitBytes
+    }
+
+    /// A stream handing its text to `emit` as strings (each piece whole characters).
+    init(emit: @escaping (String) -> Void) {
+        self.init { emit(String(decoding: $0, as: UTF8.self)) }
+    }
+
+    private func emit(_ text: String) {
+        var text = text
+        text.withUTF8 { emitBytes(UnsafeRawBufferPointer($0)) }
+    }
+
+    private func emit(_ buffer: inout PrettyJSONBuffer) {
+        buffer.drain { bytes in bytes.withUnsafeBytes { emitBytes($0) } }
+    }
 
     /// The document for `opened` (keys in sorted order, as the encoder sorts them), then a newline.
     func write(_ opened: OpenedVault) throws {
@@ -34,15 +56,7 @@ struct ExportStream {
     /// A group object whose opening brace goes at the current position, at nesting `depth`.
     private func writeGroup(_ group: Group, pool: BinaryPool, depth: Int) throws {
         emit("{\n" + Self.indent(depth + 1) + "\"entries\" : ")
-        var buffer = PrettyJSONBuffer()
-        var entries = buffer.openArray(depth: depth + 1)
-        for entry in group.entries {
-            buffer.element(of: &entries)
-            buffer.entry(entry, pool: pool, depth: depth + 2, includeHistory: true)
-            if buffer.bytes.count >= Self.pieceSize { buffer.drain { emit(String(decoding: $0, as: UTF8.self)) } }
-        }
-        buffer.closeArray(entries)
-        buffer.drain { emit(String(decoding: $0, as: UTF8.self)) }
+        try writeEntries(group.entries, pool: pool, depth: depth + 1)
         emit(",\n" + Self.indent(depth + 1) + "\"groups\" : ")
         if group.groups.isEmpty {
             emit("[\n\n" + Self.indent(depth + 1) + "]")
@@ -66,7 +80,36 @@ struct ExportStream {
         rest.member("uuid", of: &members)
         rest.string(group.uuid.canonicalString)
         rest.closeObject(members)
-        rest.drain { emit(String(decoding: $0, as: UTF8.self)) }
+        emit(&rest)
+    }
+
+    /// The value of an `entries` member at `depth`: batches of entries encoded in parallel, each
+    /// into its own buffer (its commas placed by the entries' positions), handed on in order.
+    private func writeEntries(_ entries: [Entry], pool: BinaryPool, depth: Int) throws {
+        var opening = PrettyJSONBuffer()
+        let array = opening.openArray(depth: depth)
+        emit(&opening)
+        let batches = stride(from: 0, to: entries.count, by: Self.batchSize).map { $0..<min($0 + Self.batchSize, entries.count) }
+        for round in stride(from: 0, to: batches.count, by: Self.batchesPerRound) {
+            let current = Array(batches[round..<min(round + Self.batchesPerRound, batches.count)])
+            let encoded = EncodedBatches(count: current.count)
+            DispatchQueue.concurrentPerform(iterations: current.count) { index in
+                var buffer = PrettyJSONBuffer()
+                var position = PrettyJSONBuffer.Container(depth: depth, count: current[index].lowerBound)
+                for entry in entries[current[index]] {
+                    buffer.element(of: &position)
+                    buffer.entry(entry, pool: pool, depth: depth + 1, includeHistory: true)
+                }
+                encoded.store(buffer, at: index)
+            }
+            for index in current.indices {
+                var buffer = encoded.take(index)
+                emit(&buffer)
+            }
+        }
+        var closing = PrettyJSONBuffer()
+        closing.closeArray(PrettyJSONBuffer.Container(depth: depth, count: entries.count))
+        emit(&closing)
     }
 
     private func member(_ key: String, _ value: String, depth: Int) -> String {
@@ -95,5 +138,23 @@ struct ExportStream {
 
     private static func indent(_ depth: Int) -> String {
         String(repeating: "  ", count: depth)
+    }
+}
+
+/// The buffers of one round of batches, each filled by one task.
+private final class EncodedBatches: @unchecked Sendable {
+    private var buffers: [PrettyJSONBuffer]
+    private let lock = NSLock()
+
+    init(count: Int) {
+        buffers = Array(repeating: PrettyJSONBuffer(), count: count)
+    }
+
+    func store(_ buffer: PrettyJSONBuffer, at index: Int) {
+        lock.withLock { buffers[index] = buffer }
+    }
+
+    func take(_ index: Int) -> PrettyJSONBuffer {
+        lock.withLock { buffers[index] }
     }
 }

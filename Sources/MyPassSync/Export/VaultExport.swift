@@ -7,6 +7,11 @@ extension UnlockedVault {
         try ExportStream(emit: emit).write(opened)
     }
 
+    /// The same document as UTF-8 bytes, handed to `emit` piece by piece (no `String` made of them).
+    public func exportJSON(bytes emit: @escaping (UnsafeRawBufferPointer) -> Void) throws {
+        try ExportStream(emitBytes: emit).write(opened)
+    }
+
     /// The decrypted vault as KeePass XML (secrets in plain text), handed to `emit` as produced.
     public func exportXML(to emit: @escaping (UnsafeRawBufferPointer) -> Void) throws {
         try KDBXWriter.writePlainXML(opened.vault, to: emit)
