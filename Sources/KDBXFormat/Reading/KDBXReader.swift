@@ -55,17 +55,21 @@ public enum KDBXReader {
     }
 
     /// SHA-256 of the payload `file` carries, decrypted with `derivedKey` (every block's HMAC or
-    /// hash checked) and decompressed: the inner header and XML document. Equal to the
-    /// `payloadDigest` of `KDBXWriter.encode` exactly when the file holds the payload written then,
-    /// which a save checks on the bytes read back from the disk instead of parsing them again.
+    /// hash checked), still compressed; a gzip payload is also inflated to its end, which checks its
+    /// CRC-32 and length against what it inflates to. Equal to the `payloadDigest` of
+    /// `KDBXWriter.encode` exactly when the file holds the payload written then, which a save checks
+    /// on the bytes read back from the disk instead of parsing them again.
     public static func payloadDigest(of file: Data, derivedKey: DerivedKey, limits: ResourceLimits = .standard) throws(KDBXError) -> Data {
         let (header, headerLength) = try checkedHeader(of: file)
         guard header.kdf.fingerprint == derivedKey.kdf.fingerprint else { throw .wrongCredentials }
         let payload = try decryptedPayload(file, header: header, headerLength: headerLength, key: derivedKey, limits: limits)
         var hasher = SHA2Hasher(.sha256)
-        try payload.decompressed(header.compression, pieceSize: 1 << 20, limit: limits.maximumPayloadBytes) { piece throws(KDBXError) in
+        let inflater = header.compression == .gzip ? try GzipInflater(chunkSize: 1 << 20, limit: limits.maximumPayloadBytes) : nil
+        try payload.produce { piece throws(KDBXError) in
             hasher.update(piece)
+            try inflater?.feed(piece) { _ throws(KDBXError) in }
         }
+        try inflater?.finish()
         return hasher.finalize()
     }
 

@@ -18,9 +18,10 @@ public enum KDBXWriter {
         return (encoded.file, encoded.derivedKey)
     }
 
-    /// `serialize`, with the SHA-256 of the payload the file carries (the decompressed inner header
-    /// and XML document): `KDBXReader.payloadDigest` of the file must give it back, which proves
-    /// that the bytes decrypt and decompress to exactly the document written from `vault`.
+    /// `serialize`, with the SHA-256 of the payload the file carries (the compressed inner header and
+    /// XML document): `KDBXReader.payloadDigest` of the file must give it back, which proves that the
+    /// bytes decrypt to exactly that payload, and that it inflates intact, to the document written
+    /// from `vault`.
     public static func encode(
         _ vault: Vault, settings: FormatSettings, key: CompositeKey, cachedKey: DerivedKey? = nil,
         limits: ResourceLimits = .standard

@@ -6,11 +6,12 @@ internal import MyPassCore
 /// conversion, a merge written elsewhere) goes through here.
 ///
 /// The proof is on the bytes read back from the disk: they must decrypt with the key, pass every
-/// integrity check (header hash and HMAC, each block's HMAC or hash, padding, gzip's CRC and length)
-/// and decompress to exactly the payload the writer produced from the vault (the SHA-256 of the inner
-/// header and XML document, `KDBXWriter.encode`). That the document reads back as the same vault is
-/// the codec's own property, proven by the round-trip tests and fuzzers rather than by parsing every
-/// save twice: the parse was half of a save's time and a second copy of the vault in memory.
+/// integrity check (header hash and HMAC, each block's HMAC or hash, padding) to exactly the payload
+/// the writer produced from the vault (the SHA-256 of the compressed inner header and XML document,
+/// `KDBXWriter.encode`), and that payload must inflate to its end (gzip's CRC-32 and length of the
+/// document checked by zlib). That the document reads back as the same vault is the codec's own
+/// property, proven by the round-trip tests and fuzzers rather than by parsing every save twice: the
+/// parse was half of a save's time and a second copy of the vault in memory.
 enum VerifiedEncoding {
     /// The file for `vault`, checked as above.
     static func encode(
@@ -21,7 +22,7 @@ enum VerifiedEncoding {
         return (encoded.file, encoded.derivedKey)
     }
 
-    /// Throws unless `bytes` decrypt with `encoded`'s key and decompress to exactly its payload.
+    /// Throws unless `bytes` decrypt with `encoded`'s key to exactly its payload, which inflates intact.
     static func verify(_ bytes: Data, matches encoded: EncodedVault, limits: ResourceLimits) throws {
         let digest = try KDBXReader.payloadDigest(of: bytes, derivedKey: encoded.derivedKey, limits: limits)
         guard digest == encoded.payloadDigest else {
