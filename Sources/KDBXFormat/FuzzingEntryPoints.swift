@@ -5,9 +5,15 @@ internal import MyPassCrypto
 /// public API only reaches after a successful key derivation.
 @_spi(Fuzzing)
 public enum FuzzingEntryPoints {
-    /// A KDBX 4 HMAC block stream, authenticated with a fixed key.
+    /// A KDBX 4 HMAC block stream, authenticated with a fixed key and decrypted (ChaCha20, the cipher
+    /// without padding, so every authentic stream reaches the consumer) as a file's payload is read.
     public static func readHMACBlocks(_ stream: Data) throws(KDBXError) -> Data {
-        try HMACBlockStream.read(stream, baseKey: SecureBytes(Data(repeating: 7, count: 64)), limit: 1 << 24)
+        let payload = KDBX4PayloadStream(
+            blocks: stream, hmacBaseKey: SecureBytes(Data(repeating: 7, count: 64)), cipher: .chaCha20,
+            cipherKey: SecureBytes(Data(repeating: 8, count: 32)), iv: Data(repeating: 9, count: 12), limit: 1 << 24)
+        var output = Data()
+        try payload.produce { output.append(contentsOf: $0) }
+        return output
     }
 
     /// A KDBX 3.1 hashed block stream.

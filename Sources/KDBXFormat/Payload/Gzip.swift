@@ -55,50 +55,6 @@ enum Gzip {
         return output
     }
 
-    /// Inflates `data` in pieces of at most `chunkSize` bytes, handing each to `consume` as soon as it
-    /// is ready, so that the whole decompressed payload never has to sit in memory at once.
-    static func decompress(
-        _ data: Data, chunkSize: Int = 1 << 20, limit: Int,
-        consume: (UnsafeRawBufferPointer) throws(KDBXError) -> Void
-    ) throws(KDBXError) {
-        var stream = z_stream()
-        guard inflateInit2_(&stream, gzipWindowBits, ZLIB_VERSION, Int32(MemoryLayout<z_stream>.size)) == Z_OK else {
-            throw .corrupt("gzip: zlib could not start")
-        }
-        defer { inflateEnd(&stream) }
-        let output = UnsafeMutableRawBufferPointer.allocate(byteCount: chunkSize, alignment: 16)
-        defer { output.deallocate() }
-        var total = 0
-        var finished = false
-        let result: Result<Void, KDBXError> = data.withUnsafeBytes { input in
-            stream.next_in = UnsafeMutablePointer(mutating: input.bindMemory(to: Bytef.self).baseAddress)
-            stream.avail_in = uInt(input.count)
-            while !finished {
-                stream.next_out = output.bindMemory(to: Bytef.self).baseAddress
-                stream.avail_out = uInt(chunkSize)
-                let status = inflate(&stream, Z_NO_FLUSH)
-                let produced = chunkSize - Int(stream.avail_out)
-                total += produced
-                guard total <= limit else { return .failure(.resourceCapExceeded("decompressed payload exceeds \(limit) bytes")) }
-                if produced > 0 {
-                    let consumed = Result { () throws(KDBXError) in try consume(UnsafeRawBufferPointer(rebasing: output[0..<produced])) }
-                    if case .failure = consumed { return consumed }
-                }
-                switch status {
-                case Z_STREAM_END: finished = true
-                case Z_OK: continue
-                case Z_BUF_ERROR where stream.avail_in == 0: return .failure(.truncated("gzip stream"))
-                case Z_BUF_ERROR: continue
-                default:
-                    return .failure(.corrupt("gzip: \(stream.msg.map { String(cString: $0) } ?? "inflate error \(status)")"))
-                }
-            }
-            return .success(())
-        }
-        try result.get()
-        guard stream.avail_in == 0 else { throw .corrupt("gzip: bytes after the end of the stream") }
-    }
-
     /// Deflates `data` into a gzip stream at `level` (1 fastest ... 9 smallest; KeePass uses 6).
     static func compress(_ data: Data, level: Int32 = 6) throws(KDBXError) -> Data {
         var stream = z_stream()

@@ -15,21 +15,23 @@ enum HMACBlockStream {
         return hasher.finalizeSecure()
     }
 
-    /// Verifies and concatenates the blocks in `stream`; a bad HMAC is corruption (the header HMAC
-    /// already proved the key right).
-    static func read(_ stream: Data, baseKey: SecureBytes, limit: Int) throws(KDBXError) -> Data {
+    /// Checks the blocks of `stream` in order and hands each block's content (a slice of `stream`) to
+    /// `body` once its HMAC is verified; a bad HMAC is corruption (the header HMAC already proved
+    /// the key right). At most `limit` bytes of content in all.
+    static func forEachBlock(
+        _ stream: Data, baseKey: SecureBytes, limit: Int, _ body: (Data) throws(KDBXError) -> Void
+    ) throws(KDBXError) {
         var reader = ByteReader(stream, context: "HMAC block stream")
-        var output = Data()
-        output.reserveCapacity(min(stream.count, limit))  // the blocks' contents never exceed the stream
+        var total = 0
         var index: UInt64 = 0
         while true {
             let storedMAC = try reader.readBytes(32)
             let size = try reader.readInt32()
             guard size >= 0 else { throw .corrupt("HMAC block \(index) has a negative size") }
-            guard output.count + Int(size) <= limit else {
+            guard total + Int(size) <= limit else {
                 throw .resourceCapExceeded("encrypted payload exceeds \(limit) bytes")
             }
-            let block = try reader.readBytes(Int(size))
+            let block = try reader.readSlice(Int(size))
             var authenticator = HMACSHA256.Authenticator(key: blockKey(index: index, baseKey: baseKey))
             authenticator.update(index.littleEndianBytes)
             authenticator.update(UInt32(bitPattern: size).littleEndianBytes)
@@ -38,11 +40,11 @@ enum HMACBlockStream {
                 throw .corrupt("HMAC block \(index) failed its integrity check")
             }
             if size == 0 { break }
-            output.append(block)
+            total += Int(size)
+            try body(block)
             index += 1
         }
         guard reader.isAtEnd else { throw .corrupt("bytes after the final HMAC block") }
-        return output
     }
 
     /// Splits `payload` into authenticated blocks followed by the empty final block.

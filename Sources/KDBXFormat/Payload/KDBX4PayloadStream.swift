@@ -17,38 +17,20 @@ struct KDBX4PayloadStream: @unchecked Sendable {
     /// Hands the decrypted (still compressed) payload to `consume` block by block, in order.
     func produce(_ consume: (UnsafeRawBufferPointer) throws(KDBXError) -> Void) throws(KDBXError) {
         let decryptor = try Decryptor(cipher: cipher, key: cipherKey, iv: iv)
-        var reader = ByteReader(blocks, context: "HMAC block stream")
-        var index: UInt64 = 0
         var total = 0
         var plain: [UInt8] = []
-        while true {
-            let storedMAC = try reader.readBytes(32)
-            let size = try reader.readInt32()
-            guard size >= 0 else { throw .corrupt("HMAC block \(index) has a negative size") }
-            guard total + Int(size) <= limit else { throw .resourceCapExceeded("encrypted payload exceeds \(limit) bytes") }
-            let block = try reader.readSlice(Int(size))
-            var authenticator = HMACSHA256.Authenticator(key: HMACBlockStream.blockKey(index: index, baseKey: hmacBaseKey))
-            authenticator.update(index.littleEndianBytes)
-            authenticator.update(UInt32(bitPattern: size).littleEndianBytes)
-            authenticator.update(block)
-            guard ConstantTime.isEqual(authenticator.finalize(), storedMAC) else {
-                throw .corrupt("HMAC block \(index) failed its integrity check")
-            }
-            if size == 0 { break }
-            total += Int(size)
+        try HMACBlockStream.forEachBlock(blocks, baseKey: hmacBaseKey, limit: limit) { block throws(KDBXError) in
+            total += block.count
             try decryptor.decrypt(block, appendingTo: &plain)
             // The last cipher block may be padding: keep it until the stream has ended.
             let ready = plain.count - decryptor.heldBack(of: plain.count)
-            if ready > 0 {
-                let handed: Result<Void, KDBXError> = plain.withUnsafeBytes { bytes in
-                    Result { () throws(KDBXError) in try consume(UnsafeRawBufferPointer(rebasing: bytes[..<ready])) }
-                }
-                try handed.get()
-                plain.removeFirst(ready)
+            guard ready > 0 else { return }
+            let handed: Result<Void, KDBXError> = plain.withUnsafeBytes { bytes in
+                Result { () throws(KDBXError) in try consume(UnsafeRawBufferPointer(rebasing: bytes[..<ready])) }
             }
-            index += 1
+            try handed.get()
+            plain.removeFirst(ready)
         }
-        guard reader.isAtEnd else { throw .corrupt("bytes after the final HMAC block") }
         try decryptor.finish(&plain, total: total)
         let last: Result<Void, KDBXError> = plain.withUnsafeBytes { bytes in Result { () throws(KDBXError) in try consume(bytes) } }
         try last.get()
