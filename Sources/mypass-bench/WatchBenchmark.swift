@@ -5,8 +5,9 @@ import MyPassMerge
 import MyPassSync
 
 /// `mypass-bench watch [N]`: reaction time of the watcher to a sync-conflict copy arriving by atomic
-/// rename next to an N-entry vault (cheap KDF): inotify latency, then the check that merges the copy
-/// and writes the vault. The watch command adds its 300 ms debounce on top.
+/// rename next to an N-entry vault (cheap KDF), as `watch` reacts: the copy's event starts opening it
+/// (`prepare`), the 300 ms debounce passes, then the check merges the copy and writes the vault.
+/// Reported: the time from the rename to the merged vault renamed in, less the debounce.
 func runWatchBenchmark(entries: Int) throws {
     let directory = FileManager.default.temporaryDirectory.appendingPathComponent("mypass-bench-watch-\(getpid())")
     try? FileManager.default.removeItem(at: directory)
@@ -27,8 +28,10 @@ func runWatchBenchmark(entries: Int) throws {
     let token = DirectoryEvents.instance.watch(directory.path) { event in
         guard case .changed(_, let name) = event else { return }
         if name.contains("sync-conflict") && name.hasSuffix(".kdbx") {
-            // The copy's arrival (it is later removed from the folder, not renamed within it).
+            // The copy's arrival (it is later removed from the folder, not renamed within it): the
+            // engine starts opening it here, on the event thread.
             copyArrival.mark()
+            watcher.prepare(copyAt: directory.appendingPathComponent(name).path)
             arrived.signal()
         } else if name == "pw.kdbx" {
             // The merged vault renamed over the file: the reaction is complete.
@@ -37,6 +40,7 @@ func runWatchBenchmark(entries: Int) throws {
         }
     }
     usleep(300_000)
+    let debounce = WatchEngine.Settings().debounce
     var samples: [(latency: Double, reaction: Double, check: Double)] = []
     for round in 0..<11 {
         let edited = try vault.addingEntry(title: "From the other device \(round)", to: vault.root.uuid).vault
@@ -50,9 +54,13 @@ func runWatchBenchmark(entries: Int) throws {
         rename(staging, directory.appendingPathComponent(String(format: "pw.sync-conflict-20261129-1200%02d-PHONE.kdbx", round)).path)
         arrived.wait()
         let latency = Double(copyArrival.last - start) / 1e9
+        // The debounce, counted from the event as the engine counts it.
+        let due = copyArrival.last + UInt64(debounce * 1e9)
+        let now = DispatchTime.now().uptimeNanoseconds
+        if due > now { usleep(useconds_t((due - now) / 1000)) }
         let (_, checkTime) = timed { watcher.check() }
         guard replaced.wait(timeout: .now() + 5) == .success else { fatalError("the watcher did not replace the vault") }
-        samples.append((latency, Double(vaultReplacement.last - start) / 1e9, checkTime))
+        samples.append((latency, Double(vaultReplacement.last - start) / 1e9 - debounce, checkTime))
     }
     // Where the time of one check goes: the copy parsed, merged, serialized, verified by its payload digest (medians of 9).
     let copyBytes = try KDBXWriter.serialize(try vault.addingEntry(title: "Phase", to: vault.root.uuid).vault, settings: settings, key: key).file
@@ -75,8 +83,8 @@ func runWatchBenchmark(entries: Int) throws {
     let median = samples.sorted { $0.reaction < $1.reaction }[samples.count / 2]
     let best = samples.map(\.reaction).min() ?? 0
     report("watch reaction, \(entries) entries", median.reaction,
-           String(format: "copy renamed in -> merged vault renamed over the file, median of %d (best %.1f ms; inotify %.1f ms; the whole check with its bookkeeping %.1f ms) + the debounce of `watch` (300 ms default)",
-                  samples.count, best * 1000, median.latency * 1000, median.check * 1000))
+           String(format: "after the debounce (%.0f ms): copy renamed in -> merged vault renamed over the file, less the debounce, median of %d (best %.1f ms; inotify %.1f ms; the check after the debounce with its bookkeeping %.1f ms; the copy opened during the debounce)",
+                  debounce * 1000, samples.count, best * 1000, median.latency * 1000, median.check * 1000))
 }
 
 /// The time of the last event, shared with the inotify thread.

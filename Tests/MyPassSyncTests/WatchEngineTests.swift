@@ -41,7 +41,14 @@ struct WatchEngineTests {
         private(set) var failedLastCheck = false
         private(set) var waitingForTransfer = false
 
+        private var preparedPaths: [String] = []
+
         init(path: String) { self.path = path }
+
+        func prepare(copyAt path: String) { lock.withLock { preparedPaths.append(path) } }
+
+        /// The copies the engine asked to open ahead.
+        var prepared: [String] { lock.withLock { preparedPaths } }
 
         func check() -> Bool {
             lock.withLock {
@@ -104,7 +111,10 @@ struct WatchEngineTests {
             let times = checker.checkTimes
             #expect(times.count == 2, "one check for the burst, none for other names: \(times.count)")
             if times.count == 2 { #expect(times[1].timeIntervalSince(burstStart) >= 0.3 + 0.16, "checked before the quiet time") }
+            #expect(checker.prepared.isEmpty, "only conflict copies are opened ahead")
             source.fire(.changed(directory: Self.directory, name: "vault.sync-conflict-20261130-120000-PHONE.kdbx"))
+            #expect(checker.prepared == [Self.directory + "/vault.sync-conflict-20261130-120000-PHONE.kdbx"],
+                    "a copy's arrival starts opening it at once, before the debounce")
             waitUntil { checker.checkTimes.count == 3 }
             #expect(checker.checkTimes.count == 3, "a conflict copy's name marks its vault")
         }

@@ -101,8 +101,30 @@ public enum ConflictFolding {
         _ copies: [ConflictCopies.Copy], into session: SyncSession, base: Vault?, key: CompositeKey, cachedKey: DerivedKey? = nil,
         limits: ResourceLimits, dryRun: Bool, sizeLimit: Int64? = nil
     ) throws -> Report {
+        try fold(copies, into: session, base: base, key: key, cachedKey: cachedKey, limits: limits, dryRun: dryRun,
+                 sizeLimit: sizeLimit, prefetched: nil)
+    }
+
+    /// How a copy of the vault at `vaultPath` (KDF `vaultKDF`) is read and opened: within
+    /// `copySizeLimit` (or `sizeLimit`) and `copyLimits`.
+    static func copyOpening(
+        forVaultAt vaultPath: String, vaultKDF: KDFParameters, key: CompositeKey, cachedKey: DerivedKey?, limits: ResourceLimits,
+        sizeLimit: Int64? = nil
+    ) -> CopyPrefetch.Parameters {
         // The vault's size (of the file a symlink the user named leads to).
-        let vaultSize = SystemCalls.status(atPath: DurableFile.resolvedPath(session.path)).map { Int($0.size) } ?? 0
+        let vaultSize = SystemCalls.status(atPath: DurableFile.resolvedPath(vaultPath)).map { Int($0.size) } ?? 0
+        return CopyPrefetch.Parameters(key: key, cachedKey: cachedKey, sizeLimit: sizeLimit ?? copySizeLimit(forVaultOf: vaultSize),
+                                       limits: copyLimits(forVaultKDF: vaultKDF, within: limits))
+    }
+
+    /// `fold`, using the copies `prefetched` opened ahead (the watcher's, during its debounce) where
+    /// they were opened from exactly the bytes read now.
+    static func fold(
+        _ copies: [ConflictCopies.Copy], into session: SyncSession, base: Vault?, key: CompositeKey, cachedKey: DerivedKey?,
+        limits: ResourceLimits, dryRun: Bool, sizeLimit: Int64?, prefetched: CopyPrefetch?
+    ) throws -> Report {
+        let opening = copyOpening(forVaultAt: session.path, vaultKDF: session.settings.kdf, key: key, cachedKey: cachedKey,
+                                  limits: limits, sizeLimit: sizeLimit)
         // Each folder is opened once: reading a copy and removing it later happen in the directory
         // that was opened, even if it is swapped for a symlink meanwhile.
         var folders: [String: DirectoryHandle] = [:]
@@ -113,8 +135,6 @@ public enum ConflictFolding {
             folders[path] = opened
             return opened
         }
-        let limit = sizeLimit ?? copySizeLimit(forVaultOf: vaultSize)
-        let kdfLimits = copyLimits(forVaultKDF: session.settings.kdf, within: limits)
         var outcomes: [Outcome] = []
         var taken: [(copy: ConflictCopies.Copy, bytes: Data, fingerprint: Fingerprint, changes: [Change], newContent: Bool,
                      explanation: [FieldDecision])] = []
@@ -123,8 +143,9 @@ public enum ConflictFolding {
             let read: (bytes: Data, fingerprint: Fingerprint)
             let opened: OpenedVault
             do {
-                read = try DurableFile.read(copy.name, in: folder(of: copy), limit: limit)
-                opened = try KDBXReader.open(read.bytes, key: key, cachedKey: cachedKey, limits: kdfLimits)
+                read = try DurableFile.read(copy.name, in: folder(of: copy), limit: opening.sizeLimit)
+                opened = try prefetched?.take(copy.path, matching: read.fingerprint, under: opening)
+                    ?? KDBXReader.open(read.bytes, key: key, cachedKey: cachedKey, limits: opening.limits)
             } catch KDBXError.resourceCapExceeded {
                 outcomes.append(Outcome(copy: copy.path, engine: copy.engine, result: .tooCostly, changes: [], movedTo: nil))
                 continue
@@ -170,7 +191,7 @@ public enum ConflictFolding {
         let retired = RetiredCopies(state: session.state, vaultPath: session.path)
         for item in taken {
             let directory = try folder(of: item.copy)
-            let current = try? DurableFile.read(item.copy.name, in: directory, limit: limit).fingerprint
+            let current = try? DurableFile.read(item.copy.name, in: directory, limit: opening.sizeLimit).fingerprint
             guard let current, current.sameContent(as: item.fingerprint) && current.inode == item.fingerprint.inode else {
                 outcomes.append(Outcome(copy: item.copy.path, engine: item.copy.engine, result: .changedMeanwhile, changes: item.changes, movedTo: nil))
                 continue

@@ -88,6 +88,28 @@ public final class VaultWatcher: @unchecked Sendable {
 
     /// Whether the last `check` failed (an error or an unreadable file, not a wait): the caller backs
     /// off before the next one.
+    /// Copies opened during the debounce (`prepare(copyAt:)`), for the next check.
+    let prefetch = CopyPrefetch()
+    /// How a copy is opened now (the vault's KDF, key and size), set by each check for `prepare`,
+    /// which runs on the event thread.
+    private let openingLock = NSLock()
+    private var copyOpening: CopyPrefetch.Parameters?
+
+    /// A conflict copy appeared at `copyPath`: start opening it now, so that the check after the
+    /// debounce finds it open (only with the merge policy, and only once the vault is known).
+    public func prepare(copyAt copyPath: String) {
+        guard copyPolicy == .merge, let opening = openingLock.withLock({ copyOpening }) else { return }
+        prefetch.start(copyPath, with: opening)
+    }
+
+    /// Keeps how copies of the vault file read now (`bytes`) are opened, for `prepare`.
+    private func rememberCopyOpening(for bytes: Data) {
+        guard let header = try? KDBXReader.header(of: bytes) else { return }
+        let opening = ConflictFolding.copyOpening(forVaultAt: path, vaultKDF: header.kdf, key: key,
+                                                  cachedKey: known?.opened.derivedKey ?? cachedKey, limits: limits)
+        openingLock.withLock { copyOpening = opening }
+    }
+
     public private(set) var failedLastCheck = false
     /// The problem last reported: the same one again is not reported again until something else
     /// happened (a step that keeps failing reports once).
@@ -130,6 +152,7 @@ public final class VaultWatcher: @unchecked Sendable {
         }
         if missingReported { report(.vaultBack(vault: path)) }
         missingReported = false
+        rememberCopyOpening(for: current.bytes)
         if vaultInodes.last != current.fingerprint.inode {
             vaultInodes.append(current.fingerprint.inode)
             if vaultInodes.count > 32 { vaultInodes.removeFirst() }
@@ -249,6 +272,7 @@ public final class VaultWatcher: @unchecked Sendable {
         }
         // Copies that failed and have not changed since are not opened again.
         let present = Set(copies.map(\.path))
+        prefetch.keepOnly(present)
         failedCopies = failedCopies.filter { present.contains($0.key) }
         let candidates = copies.filter { copy in failedCopies[copy.path].map { $0 != Self.stamp(copy.path) } ?? true }
         // Copies that arrived from another device wait for that device to merge them (see init).
@@ -279,7 +303,7 @@ public final class VaultWatcher: @unchecked Sendable {
                                           workingIsOnDisk: true)
             session.rotatesKDFSalt = rotatesKDFSalt
             let folded = try ConflictFolding.fold(ready, into: session, base: opened.vault, key: key, cachedKey: opened.derivedKey,
-                                                  limits: limits, dryRun: false)
+                                                  limits: limits, dryRun: false, sizeLimit: nil, prefetched: prefetch)
             if folded.wroteVault { ownWrite = session.fingerprint }
             let previous = known
             known = (session.fingerprint, session.opened)

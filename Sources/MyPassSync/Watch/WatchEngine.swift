@@ -10,6 +10,12 @@ protocol VaultChecking: AnyObject {
     var failedLastCheck: Bool { get }
     /// A sync engine's transfer into the folder is awaited.
     var waitingForTransfer: Bool { get }
+    /// A conflict copy of the vault appeared at `path` (called on the event thread: must not block).
+    func prepare(copyAt path: String)
+}
+
+extension VaultChecking {
+    func prepare(copyAt path: String) {}
 }
 
 extension VaultWatcher: VaultChecking {}
@@ -206,9 +212,12 @@ public final class WatchEngine: @unchecked Sendable {
             for checker in checkers {
                 let path = checker.path as NSString
                 guard PathText.folder(of: checker.path) == directory else { continue }
-                if name == path.lastPathComponent || ConflictCopies.engine(ofName: name, forVaultNamed: path.lastPathComponent) != nil {
+                let isCopy = ConflictCopies.engine(ofName: name, forVaultNamed: path.lastPathComponent) != nil
+                if name == path.lastPathComponent || isCopy {
                     due[checker.path] = soon
                 }
+                // Opened during the debounce, so that the check finds it open.
+                if isCopy, case .changed = event { checker.prepare(copyAt: (directory as NSString).appendingPathComponent(name)) }
             }
         case .directoryGone(let directory), .directoryBack(let directory):
             for checker in checkers where PathText.folder(of: checker.path) == directory { due[checker.path] = soon }
