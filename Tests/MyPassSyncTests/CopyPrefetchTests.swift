@@ -22,16 +22,22 @@ struct CopyPrefetchTests {
         return path
     }
 
-    @Test("the check uses the copy opened ahead; a copy replaced after it was opened is opened again")
-    func usedOnlyForTheSameBytes() throws {
-        let workspace = try Workspace()
-        defer { workspace.remove() }
+    /// The workspace's vault synced once on this device and a merging watcher that has checked it.
+    private func watching(_ workspace: Workspace) throws -> (VaultWatcher, SyncSession) {
         let session = try SyncSession(path: workspace.vaultPath, key: Workspace.key, state: workspace.state)
         session.update(try session.vault.addingEntry(title: "Synced", to: session.vault.root.uuid).vault)
         #expect(try session.saveMerging().wroteFile)
         let watcher = VaultWatcher(path: workspace.vaultPath, key: Workspace.key, state: workspace.state, limits: .standard,
                                    policy: .merge, copyPolicy: .merge) { _ in }
         #expect(watcher.check())
+        return (watcher, session)
+    }
+
+    @Test("the check uses the copy opened ahead; a copy replaced after it was opened is opened again")
+    func usedOnlyForTheSameBytes() throws {
+        let workspace = try Workspace()
+        defer { workspace.remove() }
+        let (watcher, _) = try watching(workspace)
 
         let first = try placeCopy(workspace, title: "From the phone", name: "vault.sync-conflict-20261201-100000-PHONE.kdbx")
         watcher.prepare(copyAt: first)
@@ -56,12 +62,7 @@ struct CopyPrefetchTests {
     func sameCapsAsTheCheck() throws {
         let workspace = try Workspace()
         defer { workspace.remove() }
-        let session = try SyncSession(path: workspace.vaultPath, key: Workspace.key, state: workspace.state)
-        session.update(try session.vault.addingEntry(title: "Synced", to: session.vault.root.uuid).vault)
-        #expect(try session.saveMerging().wroteFile)
-        let watcher = VaultWatcher(path: workspace.vaultPath, key: Workspace.key, state: workspace.state, limits: .standard,
-                                   policy: .merge, copyPolicy: .merge) { _ in }
-        #expect(watcher.check())
+        let (watcher, session) = try watching(workspace)
         // A symlink under a copy's name, pointing at another file of the same database.
         let elsewhere = workspace.directory.appendingPathComponent("private.kdbx").path
         try FileManager.default.copyItem(atPath: workspace.vaultPath, toPath: elsewhere)
