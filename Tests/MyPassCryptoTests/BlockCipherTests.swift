@@ -139,4 +139,32 @@ struct BlockCipherTests {
             #expect(decrypted != message)
         }
     }
+
+    @Test("CBC decryption in pieces of any length equals decrypting the whole message", arguments: BlockCipher.allCases)
+    func piecewiseDecryption(cipher: BlockCipher) throws {
+        let key = SecureBytes(Data((0..<32).map { UInt8($0 * 7 & 0xFF) }))
+        let iv = Data((0..<16).map { UInt8(255 - $0) })
+        let message = Data((0..<4099).map { UInt8(truncatingIfNeeded: $0 * 31 + 5) })
+        let ciphertext = try CBC.encrypt(message, cipher: cipher, key: key, iv: iv)
+        let whole = try CBC.decrypt(ciphertext, cipher: cipher, key: key, iv: iv, padding: .none)
+        // Piece lengths that cut blocks anywhere: 1, 5, 15, 16, 17, 33, ... and the rest.
+        for pieceLengths in [[1], [5, 15], [16], [17, 33, 2], [4000], [7, 1, 1, 64, 13]] {
+            let decryptor = try CBCDecryptor(cipher: cipher, key: key, iv: iv)
+            var output: [UInt8] = []
+            var offset = 0, turn = 0
+            while offset < ciphertext.count {
+                let length = min(pieceLengths[turn % pieceLengths.count], ciphertext.count - offset)
+                try ciphertext.subdata(in: offset..<(offset + length)).withUnsafeBytes { try decryptor.decrypt($0, appendingTo: &output) }
+                offset += length
+                turn += 1
+            }
+            #expect(!decryptor.endsInsideABlock)
+            #expect(Data(output) == whole, "pieces \(pieceLengths)")
+        }
+        // A message that stops inside a block says so.
+        let decryptor = try CBCDecryptor(cipher: cipher, key: key, iv: iv)
+        var output: [UInt8] = []
+        try ciphertext.prefix(40).withUnsafeBytes { try decryptor.decrypt($0, appendingTo: &output) }
+        #expect(decryptor.endsInsideABlock && output.count == 32)
+    }
 }
