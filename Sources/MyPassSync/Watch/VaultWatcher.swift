@@ -86,8 +86,6 @@ public final class VaultWatcher: @unchecked Sendable {
         self.emit = emit
     }
 
-    /// Whether the last `check` failed (an error or an unreadable file, not a wait): the caller backs
-    /// off before the next one.
     /// Copies opened during the debounce (`prepare(copyAt:)`), for the next check.
     let prefetch = CopyPrefetch()
     /// How a copy is opened now (the vault's KDF, key and size), set by each check for `prepare`,
@@ -110,6 +108,8 @@ public final class VaultWatcher: @unchecked Sendable {
         openingLock.withLock { copyOpening = opening }
     }
 
+    /// Whether the last `check` failed (an error or an unreadable file, not a wait): the caller backs
+    /// off before the next one.
     public private(set) var failedLastCheck = false
     /// The problem last reported: the same one again is not reported again until something else
     /// happened (a step that keeps failing reports once).
