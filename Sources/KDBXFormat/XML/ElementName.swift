@@ -64,15 +64,17 @@ struct ElementName: Hashable, Sendable {
 
 /// Interns element names: libxml2 hands out one pointer per distinct name (its dictionary), so a
 /// name is turned into a Swift string only the first time its pointer is seen.
-struct ElementNameTable {
+/// A class, confined to one thread like its owner: handing it to every value conversion (for error
+/// messages) then costs no copy of its five collections.
+final class ElementNameTable {
     /// A direct-mapped cache in front of the dictionary: most lookups hit it. libxml2 packs its names
     /// a few bytes apart, so the slot comes from a multiplicative hash of the whole pointer.
     private static let cacheBits = 10
-    private var recentPointers = [UnsafeRawPointer?](repeating: nil, count: 1 << cacheBits)
-    private var recentNames = [ElementName](repeating: ElementName(id: -1), count: 1 << cacheBits)
-    private var byPointer: [UnsafeRawPointer: ElementName] = [:]
-    private var byString: [String: ElementName]
-    private(set) var strings: [String]
+    @exclusivity(unchecked) private var recentPointers = [UnsafeRawPointer?](repeating: nil, count: 1 << cacheBits)
+    @exclusivity(unchecked) private var recentNames = [ElementName](repeating: ElementName(id: -1), count: 1 << cacheBits)
+    @exclusivity(unchecked) private var byPointer: [UnsafeRawPointer: ElementName] = [:]
+    @exclusivity(unchecked) private var byString: [String: ElementName]
+    @exclusivity(unchecked) private(set) var strings: [String]
 
     init() {
         strings = ElementName.knownNames
@@ -80,7 +82,7 @@ struct ElementNameTable {
     }
 
     /// The identifier of the name at `pointer` (a NUL-terminated UTF-8 string).
-    mutating func intern(_ pointer: UnsafePointer<UInt8>) -> ElementName {
+    func intern(_ pointer: UnsafePointer<UInt8>) -> ElementName {
         let raw = UnsafeRawPointer(pointer)
         let slot = Int((UInt(bitPattern: raw) &* 0x9E37_79B9_7F4A_7C15) >> (UInt.bitWidth - Self.cacheBits))
         if recentPointers[slot] == raw { return recentNames[slot] }
@@ -97,7 +99,7 @@ struct ElementNameTable {
     }
 
     /// The identifier of `string`.
-    mutating func intern(_ string: String) -> ElementName {
+    func intern(_ string: String) -> ElementName {
         if let known = byString[string] { return known }
         let name = ElementName(id: Int32(strings.count))
         strings.append(string)

@@ -9,7 +9,10 @@ internal import MyPassCrypto
 ///
 /// Text is recorded only before an element's first child (KeePass elements hold either text or
 /// children; whitespace between children is indentation).
-struct ElementTable {
+///
+/// A class, confined to one thread like the reader that owns it: the reader's many lookups then
+/// use its arrays in place instead of copying the table (four retains and releases) each time.
+final class ElementTable {
     struct Element {
         var name: ElementName
         var parent: Int32
@@ -25,16 +28,16 @@ struct ElementTable {
         var unprotected: Int32 = -1
     }
 
-    private(set) var elements: [Element] = []
-    private(set) var text: [UInt8] = []
-    private(set) var attributes: [(name: ElementName, value: String)] = []
-    private(set) var unprotected: [[UInt8]] = []
+    @exclusivity(unchecked) private(set) var elements: [Element] = []
+    @exclusivity(unchecked) private(set) var text: [UInt8] = []
+    @exclusivity(unchecked) private(set) var attributes: [(name: ElementName, value: String)] = []
+    @exclusivity(unchecked) private(set) var unprotected: [[UInt8]] = []
 
     var count: Int { elements.count }
 
     /// Appends a started element under `parent` (-1 for none); `linked` false keeps it out of the
     /// parent's child list (entries and groups, which are converted and dropped separately).
-    mutating func append(_ name: ElementName, parent: Int, linked: Bool, attributes newAttributes: [(ElementName, String)]) -> Int {
+    func append(_ name: ElementName, parent: Int, linked: Bool, attributes newAttributes: [(ElementName, String)]) -> Int {
         let index = elements.count
         let attributeStart = Int32(attributes.count)
         attributes.append(contentsOf: newAttributes.map { (name: $0.0, value: $0.1) })
@@ -55,20 +58,20 @@ struct ElementTable {
     }
 
     /// Adds character data to element `index` if it has no children yet.
-    mutating func appendText(_ bytes: UnsafeBufferPointer<UInt8>, to index: Int) {
+    func appendText(_ bytes: UnsafeBufferPointer<UInt8>, to index: Int) {
         guard elements[index].firstChild < 0, elements[index].textEnd == text.count else { return }
         text.append(contentsOf: bytes)
         elements[index].textEnd = text.count
     }
 
     /// Replaces the text of `index` by its unmasked bytes.
-    mutating func setUnprotected(_ bytes: [UInt8], for index: Int) {
+    func setUnprotected(_ bytes: [UInt8], for index: Int) {
         elements[index].unprotected = Int32(unprotected.count)
         unprotected.append(bytes)
     }
 
     /// Drops element `index` and everything after it (its descendants), keeping the storage.
-    mutating func truncate(to index: Int) {
+    func truncate(to index: Int) {
         guard index < elements.count else { return }
         let element = elements[index]
         // Unlink it from its parent, whose last child it is (everything after it is its subtree).

@@ -16,8 +16,8 @@ struct DecodedDocument {
 /// Confined to one thread at a time, so its hot state is `@exclusivity(unchecked)`: the runtime's
 /// access checks otherwise cost about a fifth of an open and up to half of a save (`mypass-bench open`).
 final class VaultDocumentReader {
-    @exclusivity(unchecked) private var table = ElementTable()
-    @exclusivity(unchecked) private var names = ElementNameTable()
+    private let table = ElementTable()
+    private let names = ElementNameTable()
     /// Indices of the open elements, innermost last.
     @exclusivity(unchecked) private var stack: [Int] = []
     /// Converted children of the open groups (and of Root), innermost last.
@@ -89,7 +89,7 @@ final class VaultDocumentReader {
             history.reserveCapacity(historyItems.count)
             history.append(contentsOf: historyItems)
             historyItems.removeAll(keepingCapacity: true)
-            var entry = try decodeEntry(index, history: history)
+            var entry = try decodeEntry(index, history: history, earlier: history.last)
             if let latest = history.last { entry.shareStorage(with: latest) }
             groupFrames[groupFrames.count - 1].entries.append(entry)
             table.truncate(to: index)
@@ -98,7 +98,7 @@ final class VaultDocumentReader {
                   !stack.dropLast(2).contains(where: { table.name($0) == .history }) else {
                 throw .corrupt("XML: History inside a history item")
             }
-            var item = try decodeEntry(index, history: nil)
+            var item = try decodeEntry(index, history: nil, earlier: historyItems.last)
             if let earlier = historyItems.last { item.shareStorage(with: earlier) }
             historyItems.append(item)
             table.truncate(to: index)
@@ -200,49 +200,77 @@ final class VaultDocumentReader {
         return items
     }
 
-    private func decodeEntry(_ index: Int, history: [Entry]?) throws(KDBXError) -> Entry {
+    /// Entry `index`. `earlier` is the version decoded just before it (the previous history item, or
+    /// the last one for the current entry): field names and values equal to its are taken from it
+    /// instead of being made again, so the versions share their storage from the start.
+    private func decodeEntry(_ index: Int, history: [Entry]?, earlier: Entry?) throws(KDBXError) -> Entry {
         guard let uuidIndex = table.child(index, .uuid) else { throw .corrupt("XML: Entry without UUID") }
-        var entry = Entry(uuid: try table.uuid(uuidIndex, names: names), times: try decodeTimes(table.child(index, .times)))
-        // One allocation for the fields instead of one per doubling.
+        let uuid = try table.uuid(uuidIndex, names: names)
+        let times = try decodeTimes(table.child(index, .times))
         var fieldCount = 0
         try table.forEachChild(index) { child throws(KDBXError) in if table.name(child) == .string { fieldCount += 1 } }
-        entry.fields.reserveCapacity(fieldCount)
+        // One allocation for the fields instead of one per doubling.
+        var fields: [EntryField] = []
+        fields.reserveCapacity(fieldCount)
+        var iconID = 0, tags: [String] = [], attachments: [Attachment] = []
+        // The rarely set properties are gathered first: the entry gets them in one piece.
+        var customIconUUID: UUID?, previousParentGroup: UUID?, qualityCheck: Bool?
+        var foregroundColor = "", backgroundColor = "", overrideURL = ""
+        var autoType = AutoType(), customData: [CustomDataItem] = [], preserved: [PreservedXML] = []
+        var entryHistory: [Entry] = []
         try table.forEachChild(index) { child throws(KDBXError) in
             switch table.name(child) {
             case .uuid, .times: break
-            case .iconID: entry.iconID = Int(try table.int(child, names: names))
-            case .customIconUUID: entry.customIconUUID = try table.optionalUUID(child, names: names)
-            case .foregroundColor: entry.foregroundColor = table.string(child)
-            case .backgroundColor: entry.backgroundColor = table.string(child)
-            case .overrideURL: entry.overrideURL = table.string(child)
-            case .qualityCheck: entry.qualityCheck = try table.optionalBool(child, names: names)
-            case .tags: entry.tags = table.tags(child)
-            case .previousParentGroup: entry.previousParentGroup = try table.optionalUUID(child, names: names)
-            case .string: entry.fields.append(try decodeField(child))
-            case .binary: entry.attachments.append(try decodeAttachment(child))
-            case .autoType: entry.autoType = try decodeAutoType(child)
-            case .customData: entry.customData = try decodeCustomData(child)
+            case .iconID: iconID = Int(try table.int(child, names: names))
+            case .customIconUUID: customIconUUID = try table.optionalUUID(child, names: names)
+            case .foregroundColor: foregroundColor = table.string(child)
+            case .backgroundColor: backgroundColor = table.string(child)
+            case .overrideURL: overrideURL = table.string(child)
+            case .qualityCheck: qualityCheck = try table.optionalBool(child, names: names)
+            case .tags: tags = table.tags(child)
+            case .previousParentGroup: previousParentGroup = try table.optionalUUID(child, names: names)
+            case .string: fields.append(try decodeField(child, position: fields.count, earlier: earlier))
+            case .binary: attachments.append(try decodeAttachment(child))
+            case .autoType: autoType = try decodeAutoType(child)
+            case .customData: customData = try decodeCustomData(child)
             case .history:
                 guard let history else { throw .corrupt("XML: History inside a history item") }
-                entry.history = history
-            default: entry.preserved.append(table.preserved(child, names: names))
+                entryHistory = history
+            default: preserved.append(table.preserved(child, names: names))
             }
         }
-        return entry
+        return Entry(
+            uuid: uuid, iconID: iconID, customIconUUID: customIconUUID, foregroundColor: foregroundColor,
+            backgroundColor: backgroundColor, overrideURL: overrideURL, qualityCheck: qualityCheck, tags: tags, times: times,
+            fields: fields, attachments: attachments, autoType: autoType, customData: customData,
+            previousParentGroup: previousParentGroup, history: entryHistory, preserved: preserved)
     }
 
-    private func decodeField(_ index: Int) throws(KDBXError) -> EntryField {
+    /// Field `index`, the `position`th of its entry; its name and value are `earlier`'s when equal.
+    private func decodeField(_ index: Int, position: Int, earlier: Entry?) throws(KDBXError) -> EntryField {
         guard let keyIndex = table.child(index, .key) else { throw .corrupt("XML: String without Key") }
-        let key = table.string(keyIndex)
+        let earlierField = earlier?.fields.field(named: table.bytes(keyIndex), near: position)
+        let key = earlierField?.key ?? table.string(keyIndex)
         guard let valueIndex = table.child(index, .value) else { return EntryField(key: key, value: .plain("")) }
         if let bytes = table.unprotectedBytes(valueIndex) {
             // Invalid UTF-8 is repaired exactly as String(decoding:) would, then masked.
+            // The table wipes its copy of the plain bytes; a repaired copy is never left unmasked.
             let valid = bytes.allSatisfy { $0 < 0x80 } || String(validating: bytes, as: UTF8.self) != nil
-            let utf8 = valid ? bytes : Array(String(decoding: bytes, as: UTF8.self).utf8)
-            return EntryField(key: key, value: .protected(ProtectedValue(maskingUTF8: utf8)))
+            guard valid else {
+                return EntryField(key: key, value: .protected(ProtectedValue(maskingUTF8: Array(String(decoding: bytes, as: UTF8.self).utf8))))
+            }
+            var candidate: ProtectedValue?
+            if case .protected(let value)? = earlierField?.value { candidate = value }
+            return EntryField(key: key, value: .protected(ProtectedValue(maskingUTF8: bytes, reusing: candidate)))
         }
         // ProtectInMemory: protected by flag without inner-stream masking (XML exports).
-        return EntryField(key: key, value: FieldValue(table.string(valueIndex), isProtected: table.isTrue(valueIndex, .protectInMemoryAttribute)))
+        if table.isTrue(valueIndex, .protectInMemoryAttribute) {
+            return EntryField(key: key, value: .protected(ProtectedValue(table.string(valueIndex))))
+        }
+        if case .plain(let text)? = earlierField?.value, text.hasUTF8(table.bytes(valueIndex)) {
+            return EntryField(key: key, value: .plain(text))
+        }
+        return EntryField(key: key, value: .plain(table.string(valueIndex)))
     }
 
     private func decodeAttachment(_ index: Int) throws(KDBXError) -> Attachment {
@@ -382,6 +410,28 @@ final class VaultDocumentReader {
             }
             guard binaryReferences[id] == nil else { throw .corrupt("XML: Meta binary ID \(id) repeated") }
             binaryReferences[id] = pool.add(data, isProtected: isProtected)
+        }
+    }
+}
+
+extension [EntryField] {
+    /// The field whose name has the UTF-8 bytes `name`, looked for first at `hint` (versions of an
+    /// entry usually keep their fields in the same order).
+    fileprivate func field(named name: ArraySlice<UInt8>, near hint: Int) -> EntryField? {
+        if hint < count, self[hint].key.hasUTF8(name) { return self[hint] }
+        return first { $0.key.hasUTF8(name) }
+    }
+}
+
+extension String {
+    /// Whether this string's UTF-8 is exactly `bytes` (lengths first, then one memory compare).
+    fileprivate func hasUTF8(_ bytes: ArraySlice<UInt8>) -> Bool {
+        guard utf8.count == bytes.count else { return false }
+        var text = self
+        return text.withUTF8 { mine in
+            bytes.withUnsafeBufferPointer { theirs in
+                mine.count == 0 || memcmp(mine.baseAddress!, theirs.baseAddress!, mine.count) == 0
+            }
         }
     }
 }

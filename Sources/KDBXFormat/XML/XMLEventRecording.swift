@@ -16,7 +16,7 @@ final class XMLEventRecorder: XMLEventHandler {
     @exclusivity(unchecked) private var buffer: UnsafeMutableRawPointer
     @exclusivity(unchecked) private var capacity = XMLEventRecorder.chunkSize + 4096
     @exclusivity(unchecked) private var used = 0
-    @exclusivity(unchecked) private var names = ElementNameTable()
+    private let names = ElementNameTable()
     /// How many names the consumer knows (the known names, then those announced).
     @exclusivity(unchecked) private var announced = ElementName.knownNames.count
     private let deliver: ([UInt8]) -> Bool

@@ -16,8 +16,24 @@ public struct ProtectedValue: @unchecked Sendable, CustomStringConvertible, Cust
 
     /// Masks the UTF-8 bytes `plainBytes` in place (the caller's array is consumed, no copy is left).
     public init(maskingUTF8 plainBytes: consuming [UInt8]) {
+        self.init(maskingUTF8: plainBytes, digest: MemoryMask.keyedDigest(of: plainBytes))
+    }
+
+    /// `candidate` itself when it holds the UTF-8 text `plainBytes` (compared by keyed digest, as
+    /// `==` does), so equal values share one storage; else a new value masking `plainBytes` in
+    /// place. A reused candidate leaves `plainBytes` as they are: the caller's copy is its own to wipe.
+    public init(maskingUTF8 plainBytes: consuming [UInt8], reusing candidate: ProtectedValue?) {
+        let digest = MemoryMask.keyedDigest(of: plainBytes)
+        if let candidate, candidate.storage.header.count == plainBytes.count,
+           candidate.storage.header.digestHigh == digest.0, candidate.storage.header.digestLow == digest.1 {
+            self = candidate
+        } else {
+            self.init(maskingUTF8: plainBytes, digest: digest)
+        }
+    }
+
+    private init(maskingUTF8 plainBytes: consuming [UInt8], digest: (UInt64, UInt64)) {
         var bytes = plainBytes
-        let digest = MemoryMask.keyedDigest(of: bytes)
         let nonce = MemoryMask.nextNonce()
         MemoryMask.apply(to: &bytes, nonce: nonce)
         storage = MaskedBytes.holding(bytes, nonce: nonce, digest: digest)
@@ -53,7 +69,7 @@ public struct ProtectedValue: @unchecked Sendable, CustomStringConvertible, Cust
 }
 
 extension ProtectedValue: Equatable, Hashable {
-    /// Compares the keyed digests of the plain texts (a 128-bit keyed BLAKE2b), without unmasking.
+    /// Compares the lengths and keyed digests of the plain texts (128-bit SipHash), without unmasking.
     public static func == (lhs: ProtectedValue, rhs: ProtectedValue) -> Bool {
         if lhs.storage === rhs.storage { return true }
         let left = lhs.storage.header, right = rhs.storage.header
