@@ -39,8 +39,9 @@ final class StrictXMLParser {
     /// Deepest element nesting accepted (KeePass documents nest groups; 1000 levels is far beyond use).
     static let maximumDepth = 1000
 
-    /// The handler owns this parser (it is the parser's only client and outlives it).
-    private unowned(unsafe) let handler: any XMLEventHandler
+    /// Held strongly (no handler holds its parser): a `let` is used in place by every callback,
+    /// where an `unowned(unsafe)` reference was retained and released for each event.
+    private let handler: any XMLEventHandler
     @exclusivity(unchecked) private var failure: KDBXError? {
         didSet { hasFailed = failure != nil }
     }
