@@ -19,6 +19,8 @@ final class XMLEventRecorder: XMLEventHandler {
     private let names = ElementNameTable()
     /// How many names the consumer knows (the known names, then those announced).
     @exclusivity(unchecked) private var announced = ElementName.knownNames.count
+    /// Whether the last tag was an end tag: the open element then has a child already.
+    @exclusivity(unchecked) private var afterEndTag = false
     private let deliver: ([UInt8]) -> Bool
 
     init(deliver: @escaping ([UInt8]) -> Bool) {
@@ -31,6 +33,7 @@ final class XMLEventRecorder: XMLEventHandler {
     }
 
     func startElement(_ namePointer: UnsafePointer<UInt8>, attributes: XMLAttributes) throws(KDBXError) {
+        afterEndTag = false
         let name = intern(namePointer)
         var interned: [(ElementName, UnsafeBufferPointer<UInt8>)] = []
         if !attributes.isEmpty {
@@ -47,11 +50,15 @@ final class XMLEventRecorder: XMLEventHandler {
     }
 
     func endElement() throws(KDBXError) {
+        afterEndTag = true
         appendByte(RecordedEvent.end.rawValue)
         try flushIfFull()
     }
 
     func characters(_ bytes: UnsafeBufferPointer<UInt8>) {
+        // Text after a child element is never read (an element's text is what precedes its first
+        // child; between children it is indentation): about half of all text events are dropped here.
+        guard !afterEndTag else { return }
         appendByte(RecordedEvent.characters.rawValue)
         appendBlock(UnsafeRawBufferPointer(bytes))
         // Not flushed here (this callback cannot stop the parse): the next start or end tag flushes.
