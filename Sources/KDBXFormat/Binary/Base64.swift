@@ -59,10 +59,12 @@ enum Base64 {
                         valid += 1
                     }
                 }
-                for shift in [16, 8, 0] where written < count {
-                    guard valid > 1 || shift == 16 else { break }
-                    output[written] = UInt8(truncatingIfNeeded: group >> UInt32(shift))
+                // Four characters give three bytes, fewer with padding (two for "xx==", three for "xxx=").
+                var shift: UInt32 = 16
+                while shift <= 16 && written < count && (valid > 1 || shift == 16) {
+                    output[written] = UInt8(truncatingIfNeeded: group >> shift)
                     written += 1
+                    shift &-= 8
                 }
                 index += 4
             }

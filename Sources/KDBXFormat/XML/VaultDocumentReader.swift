@@ -227,7 +227,7 @@ final class VaultDocumentReader {
             case .backgroundColor: backgroundColor = table.string(child)
             case .overrideURL: overrideURL = table.string(child)
             case .qualityCheck: qualityCheck = try table.optionalBool(child, names: names)
-            case .tags: tags = table.tags(child)
+            case .tags: tags = table.tags(child, reusing: earlier?.tags ?? [])
             case .previousParentGroup: previousParentGroup = try table.optionalUUID(child, names: names)
             case .string: fields.append(try decodeField(child, position: fields.count, earlier: earlier))
             case .binary: attachments.append(try decodeAttachment(child))
@@ -423,15 +423,3 @@ extension [EntryField] {
     }
 }
 
-extension String {
-    /// Whether this string's UTF-8 is exactly `bytes` (lengths first, then one memory compare).
-    fileprivate func hasUTF8(_ bytes: ArraySlice<UInt8>) -> Bool {
-        guard utf8.count == bytes.count else { return false }
-        var text = self
-        return text.withUTF8 { mine in
-            bytes.withUnsafeBufferPointer { theirs in
-                mine.count == 0 || memcmp(mine.baseAddress!, theirs.baseAddress!, mine.count) == 0
-            }
-        }
-    }
-}

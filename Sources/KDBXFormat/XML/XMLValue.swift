@@ -85,17 +85,26 @@ extension ElementTable {
         return Data(bytes)
     }
 
-    /// KeePass tag lists are separated by ';' or ',' (spaces around tags ignored).
-    func tags(_ index: Int) -> [String] {
+    /// KeePass tag lists are separated by ';' or ',' (spaces around tags ignored). `earlier`, the
+    /// tags of the version before, is returned itself when the text lists the same tags.
+    func tags(_ index: Int, reusing earlier: [String] = []) -> [String] {
         let raw = bytes(index)
         guard !raw.isEmpty else { return [] }
-        var tags: [String] = []
-        for piece in raw.split(whereSeparator: { $0 == UInt8(ascii: ";") || $0 == UInt8(ascii: ",") }) {
-            var trimmed = piece
-            while trimmed.first == 0x20 { trimmed.removeFirst() }
-            while trimmed.last == 0x20 { trimmed.removeLast() }
-            if !trimmed.isEmpty { tags.append(String(decoding: trimmed, as: UTF8.self)) }
+        return raw.withUnsafeBufferPointer { text in
+            var pieces: [Range<Int>] = []
+            var start = 0
+            for position in 0...text.count where position == text.count || text[position] == UInt8(ascii: ";") || text[position] == UInt8(ascii: ",") {
+                var lower = start, upper = position
+                while lower < upper && text[lower] == 0x20 { lower += 1 }
+                while upper > lower && text[upper - 1] == 0x20 { upper -= 1 }
+                if lower < upper { pieces.append(lower..<upper) }
+                start = position + 1
+            }
+            if pieces.count == earlier.count,
+               zip(pieces, earlier).allSatisfy({ piece, tag in tag.hasUTF8(UnsafeBufferPointer(rebasing: text[piece])) }) {
+                return earlier
+            }
+            return pieces.map { String(decoding: UnsafeBufferPointer(rebasing: text[$0]), as: UTF8.self) }
         }
-        return tags
     }
 }
