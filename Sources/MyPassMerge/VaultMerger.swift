@@ -182,31 +182,25 @@ private final class MergeRun {
     private func mergeEntries() {
         let maxItems = meta.historyMaxItems, maxSize = meta.historyMaxSize
         let localPool = local.vault.binaries, remotePool = remote.vault.binaries
-        let binarySize: (BinaryID) -> Int = { (localPool[$0] ?? remotePool[$0])?.data.count ?? 0 }
-        for id in Set(local.entries.keys).union(remote.entries.keys).sorted(by: UUID.precedes) {
-            switch (local.entries[id], remote.entries[id]) {
-            case let (mine?, theirs?) where mine.entry == theirs.entry:
-                // The same on both sides (most entries): only the place can differ.
+        let ids = Set(local.entries.keys).union(remote.entries.keys).sorted(by: UUID.precedes)
+        // Comparing and merging the entries both sides hold reads only the three indexes: done on all
+        // cores first (most of a merge's time), then applied in order.
+        let pairer = EntryPairer(base: base, local: local, remote: remote, explaining: explaining,
+                                 historyMaxItems: maxItems, historyMaxSize: maxSize, localPool: localPool, remotePool: remotePool)
+        let pairings = ids.parallelMap(chunkSize: 256) { id -> EntryPairer.Pairing? in
+            guard let mine = pairer.local.entries[id], let theirs = pairer.remote.entries[id] else { return nil }
+            return pairer.pairing(mine.entry, theirs.entry)
+        }
+        for (id, pairing) in zip(ids, pairings) {
+            switch (local.entries[id], remote.entries[id], pairing) {
+            case let (mine?, theirs?, .same?):
                 let parent = mergeParent(base: base?.entries[id]?.parent, local: mine.parent, remote: theirs.parent,
                                          localTime: mine.entry.times.locationChanged, remoteTime: theirs.entry.times.locationChanged)
                 entries[id] = (mine.entry, parent.uuid ?? mine.parent)
                 if explaining != nil && mine.parent != theirs.parent {
                     explainMove(mine: mine, theirs: theirs, parent: parent.uuid ?? mine.parent)
                 }
-            case let (mine?, theirs?):
-                // The most recent version both sides share: the base's, or a newer one both hold
-                // (a side that already contains the other's current version supersedes it).
-                // The base's version counts only where it lies on both sides' line of history.
-                let baseVersion = base?.entries[id].flatMap { (known: VaultIndex.EntryRecord) -> Entry? in
-                    Self.isOnLine(known.entry, of: mine.entry) && Self.isOnLine(known.entry, of: theirs.entry) ? known.entry : nil
-                }
-                let ancestor = [baseVersion, inferredAncestor(mine.entry, theirs.entry)]
-                    .compactMap { $0 }.max { EntryMerger.isSuperseded($0, by: $1) }
-                var merger = EntryMerger(ancestor: ancestor, historyAncestor: baseVersion,
-                                         local: mine.entry, remote: theirs.entry)
-                let source: FieldDecision.Ancestor = ancestor == nil ? .none : ancestor == baseVersion ? .base : .inferredFromHistory
-                merger.explaining = explaining.map { (source, $0) }
-                let outcome = merger.merge(historyMaxItems: maxItems, historyMaxSize: maxSize, binarySize: binarySize)
+            case let (mine?, theirs?, .merged(outcome, source)?):
                 var entry = outcome.entry
                 let parent = mergeParent(base: base?.entries[id]?.parent, local: mine.parent, remote: theirs.parent,
                                          localTime: mine.entry.times.locationChanged, remoteTime: theirs.entry.times.locationChanged)
@@ -218,7 +212,9 @@ private final class MergeRun {
                 if mine.entry.times.lastModified == theirs.entry.times.lastModified && !outcome.conflicts.isEmpty {
                     warnings.append("entry \(id.canonicalString) was changed on both sides at the same second; the version with the larger content digest was kept current, the other is in its history")
                 }
-            case let (mine?, nil):
+            case (_?, _?, nil):
+                break  // Not reached: the parallel pass pairs every entry both sides hold.
+            case let (mine?, nil, _):
                 let deletion = remote.tombstones[id]
                 explainPresence(.entry, id, times: mine.entry.times, at: entryPath(mine.parent, mine.entry, in: local), on: .local,
                                 otherDeletedAt: deletion)
@@ -228,7 +224,7 @@ private final class MergeRun {
                     continue
                 }
                 entries[id] = (mine.entry, mine.parent)
-            case let (nil, theirs?):
+            case let (nil, theirs?, _):
                 let deletion = local.tombstones[id]
                 explainPresence(.entry, id, times: theirs.entry.times, at: entryPath(theirs.parent, theirs.entry, in: remote), on: .remote,
                                 otherDeletedAt: deletion)
@@ -236,32 +232,10 @@ private final class MergeRun {
                 entries[id] = (theirs.entry, theirs.parent)
                 changes.append(Change(local.tombstones[id] == nil ? .added : .restored, .entry, uuid: id,
                                       path: entryPath(theirs.parent, theirs.entry, in: remote), title: theirs.entry.title))
-            case (nil, nil):
+            case (nil, nil, _):
                 break
             }
         }
-    }
-
-    /// Whether `baseVersion` and `side` lie on one line of history: the same version, one found in the
-    /// other's history, or no history on `side` to tell (history turned off). A side that branched
-    /// off before the base (its history holds neither the base's version nor the reverse) did not
-    /// see the base's changes, so the base is not its ancestor: a conflict copy merged against the
-    /// version a watcher took in since, say. Its ancestor is then inferred from shared history.
-    static func isOnLine(_ baseVersion: Entry, of side: Entry) -> Bool {
-        side.history.isEmpty || side.isSameOrLater(than: baseVersion) || baseVersion.isSameOrLater(than: side)
-    }
-
-    /// The newest version both sides hold (current or in history) with the same time and content: the
-    /// entry's ancestor when the base does not know it (MERGE.md rule 2).
-    private func inferredAncestor(_ mine: Entry, _ theirs: Entry) -> Entry? {
-        let theirVersions = Set(([theirs.withoutHistory] + theirs.history).map(VersionKey.init))
-        // Histories are oldest first: of two shared versions from the same second, the later one in
-        // this side's sequence is the newer.
-        let sequence = mine.history + [mine.withoutHistory]
-        return sequence.indices
-            .filter { theirVersions.contains(VersionKey(sequence[$0])) }
-            .max { (sequence[$0].times.lastModified, $0) < (sequence[$1].times.lastModified, $1) }
-            .map { sequence[$0] }
     }
 
     private func logEntry(_ outcome: EntryMerger.Outcome, entry: Entry, movedFrom: UUID?) {

@@ -100,13 +100,13 @@ public enum KDBXReader {
     public static func open(
         files: [(file: Data, key: CompositeKey)], cachedKey: DerivedKey? = nil, limits: ResourceLimits = .standard
     ) -> [Result<OpenedVault, KDBXError>] {
-        let results = ResultSlots<OpenedVault>(count: files.count)
+        let results = ParallelSlots<Result<OpenedVault, KDBXError>>(count: files.count)
         DispatchQueue.concurrentPerform(iterations: files.count) { index in
-            results.set(index, Result { () throws(KDBXError) in
+            results.set(Result { () throws(KDBXError) in
                 try open(files[index].file, key: files[index].key, cachedKey: cachedKey, limits: limits)
-            })
+            }, at: index)
         }
-        return results.values
+        return files.indices.map { results.take($0) ?? .failure(.corrupt("not opened")) }
     }
 
     /// Runs the KDF of `file` with `key` (after the header checks and the resource caps), for use as
@@ -163,27 +163,5 @@ public enum KDBXReader {
         try PayloadCrypto.removePadding(&plaintext, cipher: header.cipher)
         return try HashedBlockStream.read(plaintext.subdata(in: (plaintext.startIndex + 32)..<plaintext.endIndex),
                                           limit: limits.maximumPayloadBytes)
-    }
-}
-
-/// Slots filled from several threads, each slot by exactly one of them.
-private final class ResultSlots<Value>: @unchecked Sendable {
-    private var slots: [Result<Value, KDBXError>?]
-    private let lock = NSLock()
-
-    init(count: Int) {
-        slots = Array(repeating: nil, count: count)
-    }
-
-    func set(_ index: Int, _ result: Result<Value, KDBXError>) {
-        lock.lock()
-        slots[index] = result
-        lock.unlock()
-    }
-
-    var values: [Result<Value, KDBXError>] {
-        lock.lock()
-        defer { lock.unlock() }
-        return slots.map { $0 ?? .failure(.corrupt("not opened")) }
     }
 }

@@ -87,12 +87,12 @@ struct ExportStream {
     /// into its own buffer (its commas placed by the entries' positions), handed on in order.
     private func writeEntries(_ entries: [Entry], pool: BinaryPool, depth: Int) throws {
         var opening = PrettyJSONBuffer()
-        let array = opening.openArray(depth: depth)
+        _ = opening.openArray(depth: depth)  // The container: made per batch below (positions from the entries' indices).
         emit(&opening)
         let batches = stride(from: 0, to: entries.count, by: Self.batchSize).map { $0..<min($0 + Self.batchSize, entries.count) }
         for round in stride(from: 0, to: batches.count, by: Self.batchesPerRound) {
             let current = Array(batches[round..<min(round + Self.batchesPerRound, batches.count)])
-            let encoded = EncodedBatches(count: current.count)
+            let encoded = ParallelSlots<PrettyJSONBuffer>(count: current.count)
             DispatchQueue.concurrentPerform(iterations: current.count) { index in
                 var buffer = PrettyJSONBuffer()
                 var position = PrettyJSONBuffer.Container(depth: depth, count: current[index].lowerBound)
@@ -100,10 +100,10 @@ struct ExportStream {
                     buffer.element(of: &position)
                     buffer.entry(entry, pool: pool, depth: depth + 1, includeHistory: true)
                 }
-                encoded.store(buffer, at: index)
+                encoded.set(buffer, at: index)
             }
             for index in current.indices {
-                var buffer = encoded.take(index)
+                var buffer = encoded.take(index) ?? PrettyJSONBuffer()
                 emit(&buffer)
             }
         }
@@ -138,23 +138,5 @@ struct ExportStream {
 
     private static func indent(_ depth: Int) -> String {
         String(repeating: "  ", count: depth)
-    }
-}
-
-/// The buffers of one round of batches, each filled by one task.
-private final class EncodedBatches: @unchecked Sendable {
-    private var buffers: [PrettyJSONBuffer]
-    private let lock = NSLock()
-
-    init(count: Int) {
-        buffers = Array(repeating: PrettyJSONBuffer(), count: count)
-    }
-
-    func store(_ buffer: PrettyJSONBuffer, at index: Int) {
-        lock.withLock { buffers[index] = buffer }
-    }
-
-    func take(_ index: Int) -> PrettyJSONBuffer {
-        lock.withLock { buffers[index] }
     }
 }
