@@ -1,4 +1,5 @@
 import Foundation
+import MyPassCrypto
 import Testing
 import TestSupport
 
@@ -50,10 +51,18 @@ struct JournalUndoTests {
         let devices = try Devices()
         defer { devices.vault.remove() }
         let before = try devices.content()
+        let bytesBefore = try Data(contentsOf: URL(fileURLWithPath: devices.vault.vault))
         #expect(try devices.vault.run(["merge", devices.vault.vault, devices.other]).status == 0)
         #expect(try devices.content() != before)
         let ids = try devices.ids()
         #expect(ids.count == 1)
+        // The record names the bytes merged (as read for the merge), before and after.
+        let listing = try ToolRunner.run(["journal", devices.vault.vault, "--json", "--state-dir", devices.vault.stateDirectory])
+        let record = ((try JSONSerialization.jsonObject(with: Data(listing.standardOutput.utf8)) as? [String: Any])?["records"] as? [[String: Any]])?.first
+        let inputs = record?["inputs"] as? [[String: Any]]
+        #expect(inputs?.first?["sha256"] as? String == SHA256.hexHash(try Data(contentsOf: URL(fileURLWithPath: devices.other))))
+        #expect(record?["beforeSHA256"] as? String == SHA256.hexHash(bytesBefore))
+        #expect(record?["afterSHA256"] as? String == SHA256.hexHash(try Data(contentsOf: URL(fileURLWithPath: devices.vault.vault))))
         let listed = try ToolRunner.run(["journal", devices.vault.vault, "--state-dir", devices.vault.stateDirectory])
         #expect(listed.standardOutput.contains("merge  \(devices.other)") && listed.standardOutput.contains("conflictNewerWins 1"), "\(listed.standardOutput)")
         let shown = try devices.vault.run(["journal", devices.vault.vault, "--show", ids[0]])

@@ -111,6 +111,7 @@ public enum MergeJob {
         var vault = unlocked.vault
         var report = MergeReport()
         var rotated: VaultCopy?
+        var merged: [VaultCopy] = []
         for (index, (path, result)) in zip(request.copies, opened).enumerated() {
             request.progress?(.merging(copy: path, index: index + 1, count: request.copies.count))
             let copy: VaultCopy
@@ -119,8 +120,9 @@ public enum MergeJob {
             case .failure(.wrongCredentials): throw MergeRefusal.keyRotated(path)
             case .failure(let error): throw error
             }
-            let (merged, step) = try merge(copy.vault, from: path, into: vault, base: base)
-            vault = merged
+            let (result, step) = try merge(copy.vault, from: path, into: vault, base: base)
+            vault = result
+            merged.append(copy)
             report.sections.append(.init(remote: path, changes: step.changes, warnings: step.warnings, explanation: step.decisions))
             let never = Timestamp(secondsSinceYearOne: 0)
             let localKeyChanged = (rotated?.vault ?? unlocked.vault).meta.masterKeyChanged ?? never
@@ -151,7 +153,7 @@ public enum MergeJob {
                 let save = try session.saveMerging()
                 if save.wroteFile {
                     session.journalMerge(.merge, before: file.bytes,
-                                         inputs: request.copies.map { .init(name: $0, bytes: try? FileReading.readAll(atPath: $0)) },
+                                         inputs: merged.map { .init(name: $0.path, sha256: $0.bytesSHA256) },
                                          changes: report.sections.map(\.changes.count).reduce(0, +),
                                          decisions: report.sections.flatMap(\.explanation))
                 }

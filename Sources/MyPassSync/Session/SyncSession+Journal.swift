@@ -6,7 +6,7 @@ extension SyncSession {
     /// Records in the vault's journal a merge this session has just written over `before` (the file's
     /// previous bytes). Best effort: a failure costs the record, not the merge (a warning says so).
     func journalMerge(_ kind: MergeJournal.Kind, before: Data, inputs: [MergeJournal.Input], changes: Int, decisions: [FieldDecision]) {
-        guard let after = state.base(for: path)?.bytes else { return }
+        guard let after = fileBytes else { return }
         do {
             try MergeJournal(state: state, vaultPath: path).append(kind: kind, before: before, after: after, sealedExplanation: try seal(decisions),
                                                                    inputs: inputs, changes: changes, decisions: decisions)

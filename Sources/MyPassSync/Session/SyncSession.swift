@@ -93,6 +93,8 @@ public final class SyncSession: @unchecked Sendable {
     private var diskContent: (vault: Vault, settings: FormatSettings)?
     /// The key was replaced by `adoptCredentials`: the next save writes even when the content is the same.
     private var credentialsAdopted = false
+    /// The file's bytes as this session last read, wrote or took them in (a journal's "after").
+    private(set) var fileBytes: Data?
     let limits: ResourceLimits
     /// Bounded retries of a merge-and-save while the file keeps changing.
     public static let maximumAttempts = 5
@@ -127,6 +129,7 @@ public final class SyncSession: @unchecked Sendable {
 
     /// Records the synced version; a failure only costs the next merge its base, so it is a warning.
     private func rememberBase(_ bytes: Data, _ fingerprint: Fingerprint, onlyIfNew: Bool = false) {
+        fileBytes = bytes
         do {
             if onlyIfNew {
                 try state.recordIfNew(bytes, fingerprint: fingerprint, for: path)

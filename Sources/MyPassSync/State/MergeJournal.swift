@@ -38,8 +38,13 @@ public struct MergeJournal: Sendable {
 
         /// An input named `name` whose bytes were `bytes`.
         public init(name: String, bytes: Data?) {
+            self.init(name: name, sha256: bytes.map { SHA256.hexHash($0) })
+        }
+
+        /// An input named `name` whose bytes had the SHA-256 (hex) `sha256`.
+        public init(name: String, sha256: String?) {
             self.name = name
-            self.sha256 = bytes.map { SHA256.hexHash($0) }
+            self.sha256 = sha256
         }
     }
 

@@ -1,6 +1,7 @@
 internal import Foundation
 public import KDBXFormat
 public import MyPassCore
+internal import MyPassCrypto
 
 /// One read of a vault file: its bytes, the version read (fingerprint) and its unencrypted header.
 /// Reading checks that it is a KDBX file and that its KDF is within the resource caps, so a caller
@@ -72,7 +73,9 @@ public struct VaultFile: Sendable {
         let results = zip(copies, opened.dropFirst()).map { path, result in
             result.map { VaultCopy(path: path, opened: $0, credentials: copyCredentials ?? credentials) }
         }
-        return (vault, results)
+        // What was merged, as read (a journal names these bytes, not whatever is there later).
+        let hashed = zip(results, files).map { result, bytes in result.map { $0.hashing(bytes) } }
+        return (vault, hashed)
     }
 }
 
@@ -82,7 +85,16 @@ public struct VaultCopy: Sendable {
     public let path: String
     let opened: OpenedVault
     let credentials: VaultCredentials
+    /// SHA-256 (hex) of the bytes opened, when the copy was read for a merge.
+    private(set) var bytesSHA256: String?
 
     /// The copy's content.
     public var vault: Vault { opened.vault }
+
+    /// This copy, knowing that `bytes` were what it was opened from.
+    func hashing(_ bytes: Data) -> VaultCopy {
+        var copy = self
+        copy.bytesSHA256 = SHA256.hexHash(bytes)
+        return copy
+    }
 }
