@@ -46,6 +46,29 @@ struct SharedStorageTests {
         let passwords = try [entry.history[0], entry.history[1], entry].map { try masked($0, "Password") }
         #expect(Set(passwords).count == 3, "different passwords keep their own storage")
         #expect(entry.history[1].field("Notes") == .plain("old notes") && entry.field("Notes") == .plain("changed notes"))
+        // What a shared value reveals is its own text in every version.
+        #expect([entry.history[0], entry.history[1], entry].map { $0.text("Recovery code for the account") } == ["RC-same", "RC-same", "RC-same"])
+        #expect([entry.history[0], entry.history[1], entry].map { $0.text("Password") } == ["pw-1", "pw-2", "pw-3"])
+    }
+
+    @Test("a value taken from the version before keeps each version's own protection, name and tags")
+    func takenFromEarlierVersion() throws {
+        var current = Self.version(password: "same", recovery: "RC", notes: "text", minutes: 2)
+        current.setField("Notes", FieldValue("text", isProtected: true))  // plain before, protected now
+        current.setField("Password", .plain("same"))  // protected before, plain now
+        current.tags = ["mail", "work"]  // the same tags in another order
+        current.fields.swapAt(0, 3)  // the same names elsewhere
+        current.history = [Self.version(password: "same", recovery: "RC", notes: "text", minutes: 1)]
+        var vault = Vault.empty(name: "sharing", at: Self.time)
+        vault.root.entries = [current]
+        let key = try CompositeKey(password: "sharing")
+        let settings = FormatSettings(version: .v4_0, cipher: .chaCha20, kdf: .aesKDF(seed: Data(repeating: 6, count: 32), rounds: 10))
+        let opened = try KDBXReader.open(try KDBXWriter.serialize(vault, settings: settings, key: key).file, key: key).vault
+        #expect(opened == vault)
+        let entry = try #require(opened.root.entries.first)
+        #expect(entry.field("Notes")?.isProtected == true && entry.history[0].field("Notes")?.isProtected == false)
+        #expect(entry.field("Password") == .plain("same") && entry.history[0].field("Password")?.isProtected == true)
+        #expect(entry.fields.map(\.key) == current.fields.map(\.key) && entry.tags == ["mail", "work"] && entry.history[0].tags == ["work", "mail"])
     }
 
     @Test("sharing with a version of other fields, order and protection changes nothing")
