@@ -422,4 +422,3 @@ extension [EntryField] {
         return first { $0.key.hasUTF8(name) }
     }
 }
-
