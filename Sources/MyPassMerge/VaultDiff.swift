@@ -118,3 +118,12 @@ public enum VaultDiff {
         return names
     }
 }
+
+extension VaultDiff {
+    /// Whether `a` and `b` hold the same content: no object or field differs (access times, usage
+    /// counts and the order of fields aside). A merge whose result has the content of the file it
+    /// would replace writes nothing: new bytes are a new version to every sync engine.
+    public static func sameContent(_ a: Vault, _ b: Vault) -> Bool {
+        a == b || diff(from: a, to: b).isEmpty
+    }
+}

@@ -60,6 +60,8 @@ public enum ConflictFolding {
         public let outcomes: [Outcome]
         /// Whether the vault file was replaced (false: nothing new, or a dry run).
         public let wroteVault: Bool
+        /// What the versions merged besides the copies (the watcher's pending versions) brought.
+        public var restored: [Change] = []
     }
 
     /// The largest copy read for a vault of `vaultSize` bytes: a copy is another version of the same
@@ -119,9 +121,11 @@ public enum ConflictFolding {
 
     /// `fold`, using the copies `prefetched` opened ahead (the watcher's, during its debounce) where
     /// they were opened from exactly the bytes read now.
+    /// `restoring`: other versions merged in the same commit after the copies (the watcher's pending
+    /// versions whose content the vault lacks); the journal then calls it a restore when no copy brought anything.
     static func fold(
         _ copies: [ConflictCopies.Copy], into session: SyncSession, base: Vault?, key: CompositeKey, cachedKey: DerivedKey?,
-        limits: ResourceLimits, dryRun: Bool, sizeLimit: Int64?, prefetched: CopyPrefetch?
+        limits: ResourceLimits, dryRun: Bool, sizeLimit: Int64?, prefetched: CopyPrefetch?, restoring: [MergeCommit.Input] = []
     ) throws -> Report {
         let opening = copyOpening(forVaultAt: session.path, vaultKDF: session.settings.kdf, key: key, cachedKey: cachedKey,
                                   limits: limits, sizeLimit: sizeLimit)
@@ -136,9 +140,8 @@ public enum ConflictFolding {
             return opened
         }
         var outcomes: [Outcome] = []
-        var taken: [(copy: ConflictCopies.Copy, bytes: Data, fingerprint: Fingerprint, changes: [Change], newContent: Bool,
-                     explanation: [FieldDecision])] = []
-        var vault = session.vault
+        var readCopies: [(copy: ConflictCopies.Copy, bytes: Data, fingerprint: Fingerprint, opened: OpenedVault)] = []
+        let vault = session.vault
         for copy in copies {
             let read: (bytes: Data, fingerprint: Fingerprint)
             let opened: OpenedVault
@@ -163,28 +166,29 @@ public enum ConflictFolding {
                 outcomes.append(Outcome(copy: copy.path, engine: copy.engine, result: .otherDatabase, changes: [], movedTo: nil))
                 continue
             }
-            // The base only where both sides descend from it; else each entry's ancestor is inferred.
-            let (merged, step) = try MergeJob.merge(opened.vault, from: copy.path, into: vault, base: base.map { .remembered($0) } ?? .none)
-            DeferredRelease.drop(opened)
-            vault = merged
-            taken.append((copy, read.bytes, read.fingerprint, step.newContent ? step.changes : [], step.newContent,
-                          step.newContent ? step.decisions : []))
+            readCopies.append((copy, read.bytes, read.fingerprint, opened))
         }
+        // The base only where both sides descend from it; else each entry's ancestor is inferred.
+        let inputs = readCopies.map {
+            MergeCommit.Input(name: $0.copy.path, vault: $0.opened.vault, sha256: $0.fingerprint.sha256, base: base.map { .remembered($0) } ?? .none)
+        }
+        let merged = try MergeCommit.merge(inputs + restoring, into: vault)
+        let taken = zip(readCopies, merged.steps).map { item, step in
+            (copy: item.copy, bytes: item.bytes, fingerprint: item.fingerprint, changes: step.newContent ? step.changes : [],
+             newContent: step.newContent, explanation: step.newContent ? step.decisions : [])
+        }
+        let restored = merged.steps.dropFirst(readCopies.count).flatMap { $0.newContent ? $0.changes : [] }
+        DeferredRelease.drop(readCopies.map(\.opened))
         guard !dryRun else {
             let wouldMerge = taken.map {
                 Outcome(copy: $0.copy.path, engine: $0.copy.engine, result: .wouldMerge, changes: $0.changes, movedTo: nil, explanation: $0.explanation)
             }
-            return Report(outcomes: outcomes + wouldMerge, wroteVault: false)
+            return Report(outcomes: outcomes + wouldMerge, wroteVault: false, restored: restored)
         }
         var wroteVault = false
-        if !taken.isEmpty {
-            let before = try? FileReading.readAll(atPath: session.path)
-            session.update(vault)
-            wroteVault = try session.saveMerging().wroteFile
-            if wroteVault, let before {
-                session.journalMerge(.conflictCopies, before: before, inputs: taken.map { .init(name: $0.copy.path, bytes: $0.bytes) },
-                                     changes: taken.map(\.changes.count).reduce(0, +), decisions: taken.flatMap(\.explanation))
-            }
+        if !merged.inputs.isEmpty {
+            let kind: MergeJournal.Kind = taken.contains(where: \.newContent) || restored.isEmpty ? .conflictCopies : .restore
+            wroteVault = try MergeCommit.commit(merged, through: session, journal: kind).wroteFile
         }
         // The vault now durably holds every taken copy's content: keep each copy here, then take it
         // out of the synced folder (unless it changed since it was read: then the next pass has it).
@@ -203,7 +207,7 @@ public enum ConflictFolding {
             outcomes.append(Outcome(copy: item.copy.path, engine: item.copy.engine, result: item.newContent ? .merged : .nothingNew,
                                     changes: item.changes, movedTo: kept, explanation: item.explanation))
         }
-        return Report(outcomes: outcomes, wroteVault: wroteVault)
+        return Report(outcomes: outcomes, wroteVault: wroteVault, restored: wroteVault ? restored : [])
     }
 }
 

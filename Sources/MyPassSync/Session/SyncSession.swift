@@ -93,6 +93,11 @@ public final class SyncSession: @unchecked Sendable {
     private var diskContent: (vault: Vault, settings: FormatSettings)?
     /// The key was replaced by `adoptCredentials`: the next save writes even when the content is the same.
     private var credentialsAdopted = false
+    /// The working snapshot is a merge of the file's content with other versions (`updateWithMerge`):
+    /// a save compares content, not form, with the file (see `saveLocked`).
+    private var workingIsMerge = false
+    /// The bytes the last save replaced (a journal's "before"), when it wrote.
+    private(set) var replacedBytes: Data?
     /// The file's bytes as this session last read, wrote or took them in (a journal's "after").
     private(set) var fileBytes: Data?
     let limits: ResourceLimits
@@ -118,7 +123,7 @@ public final class SyncSession: @unchecked Sendable {
         self.derivedKey = unlocked.opened.derivedKey
         self.fingerprint = unlocked.file.fingerprint
         self.diskContent = (unlocked.opened.vault, unlocked.opened.settings)
-        rememberBase(unlocked.file.bytes, unlocked.file.fingerprint, onlyIfNew: true)
+        rememberBase(unlocked.file.bytes, unlocked.file.fingerprint, onlyIfNew: true, replaced: .keepPending)
     }
 
     /// The working snapshot with its format and derived key.
@@ -128,13 +133,15 @@ public final class SyncSession: @unchecked Sendable {
     public internal(set) var warnings: [String] = []
 
     /// Records the synced version; a failure only costs the next merge its base, so it is a warning.
-    private func rememberBase(_ bytes: Data, _ fingerprint: Fingerprint, onlyIfNew: Bool = false) {
+    /// `replaced`: whether the new base is known to hold the one it replaces (a save of this
+    /// session's work does; a version read from disk may not, and the old one is kept pending).
+    private func rememberBase(_ bytes: Data, _ fingerprint: Fingerprint, onlyIfNew: Bool = false, replaced: SyncStateStore.Replaced) {
         fileBytes = bytes
         do {
             if onlyIfNew {
-                try state.recordIfNew(bytes, fingerprint: fingerprint, for: path)
+                try state.recordIfNew(bytes, fingerprint: fingerprint, for: path, replaced: replaced)
             } else {
-                try state.record(bytes, fingerprint: fingerprint, for: path)
+                try state.record(bytes, fingerprint: fingerprint, for: path, replaced: replaced)
             }
         } catch {
             warnings.append("the sync state could not be updated (\(error)); the next merge will infer its base")
@@ -147,7 +154,7 @@ public final class SyncSession: @unchecked Sendable {
     /// the file at `basedOn` (read by the caller), so a save that changes nothing writes nothing.
     public init(
         path: String, working: OpenedVault, key: CompositeKey, state: SyncStateStore, limits: ResourceLimits = .standard,
-        basedOn explicit: Fingerprint? = nil, workingIsOnDisk: Bool = false
+        basedOn explicit: Fingerprint? = nil, workingIsOnDisk: Bool = false, diskBytes: Data? = nil
     ) throws {
         guard let basedOn = explicit ?? state.base(for: path)?.record.fingerprint else {
             throw SaveError.changedOnDisk(current: try DurableFile.fingerprint(atPath: path))
@@ -161,6 +168,7 @@ public final class SyncSession: @unchecked Sendable {
         self.derivedKey = working.derivedKey
         self.fingerprint = basedOn
         self.diskContent = workingIsOnDisk ? (working.vault, working.settings) : nil
+        self.fileBytes = workingIsOnDisk ? diskBytes : nil
     }
 
     /// Whether the working snapshot is exactly the content of the file this session knows (so a save
@@ -204,6 +212,22 @@ public final class SyncSession: @unchecked Sendable {
     /// Replaces the working snapshot (an edit made through the vault's edit functions).
     public func update(_ vault: Vault) {
         self.vault = vault
+        workingIsMerge = false
+    }
+
+    /// Replaces the working snapshot with a merge of the file's content and other versions: the next
+    /// save writes only if the merge holds content the file lacks.
+    func updateWithMerge(_ vault: Vault) {
+        self.vault = vault
+        workingIsMerge = true
+    }
+
+    /// The rule every write after a merge obeys, in this one place: a merge whose content equals the
+    /// file's is not written (its different form, access times or a new KDF salt would be a new
+    /// version to every sync engine, and two devices writing the same merge make a new conflict).
+    private var mergeAddsNothing: Bool {
+        guard workingIsMerge, let diskContent, !credentialsAdopted, Self.sameExceptSalt(diskContent.settings, settings) else { return false }
+        return VaultDiff.sameContent(diskContent.vault, vault)
     }
 
     /// The vault this device last synced (from the state directory), if it opens with this key.
@@ -251,8 +275,15 @@ public final class SyncSession: @unchecked Sendable {
     var beforeReplace: (() -> Void)?
 
     private func saveLocked() throws -> SaveOutcome {
+        replacedBytes = nil
         if diskContent == nil { learnDiskContent() }
         if matchesDisk { return .unchanged(fingerprint) }
+        if mergeAddsNothing, let diskContent {
+            // The file holds everything merged: it is the version this device has synced now.
+            vault = diskContent.vault
+            if let fileBytes { rememberBase(fileBytes, fingerprint, onlyIfNew: true, replaced: .contained) }
+            return .unchanged(fingerprint)
+        }
         if keepsBackup { try writeNeighbourBackup() }
         beforeReplace?()
         SyncTransfers.waitWhileInProgress(for: path, limit: transferWait)
@@ -264,12 +295,13 @@ public final class SyncSession: @unchecked Sendable {
             let written = try DurableFile.replace(atPath: path, with: file, policy: .onlyIf(fingerprint), symlinks: .writeTarget, verify: { bytes in
                 try VerifiedEncoding.verify(bytes, matches: encoded, limits: self.limits)
             }, mayReplace: { SyncTransfers.inProgress(for: self.path).isEmpty })
+            replacedBytes = fileBytes
             fingerprint = written
             settings = writeSettings
             derivedKey = derived
             diskContent = (vault, settings)
             credentialsAdopted = false
-            rememberBase(file, written)
+            rememberBase(file, written, replaced: .contained)
             quickUnlock?.refresh(path: path, with: derived)
             return .saved(written)
         } catch SaveError.changedOnDisk {
@@ -284,6 +316,7 @@ public final class SyncSession: @unchecked Sendable {
               file.fingerprint.sameContent(as: fingerprint) && file.fingerprint.inode == fingerprint.inode,
               let opened = try? file.open(key: key, cachedKey: derivedKey) else { return }
         diskContent = (opened.vault, opened.settings)
+        fileBytes = file.bytes
     }
 
     /// Copies the version about to be replaced to `<vault>.bak` (only if it is the one this session knows).
@@ -301,6 +334,12 @@ public final class SyncSession: @unchecked Sendable {
     /// Applies `decision` to `conflict` (and to any newer change that arrives meanwhile, up to
     /// `maximumAttempts` times; then `SaveError.changedOnDisk`).
     public func resolve(_ conflict: Conflict, by decision: Decision) throws -> Resolution {
+        try resolve(conflict, by: decision, journaling: true)
+    }
+
+    /// `resolve`; `journaling`: a merge that writes is recorded in the journal (false: the caller
+    /// records the whole merge once, as `MergeCommit` does).
+    private func resolve(_ conflict: Conflict, by decision: Decision, journaling: Bool) throws -> Resolution {
         let lock = try state.lock(path)
         defer { lock.release() }
         var current = conflict
@@ -312,11 +351,12 @@ public final class SyncSession: @unchecked Sendable {
                 settings = current.disk.settings
                 fingerprint = current.diskFingerprint
                 diskContent = (current.disk.vault, current.disk.settings)
-                rememberBase(current.diskBytes, current.diskFingerprint)
+                rememberBase(current.diskBytes, current.diskFingerprint, replaced: .keepPending)
                 return Resolution(decision: .reload, changes: VaultDiff.diff(from: conflict.disk.vault, to: vault), warnings: [], backup: backup,
                                   wroteFile: false)
             case .overwrite:
                 fingerprint = current.diskFingerprint
+                fileBytes = current.diskBytes
                 diskContent = (current.disk.vault, current.disk.settings)
                 let backup = matchesDisk ? nil : try writeBackup(bytes: current.diskBytes, suffix: "disk")
                 let outcome = try saveLocked()
@@ -327,11 +367,13 @@ public final class SyncSession: @unchecked Sendable {
             case .merge:
                 let (merged, result) = try MergeJob.merge(current.disk.vault, from: path, into: vault, base: base().map { .given($0) } ?? .none)
                 vault = merged
+                workingIsMerge = true
                 fingerprint = current.diskFingerprint
+                fileBytes = current.diskBytes
                 diskContent = (current.disk.vault, current.disk.settings)
                 let outcome = try saveLocked()
                 if let wrote = outcome.wroteFile {
-                    if wrote {
+                    if wrote && journaling {
                         journalMerge(.resolve, before: current.diskBytes, inputs: [.init(name: path + " (on disk)", bytes: current.diskBytes)],
                                      changes: result.changes.count, decisions: result.decisions)
                     }
@@ -352,13 +394,19 @@ public final class SyncSession: @unchecked Sendable {
     }
 
     /// Saves, merging in whatever another program wrote meanwhile (what the entry commands do).
+    /// `journaling`: a merge with a concurrent change is recorded in the journal (false: the caller
+    /// records its whole merge once).
     @discardableResult
     public func saveMerging() throws -> MergingSave {
+        try saveMerging(journaling: true)
+    }
+
+    func saveMerging(journaling: Bool) throws -> MergingSave {
         switch try save() {
         case .saved: return MergingSave(mergedFromDisk: [], wroteFile: true)
         case .unchanged: return MergingSave(mergedFromDisk: [], wroteFile: false)
         case .conflict(let conflict):
-            let resolution = try resolve(conflict, by: .merge)
+            let resolution = try resolve(conflict, by: .merge, journaling: journaling)
             return MergingSave(mergedFromDisk: resolution.changes, wroteFile: resolution.wroteFile)
         }
     }

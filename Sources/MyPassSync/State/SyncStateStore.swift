@@ -66,15 +66,28 @@ public struct SyncStateStore: Sendable {
         return try? KDBXReader.open(bytes, key: key, cachedKey: cachedKey, limits: limits).vault
     }
 
-    /// Remembers `bytes` as the base of `vaultPath` unless the remembered base is this content already.
-    public func recordIfNew(_ bytes: Data, fingerprint: Fingerprint, for vaultPath: String) throws(FileError) {
-        guard base(for: vaultPath)?.record.fingerprint.sameContent(as: fingerprint) != true else { return }
-        try record(bytes, fingerprint: fingerprint, for: vaultPath)
+    /// Whether the version a new base replaces is known to be contained in the new one.
+    public enum Replaced: Sendable {
+        /// The new base descends from it (a save of this device's own work over it, a merge of it).
+        case contained
+        /// Not known: the replaced version is kept among the `PendingVersions` until the watcher finds
+        /// a version of the vault that holds it (a version read from disk may have been written over it).
+        case keepPending
     }
 
-    /// Remembers `bytes` (fingerprint `fingerprint`) as the version of `vaultPath` this device has synced.
-    public func record(_ bytes: Data, fingerprint: Fingerprint, for vaultPath: String) throws(FileError) {
+    /// Remembers `bytes` as the base of `vaultPath` unless the remembered base is this content already.
+    public func recordIfNew(_ bytes: Data, fingerprint: Fingerprint, for vaultPath: String, replaced: Replaced = .keepPending) throws(FileError) {
+        guard base(for: vaultPath)?.record.fingerprint.sameContent(as: fingerprint) != true else { return }
+        try record(bytes, fingerprint: fingerprint, for: vaultPath, replaced: replaced)
+    }
+
+    /// Remembers `bytes` (fingerprint `fingerprint`) as the version of `vaultPath` this device has synced;
+    /// the version it replaces is kept pending unless `replaced` says the new one contains it.
+    public func record(_ bytes: Data, fingerprint: Fingerprint, for vaultPath: String, replaced: Replaced) throws(FileError) {
         try prepare()
+        if replaced == .keepPending, let previous = base(for: vaultPath), !previous.record.fingerprint.sameContent(as: fingerprint) {
+            try PendingVersions(state: self, vaultPath: vaultPath).keep(previous.bytes)
+        }
         let stem = stem(for: vaultPath)
         let record = Record(path: DurableFile.resolvedPath(vaultPath), fingerprint: fingerprint)
         let json: Data

@@ -108,26 +108,27 @@ public enum MergeJob {
         } else {
             base = .none
         }
-        var vault = unlocked.vault
         var report = MergeReport()
         var rotated: VaultCopy?
-        var merged: [VaultCopy] = []
-        for (index, (path, result)) in zip(request.copies, opened).enumerated() {
-            request.progress?(.merging(copy: path, index: index + 1, count: request.copies.count))
+        var inputs: [MergeCommit.Input] = []
+        for (path, result) in zip(request.copies, opened) {
             let copy: VaultCopy
             switch result {
             case .success(let value): copy = value
             case .failure(.wrongCredentials): throw MergeRefusal.keyRotated(path)
             case .failure(let error): throw error
             }
-            let (result, step) = try merge(copy.vault, from: path, into: vault, base: base)
-            vault = result
-            merged.append(copy)
-            report.sections.append(.init(remote: path, changes: step.changes, warnings: step.warnings, explanation: step.decisions))
+            inputs.append(MergeCommit.Input(name: path, vault: copy.vault, sha256: copy.bytesSHA256, base: base))
             let never = Timestamp(secondsSinceYearOne: 0)
             let localKeyChanged = (rotated?.vault ?? unlocked.vault).meta.masterKeyChanged ?? never
             if request.copyCredentials != nil && (copy.vault.meta.masterKeyChanged ?? never) > localKeyChanged { rotated = copy }
         }
+        for (index, input) in inputs.enumerated() {
+            request.progress?(.merging(copy: input.name, index: index + 1, count: inputs.count))
+        }
+        let merged = try MergeCommit.merge(inputs, into: unlocked.vault)
+        var vault = merged.vault
+        report.sections = merged.steps.map { .init(remote: $0.source, changes: $0.changes, warnings: $0.warnings, explanation: $0.decisions) }
         if let rotated {
             vault.meta.masterKeyChanged = rotated.vault.meta.masterKeyChanged
             vault.meta.masterKeyChangeRecommended = rotated.vault.meta.masterKeyChangeRecommended
@@ -144,24 +145,15 @@ public enum MergeJob {
                 try writer.writeVerified(vault, toPath: outputPath)
                 report.written = outputPath
             } else if changed {
-                let session = try SyncSession(unlocked: unlocked, key: credentials.key, state: request.state)
+                let session = try unlocked.session(state: request.state, keepsBackup: request.keepsBackup, settings: try DeviceSettings.load())
                 if let rotated { session.adoptCredentials(key: rotated.credentials.key, settings: rotated.opened.settings, derivedKey: rotated.opened.derivedKey) }
-                let settings = try DeviceSettings.load()
-                session.keepsBackup = request.keepsBackup || settings.backups
-                session.rotatesKDFSalt = settings.rotateKDFSalt
-                session.update(vault)
-                let save = try session.saveMerging()
-                if save.wroteFile {
-                    session.journalMerge(.merge, before: file.bytes,
-                                         inputs: merged.map { .init(name: $0.path, sha256: $0.bytesSHA256) },
-                                         changes: report.sections.map(\.changes.count).reduce(0, +),
-                                         decisions: report.sections.flatMap(\.explanation))
-                }
-                if !save.mergedFromDisk.isEmpty {
-                    report.sections.append(.init(remote: file.path + " (changed during the merge)", changes: save.mergedFromDisk, warnings: [],
+                let outcome = try MergeCommit.commit(MergeCommit.Merged(vault: vault, steps: merged.steps, inputs: inputs), through: session,
+                                                     journal: .merge)
+                if !outcome.mergedFromDisk.isEmpty {
+                    report.sections.append(.init(remote: file.path + " (changed during the merge)", changes: outcome.mergedFromDisk, warnings: [],
                                                  explanation: []))
                 }
-                report.written = save.wroteFile ? file.path : nil
+                report.written = outcome.wroteFile ? file.path : nil
                 report.warnings = session.warnings
             }
         }
