@@ -73,4 +73,75 @@ struct VaultWatcherTests {
         #expect(try workspace.bytes() == restored, "\(events.described)")
         #expect(events.all.last == "ownWriteIgnored", "\(events.described)")
     }
+
+    private func writeVersion(_ vault: Vault, to path: String, key: CompositeKey) throws {
+        let settings = FormatSettings(version: .v4_0, cipher: .chaCha20, kdf: .aesKDF(seed: Data((0..<32).map { _ in UInt8.random(in: 0...255) }), rounds: 10))
+        try KDBXWriter.serialize(vault, settings: settings, key: key).file.write(to: URL(fileURLWithPath: path))
+    }
+
+    /// Three devices under Syncthing: this device (A) added an entry and saved; B and C changed the
+    /// vault at the same moment. C's version won on every device; A's version and B's were renamed
+    /// aside under the same conflict name in the same second, and Syncthing kept B's. The folder now
+    /// holds C's vault and B's copy: nothing in it has A's entry. A's watcher must put it back.
+    @Test("an edit whose conflict copy the sync engine lost is merged back from this device's own version")
+    func ownVersionSurvivesLostCopy() throws {
+        let workspace = try Workspace()
+        defer { workspace.remove() }
+        let key = Workspace.key
+        let events = Events()
+        let watcher = VaultWatcher(path: workspace.vaultPath, key: key, state: workspace.state, limits: .standard, policy: .merge,
+                                   copyPolicy: .merge) { events.add($0) }
+        #expect(watcher.check())
+        let original = try KDBXReader.open(workspace.bytes(), key: key).vault
+        let session = try SyncSession(path: workspace.vaultPath, key: key, state: workspace.state)
+        session.update(try session.vault.addingEntry(title: "Mine", userName: "a", to: session.vault.root.uuid).vault)
+        #expect(try session.saveMerging().wroteFile)
+        #expect(watcher.check())
+        let first = original.root.entries[0].uuid
+        // The workspace's vault was made at 1,800,000,000 s; the other devices edit it later.
+        let later = Timestamp(unixSeconds: 1_800_000_100)
+        let fromB = try original.updatingEntry(first, at: later) { $0.setField("URL", FieldValue("https://b.example", isProtected: false)) }
+        let fromC = try original.addingEntry(title: "From C", to: original.root.uuid, at: later).vault
+        let copy = workspace.directory.appendingPathComponent("vault.sync-conflict-20261201-225533-CCCCCCC.kdbx").path
+        try writeVersion(fromB, to: copy, key: key)
+        let incoming = workspace.directory.appendingPathComponent(".syncthing.vault.kdbx.tmp").path
+        try writeVersion(fromC, to: incoming, key: key)
+        #expect(rename(incoming, workspace.vaultPath) == 0)
+        #expect(watcher.check(), "\(events.described)")
+        let result = try KDBXReader.open(workspace.bytes(), key: key).vault
+        let titles = Set(result.root.allEntries().map(\.entry.title))
+        #expect(titles.isSuperset(of: ["Mine", "From C"]), "\(titles) \(events.described)")
+        #expect(result.root.allEntries().first { $0.entry.uuid == first }?.entry.text("URL") == "https://b.example")
+        #expect(!FileManager.default.fileExists(atPath: copy))
+        #expect(PendingVersions(state: workspace.state, vaultPath: workspace.vaultPath).list().isEmpty, "pending versions left after the merge")
+        // The merged vault is this watcher's own write: the next check writes nothing.
+        let merged = try workspace.bytes()
+        #expect(watcher.check())
+        #expect(try workspace.bytes() == merged)
+    }
+
+    /// KeePassXC edits the vault ten times; after each, one check. Each version descends from the one
+    /// before: taken in, never "restored", never rewritten (the old rule rewrote 4 of 10 with an empty
+    /// change list).
+    @Test("ten keepassxc-cli edits in a row: each taken in, none restored or rewritten")
+    func keepassxcEditsNeverRestored() throws {
+        let workspace = try Workspace()
+        defer { workspace.remove() }
+        let key = try CompositeKey(password: Self.password)
+        try FileManager.default.removeItem(atPath: workspace.vaultPath)
+        try FileManager.default.copyItem(atPath: FileManager.default.currentDirectoryPath + "/Fixtures/vaults/kxc-3.1-aes-aeskdf-gzip.kdbx",
+                                         toPath: workspace.vaultPath)
+        let events = Events()
+        let watcher = VaultWatcher(path: workspace.vaultPath, key: key, state: workspace.state, limits: .standard, policy: .merge,
+                                   copyPolicy: .merge) { events.add($0) }
+        #expect(watcher.check())
+        for round in 1...10 {
+            try keepassxc(["edit", workspace.vaultPath, round % 2 == 0 ? "Internet/GitHub" : "Ünïcode Bank", "-u", "u-\(round)"])
+            let edited = try workspace.bytes()
+            #expect(watcher.check())
+            #expect(try workspace.bytes() == edited, "round \(round): the watcher rewrote KeePassXC's version: \(events.described)")
+        }
+        #expect(events.all.filter { $0 == "reloaded" }.count == 10, "\(events.described)")
+        #expect(!events.all.contains("restored"), "\(events.described)")
+    }
 }

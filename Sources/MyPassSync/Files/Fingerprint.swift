@@ -20,6 +20,16 @@ public struct Fingerprint: Sendable, Hashable, Codable, CustomStringConvertible 
     /// Lowercase hex SHA-256 of the whole file.
     public var sha256: String
 
+    /// A fingerprint of these parts (a test's file that is not on disk).
+    init(device: UInt64, inode: UInt64, size: Int64, modifiedSeconds: Int64, modifiedNanoseconds: Int64, sha256: String) {
+        self.device = device
+        self.inode = inode
+        self.size = size
+        self.modifiedSeconds = modifiedSeconds
+        self.modifiedNanoseconds = modifiedNanoseconds
+        self.sha256 = sha256
+    }
+
     /// The fingerprint of `bytes` read from a file whose `lstat` was `status`.
     init(status: FileStatus, bytes: Data) {
         device = status.device

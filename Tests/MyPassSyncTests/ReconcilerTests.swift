@@ -1,0 +1,238 @@
+import Foundation
+import MyPassCore
+@testable import MyPassSync
+import Testing
+
+/// The watcher's rules, each driven through the pure `Reconciler` with vaults in memory and a clock
+/// the test sets: no files, no processes, no sleeps.
+@Suite("Reconciler: every rule of the watcher, with a fake clock")
+struct ReconcilerTests {
+    private static let start = Date(timeIntervalSince1970: 1_800_000_000)
+    private static let created = Timestamp(unixSeconds: 1_800_000_000)
+
+    /// A vault with entries "A" and "B".
+    private static func original() throws -> Vault {
+        var vault = Vault.empty(name: "reconciler", at: created)
+        vault = try vault.addingEntry(title: "A", password: "a", to: vault.root.uuid, at: created).vault
+        return try vault.addingEntry(title: "B", password: "b", to: vault.root.uuid, at: created).vault
+    }
+
+    private static func adding(_ title: String, to vault: Vault, at seconds: Int64) throws -> Vault {
+        try vault.addingEntry(title: title, password: title.lowercased(), to: vault.root.uuid, at: Timestamp(unixSeconds: 1_800_000_000 + seconds)).vault
+    }
+
+    private static func editing(_ title: String, in vault: Vault, password: String, at seconds: Int64) throws -> Vault {
+        let entry = vault.root.entries.first { $0.title == title }!
+        return try vault.updatingEntry(entry.uuid, at: Timestamp(unixSeconds: 1_800_000_000 + seconds)) {
+            $0.setField("Password", FieldValue(password, isProtected: true))
+        }
+    }
+
+    private static func version(_ name: String, _ vault: Vault) -> Reconciler.Version {
+        Reconciler.Version(sha256: String(repeating: name, count: 64 / name.count), vault: vault)
+    }
+
+    private static func snapshot(_ version: Reconciler.Version?, inode: UInt64 = 1, copies: [CopyFile] = [], transfers: [String] = []) -> FolderSnapshot {
+        let fingerprint = Fingerprint(device: 1, inode: inode, size: 100, modifiedSeconds: 0, modifiedNanoseconds: 0, sha256: version?.sha256 ?? "")
+        return FolderSnapshot(vault: version == nil ? .missing : .present(fingerprint), transfers: transfers, copies: copies)
+    }
+
+    private static func copy(_ name: String, inode: UInt64, modified: Int64 = 0) -> CopyFile {
+        CopyFile(path: "/folder/vault.sync-conflict-20261201-120000-\(name).kdbx", engine: .syncthing, inode: inode, size: 100,
+                 modified: FileTime(seconds: modified, nanoseconds: 0))
+    }
+
+    private static func reconciliation(_ plan: Reconciler.Plan) -> Reconciler.Reconciliation? {
+        if case .reconcile(let reconciliation) = plan { return reconciliation }
+        Issue.record("expected a reconciliation, got \(plan)")
+        return nil
+    }
+
+    @Test("a transfer in progress waits; a missing vault waits; a failed read fails: nothing is taken")
+    func waits() throws {
+        var memory = Reconciler.Memory()
+        let base = Self.version("b", try Self.original())
+        let transfer = Reconciler.plan(Self.snapshot(base, transfers: [".syncthing.vault.kdbx.tmp"]), versions: .init(base: base, disk: nil),
+                                       memory: &memory, now: Self.start, policy: .init())
+        guard case .wait(.transfers(let names)) = transfer else { Issue.record("\(transfer)"); return }
+        #expect(names == [".syncthing.vault.kdbx.tmp"])
+        guard case .wait(.vaultMissing) = Reconciler.plan(Self.snapshot(nil), versions: .init(base: base, disk: nil), memory: &memory,
+                                                          now: Self.start, policy: .init()) else { Issue.record("missing not waited"); return }
+        guard case .fail = Reconciler.plan(FolderSnapshot(vault: .failed("EIO")), versions: .init(base: base, disk: nil), memory: &memory,
+                                           now: Self.start, policy: .init()) else { Issue.record("failure not said"); return }
+    }
+
+    @Test("the first version is taken in as the base; the same version again is nothing to do")
+    func firstAndQuiet() throws {
+        var memory = Reconciler.Memory()
+        let first = Self.version("a", try Self.original())
+        let plan = Self.reconciliation(Reconciler.plan(Self.snapshot(first), versions: .init(base: nil, disk: first), memory: &memory,
+                                                       now: Self.start, policy: .init()))
+        guard case .first = plan?.takeIn else { Issue.record("not taken in as the first version"); return }
+        let quiet = Self.reconciliation(Reconciler.plan(Self.snapshot(first), versions: .init(base: first, disk: nil), memory: &memory,
+                                                        now: Self.start, policy: .init()))
+        #expect(quiet?.isEmpty == true)
+    }
+
+    @Test("a descendant is taken in with its changes, and the base it replaces is contained: nothing to restore")
+    func descendantTakenIn() throws {
+        var memory = Reconciler.Memory()
+        let base = Self.version("b", try Self.original())
+        let disk = Self.version("d", try Self.editing("A", in: base.vault, password: "a2", at: 60))
+        let plan = Self.reconciliation(Reconciler.plan(Self.snapshot(disk), versions: .init(base: base, disk: disk), memory: &memory,
+                                                       now: Self.start, policy: .init()))
+        guard case .changed(let changes) = plan?.takeIn else { Issue.record("not taken in"); return }
+        #expect(Set(changes.map(\.title)) == ["A"])
+        #expect(plan?.restoreFrom == [] && plan?.retire == [base.sha256])
+    }
+
+    /// Three devices: this device added an entry (its base); the file now holds a concurrent version
+    /// from another device, and the conflict copy that held this device's version was overwritten by
+    /// a third device's copy of the same name. Whatever the folder holds, the base this device synced
+    /// is merged back in; the old rule restored only when no copy was beside the vault.
+    @Test("a new version that lacks what this device synced is restored from it, even with another device's copy beside it")
+    func lostContentRestoredDespiteCopies() throws {
+        var memory = Reconciler.Memory()
+        let original = try Self.original()
+        let base = Self.version("b", try Self.adding("Mine", to: original, at: 10))
+        let disk = Self.version("d", try Self.editing("B", in: original, password: "theirs", at: 11))
+        let plan = Self.reconciliation(Reconciler.plan(Self.snapshot(disk, inode: 7, copies: [Self.copy("CCCCCCC", inode: 9)]),
+                                                       versions: .init(base: base, disk: disk), memory: &memory, now: Self.start,
+                                                       policy: .init(foreignCopyGrace: 30)))
+        #expect(plan?.restoreFrom == [base.sha256])
+        #expect(plan?.fold == [], "the foreign copy is in its grace")
+        #expect(plan?.retryAt == Self.start.addingTimeInterval(30))
+    }
+
+    @Test("a pending version is retired once the vault holds it, and restored while it does not (reload policy: only kept)")
+    func pendingVersions() throws {
+        var memory = Reconciler.Memory()
+        let original = try Self.original()
+        let mine = Self.version("p", try Self.adding("Mine", to: original, at: 10))
+        let without = Self.version("d", try Self.editing("A", in: original, password: "other", at: 20))
+        let merged = Self.version("m", try Self.adding("Mine", to: without.vault, at: 10))
+        var plan = Self.reconciliation(Reconciler.plan(Self.snapshot(without), versions: .init(base: without, disk: nil, pending: [mine]),
+                                                       memory: &memory, now: Self.start, policy: .init()))
+        #expect(plan?.restoreFrom == [mine.sha256] && plan?.retire == [])
+        plan = Self.reconciliation(Reconciler.plan(Self.snapshot(without), versions: .init(base: without, disk: nil, pending: [mine]),
+                                                   memory: &memory, now: Self.start, policy: .init(vault: .reload)))
+        #expect(plan?.restoreFrom == [] && plan?.retire == [])
+        // A version holding the same entry (same UUID? no: a new entry of the same title is not it).
+        plan = Self.reconciliation(Reconciler.plan(Self.snapshot(merged), versions: .init(base: without, disk: merged, pending: [mine]),
+                                                   memory: &memory, now: Self.start, policy: .init()))
+        #expect(plan?.restoreFrom.contains(mine.sha256) == true, "an entry of the same title is another entry")
+        let holding = Self.version("h", try Self.editing("A", in: mine.vault, password: "other", at: 20))
+        plan = Self.reconciliation(Reconciler.plan(Self.snapshot(holding), versions: .init(base: without, disk: holding, pending: [mine]),
+                                                   memory: &memory, now: Self.start, policy: .init()))
+        #expect(plan?.restoreFrom == [] && Set(plan?.retire ?? []) == [mine.sha256, without.sha256])
+    }
+
+    @Test("an entry deleted with a tombstone is not restored from a pending version")
+    func deletionIsNotLoss() throws {
+        var memory = Reconciler.Memory()
+        let original = try Self.original()
+        let entry = original.root.entries.first { $0.title == "B" }!
+        let deleted = Self.version("d", try original.deletingEntry(entry.uuid, permanently: true, at: Timestamp(unixSeconds: 1_800_000_100)))
+        let base = Self.version("b", original)
+        let plan = Self.reconciliation(Reconciler.plan(Self.snapshot(deleted), versions: .init(base: base, disk: deleted), memory: &memory,
+                                                       now: Self.start, policy: .init()))
+        #expect(plan?.restoreFrom == [] && plan?.retire == [base.sha256])
+    }
+
+    @Test("a rollback is held for the copy until the hold ends, then refused; a copy with the newer versions makes it a fold")
+    func rollbackHeldThenRefused() throws {
+        var memory = Reconciler.Memory()
+        let older = Self.version("o", try Self.original())
+        let base = Self.version("b", try Self.editing("A", in: older.vault, password: "newer", at: 60))
+        let policy = Reconciler.Policy(rollbackHold: 20)
+        var plan = Reconciler.plan(Self.snapshot(older), versions: .init(base: base, disk: older), memory: &memory, now: Self.start, policy: policy)
+        guard case .wait(.rollbackHold(.rollback(olderEntries: 1), let until)) = plan else { Issue.record("\(plan)"); return }
+        #expect(until == Self.start.addingTimeInterval(20))
+        plan = Reconciler.plan(Self.snapshot(older), versions: .init(base: base, disk: older), memory: &memory,
+                               now: Self.start.addingTimeInterval(19), policy: policy)
+        guard case .wait = plan else { Issue.record("released before the hold ended: \(plan)"); return }
+        plan = Reconciler.plan(Self.snapshot(older), versions: .init(base: base, disk: older), memory: &memory,
+                               now: Self.start.addingTimeInterval(20), policy: policy)
+        guard case .refuse(.rollback) = plan else { Issue.record("not refused after the hold: \(plan)"); return }
+        plan = Reconciler.plan(Self.snapshot(older, copies: [Self.copy("AAAAAAA", inode: 1)]), versions: .init(base: base, disk: older),
+                               memory: &memory, now: Self.start.addingTimeInterval(30), policy: policy, copyHoldsNewer: { true })
+        #expect(Self.reconciliation(plan)?.fold.count == 1)
+    }
+
+    @Test("another database in the file is refused; the ask policy asks")
+    func otherDatabaseAndAsk() throws {
+        var memory = Reconciler.Memory()
+        let base = Self.version("b", try Self.original())
+        let other = Self.version("o", Vault.empty(name: "other", at: Self.created))
+        guard case .refuse(.otherDatabase) = Reconciler.plan(Self.snapshot(other), versions: .init(base: base, disk: other), memory: &memory,
+                                                             now: Self.start, policy: .init()) else { Issue.record("taken"); return }
+        let edited = Self.version("e", try Self.editing("A", in: base.vault, password: "x", at: 5))
+        guard case .ask = Reconciler.plan(Self.snapshot(edited), versions: .init(base: base, disk: edited), memory: &memory, now: Self.start,
+                                          policy: .init(vault: .ask)) else { Issue.record("not asked"); return }
+    }
+
+    @Test("copies: this device's own (inode the vault had) at once, another device's after its grace, a new copy of the same name starts its own")
+    func copyGrace() throws {
+        var memory = Reconciler.Memory()
+        let base = Self.version("b", try Self.original())
+        let policy = Reconciler.Policy(foreignCopyGrace: 30)
+        _ = Reconciler.plan(Self.snapshot(base, inode: 5), versions: .init(base: base, disk: nil), memory: &memory, now: Self.start, policy: policy)
+        let own = Self.copy("OWNOWNO", inode: 5), foreign = Self.copy("FOREIGN", inode: 6)
+        var plan = Self.reconciliation(Reconciler.plan(Self.snapshot(base, inode: 8, copies: [own, foreign]), versions: .init(base: base, disk: nil),
+                                                       memory: &memory, now: Self.start, policy: policy))
+        #expect(plan?.fold == [own] && plan?.retryAt == Self.start.addingTimeInterval(30))
+        plan = Self.reconciliation(Reconciler.plan(Self.snapshot(base, inode: 8, copies: [foreign]), versions: .init(base: base, disk: nil),
+                                                   memory: &memory, now: Self.start.addingTimeInterval(29), policy: policy))
+        #expect(plan?.fold == [])
+        plan = Self.reconciliation(Reconciler.plan(Self.snapshot(base, inode: 8, copies: [foreign]), versions: .init(base: base, disk: nil),
+                                                   memory: &memory, now: Self.start.addingTimeInterval(30), policy: policy))
+        #expect(plan?.fold == [foreign] && plan?.retryAt == nil)
+        // The same name, another file (inode reused, a new time): its own grace.
+        let replaced = Self.copy("FOREIGN", inode: 6, modified: 99)
+        plan = Self.reconciliation(Reconciler.plan(Self.snapshot(base, inode: 8, copies: [replaced]), versions: .init(base: base, disk: nil),
+                                                   memory: &memory, now: Self.start.addingTimeInterval(31), policy: policy))
+        #expect(plan?.fold == [] && plan?.retryAt == Self.start.addingTimeInterval(61))
+    }
+
+    @Test("a copy that failed is not tried again until it changes; the report policy reports each copy once; ignore ignores")
+    func failedReportedIgnored() throws {
+        var memory = Reconciler.Memory()
+        let base = Self.version("b", try Self.original())
+        let junk = Self.copy("JUNKJUN", inode: 3)
+        memory.copyFailed(junk)
+        var plan = Self.reconciliation(Reconciler.plan(Self.snapshot(base, copies: [junk]), versions: .init(base: base, disk: nil),
+                                                       memory: &memory, now: Self.start, policy: .init()))
+        #expect(plan?.fold == [])
+        let changed = Self.copy("JUNKJUN", inode: 3, modified: 5)
+        plan = Self.reconciliation(Reconciler.plan(Self.snapshot(base, copies: [changed]), versions: .init(base: base, disk: nil),
+                                                   memory: &memory, now: Self.start, policy: .init()))
+        #expect(plan?.fold == [changed])
+        var reports = Reconciler.Memory()
+        for expected in [1, 0] {
+            plan = Self.reconciliation(Reconciler.plan(Self.snapshot(base, copies: [junk]), versions: .init(base: base, disk: nil),
+                                                       memory: &reports, now: Self.start, policy: .init(copies: .report)))
+            #expect(plan?.report.count == expected && plan?.fold == [])
+        }
+        plan = Self.reconciliation(Reconciler.plan(Self.snapshot(base, copies: [junk]), versions: .init(base: base, disk: nil),
+                                                   memory: &reports, now: Self.start, policy: .init(copies: .ignore)))
+        #expect(plan?.isEmpty == true)
+    }
+
+    /// Two devices that each hold a version the other lacks only in access times or form: neither
+    /// may restore (a restore answered by a restore is a write every scan, forever).
+    @Test("a version that differs only in access times and usage counts is contained: no restore")
+    func accessTimesAreNotContent() throws {
+        var memory = Reconciler.Memory()
+        let base = Self.version("b", try Self.original())
+        var touched = base.vault
+        touched.root.entries[0].times.lastAccessed = Timestamp(unixSeconds: 1_900_000_000)
+        touched.root.entries[0].times.usageCount += 3
+        let disk = Self.version("d", touched)
+        let plan = Self.reconciliation(Reconciler.plan(Self.snapshot(disk), versions: .init(base: base, disk: disk, pending: []),
+                                                       memory: &memory, now: Self.start, policy: .init()))
+        #expect(plan?.restoreFrom == [])
+        let back = Self.reconciliation(Reconciler.plan(Self.snapshot(base), versions: .init(base: disk, disk: base), memory: &memory,
+                                                       now: Self.start, policy: .init()))
+        #expect(back?.restoreFrom == [], "the version with later access times is not content the other lacks")
+    }
+}
