@@ -9,6 +9,10 @@ let strictSettings: [SwiftSetting] = [
     .enableUpcomingFeature("MemberImportVisibility"),
 ]
 
+/// The fault plan and pause hooks the tests drive through the environment exist only in debug
+/// builds (what `swift test` runs); the release build that `scripts/install` ships has none.
+let testHookSettings: [SwiftSetting] = [.define("MYPASS_TEST_HOOKS", .when(configuration: .debug))]
+
 let package = Package(
     name: "mypass-sync",
     products: [
@@ -63,7 +67,7 @@ let package = Package(
         .target(
             name: "MyPassSync",
             dependencies: ["MyPassCore", "MyPassCrypto", "KDBXFormat", "MyPassMerge", "CInotifyTools", "CKeyutils", "CRename", "CProcess", "CCurl"],
-            swiftSettings: strictSettings
+            swiftSettings: strictSettings + testHookSettings
         ),
         // The command-line tool: arguments, terminal I/O, human and JSON output, exit codes.
         .executableTarget(

@@ -58,9 +58,12 @@ public enum VaultDiff {
                     changes.append(Change(.moved, .entry, uuid: id, path: path, title: new.entry.title,
                                           detail: "from \(left.path(ofGroup: old.parent))"))
                 }
-                if new.entry.history.count > old.entry.history.count {
+                let gained = historyGained(from: old.entry.history, to: new.entry.history)
+                if gained > 0 {
+                    // Counted by content: a history at its item limit gains a version and drops its
+                    // oldest, and the gained version may be the only place a value is kept.
                     changes.append(Change(.historyMerged, .entry, uuid: id, path: path, title: new.entry.title,
-                                          detail: "\(new.entry.history.count - old.entry.history.count) more history item(s)"))
+                                          detail: "\(gained) more history item(s)"))
                 } else if new.entry.history.count < old.entry.history.count {
                     changes.append(Change(.historyTrimmed, .entry, uuid: id, path: path, title: new.entry.title,
                                           detail: "\(old.entry.history.count - new.entry.history.count) fewer history item(s)"))
@@ -70,6 +73,16 @@ public enum VaultDiff {
             }
         }
         return changes
+    }
+
+    /// How many versions `new` holds that `old` does not (by modification time and content; the
+    /// form, field order and access times aside).
+    static func historyGained(from old: [Entry], to new: [Entry]) -> Int {
+        guard old != new else { return 0 }
+        let known = Dictionary(grouping: old, by: \.times.lastModified)
+        return new.filter { version in
+            !(known[version.times.lastModified] ?? []).contains { entryFields($0, version).isEmpty }
+        }.count
     }
 
     private static func entryPath(_ record: VaultIndex.EntryRecord, _ index: VaultIndex) -> String {

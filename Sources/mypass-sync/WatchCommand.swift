@@ -31,7 +31,7 @@ struct WatchCommand: Command {
         settings.pollInterval = parsed[poll]
         settings.debounce = parsed[debounce] ?? settings.debounce
         settings.copyGrace = parsed[copyGrace] ?? settings.copyGrace
-        settings.rotatesKDFSalt = try DeviceSettings.load().rotateKDFSalt
+        settings.device = try DeviceSettings.load()
         if parsed[once] {
             // What is pending now, copies from other devices included; a rollback is refused at once.
             settings.copyGrace = 0

@@ -70,4 +70,40 @@ struct ConflictCopyTests {
         #expect(entry.entry.text("URL") == "https://later" && entry.entry.text("Notes") == "copy")
         #expect(entry.entry.history.map { $0.text("Notes") }.contains("copy"))
     }
+
+    /// The entry's history is at its item limit (10): merging the copy's losing value into the
+    /// history drops the oldest item, so the count stays the same; the value is new content all
+    /// the same, and a merge that judged content by history counts would not write it (lost).
+    @Test("a losing value that only the history keeps, in a history at its item limit, is written")
+    func losingValueAtHistoryLimit() throws {
+        let workspace = try Workspace()
+        defer { workspace.remove() }
+        var vault = try workspace.open()
+        let first = vault.root.entries[0].uuid
+        for round in 1...12 {
+            vault = try vault.updatingEntry(first, at: Timestamp(unixSeconds: 1_800_000_000 + Int64(round) * 10)) {
+                $0.setField("URL", FieldValue("https://round-\(round)", isProtected: false))
+            }
+        }
+        #expect(vault.root.entries[0].history.count == 10)
+        let branch = vault
+        let copyVault = try branch.updatingEntry(first, at: Timestamp(unixSeconds: 1_800_000_500)) {
+            $0.setField("URL", FieldValue("https://the-copy", isProtected: false))
+        }
+        let current = try branch.updatingEntry(first, at: Timestamp(unixSeconds: 1_800_000_600)) {
+            $0.setField("URL", FieldValue("https://the-vault", isProtected: false))
+        }
+        let settings = FormatSettings(version: .v4_0, cipher: .chaCha20, kdf: .aesKDF(seed: Data(repeating: 2, count: 32), rounds: 10))
+        try KDBXWriter.serialize(current, settings: settings, key: Workspace.key).file.write(to: URL(fileURLWithPath: workspace.vaultPath))
+        let copy = workspace.directory.appendingPathComponent("vault.sync-conflict-20261201-101010-ABCDEF1.kdbx")
+        try KDBXWriter.serialize(copyVault, settings: settings, key: Workspace.key).file.write(to: copy)
+        let session = try SyncSession(path: workspace.vaultPath, key: Workspace.key, state: workspace.state)
+        let folded = try ConflictFolding.fold(ConflictCopies.find(for: workspace.vaultPath), into: session, base: nil,
+                                              key: Workspace.key, limits: .standard, dryRun: false)
+        #expect(folded.outcomes.map(\.result) == [.merged] && folded.wroteVault)
+        let entry = try workspace.open().root.entries[0]
+        #expect(entry.text("URL") == "https://the-vault")
+        #expect(entry.history.contains { $0.text("URL") == "https://the-copy" }, "the copy's value was lost")
+        #expect(entry.history.count == 10)
+    }
 }

@@ -43,7 +43,8 @@ public enum MergeJob {
     static func merge(_ remote: Vault, from source: String, into vault: Vault, base: Base) throws -> (vault: Vault, step: Step) {
         let result = try VaultMerger.merge(base: base.fitting(vault, remote), local: vault, remote: remote,
                                            explaining: try SecretFingerprint.forOneMerge()) { DeferredRelease.drop($0) }
-        let newContent = result.vault != vault
+        // Content, not form: a version that differs only in access times or field order brings nothing.
+        let newContent = !VaultDiff.sameContent(vault, result.vault)
         return (result.vault, Step(source: source, changes: result.changes, warnings: result.warnings, newContent: newContent,
                                    decisions: result.decisions))
     }

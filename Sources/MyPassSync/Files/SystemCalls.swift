@@ -73,10 +73,14 @@ public enum SystemCalls {
     /// Replaces the planned faults (and restarts the call counts).
     public static func inject(_ faults: [Fault]) { plan.set(faults) }
 
-    /// Reads faults from `MYPASS_SYNC_FAULTS` (comma-separated, e.g. `write:2:ENOSPC`); a test convenience.
+    /// Reads faults from `MYPASS_SYNC_FAULTS` (comma-separated, e.g. `write:2:ENOSPC`) in a test
+    /// build (`MYPASS_TEST_HOOKS`: debug builds, which the tests run); a release build, the one
+    /// `scripts/install` ships, reads nothing.
     public static func injectFromEnvironment() {
+        #if MYPASS_TEST_HOOKS
         guard let text = ProcessInfo.processInfo.environment["MYPASS_SYNC_FAULTS"], !text.isEmpty else { return }
         inject(text.split(separator: ",").compactMap { Fault(parsing: String($0)) })
+        #endif
     }
 
     /// The planned fault for the next call of `operation` on `path`, if any.

@@ -2,6 +2,7 @@ public import Foundation
 internal import KDBXFormat
 public import MyPassCore
 internal import MyPassMerge
+internal import MyPassCrypto
 
 /// Why a journal record cannot be shown or undone.
 public enum JournalError: Error, CustomStringConvertible, Sendable {
@@ -54,10 +55,11 @@ public enum MergeUndo {
         let after = try KDBXReader.open(afterBytes, key: key, cachedKey: unlocked.opened.derivedKey, limits: unlocked.file.limits)
         let outcome = try MergeReverter.revert(current: unlocked.vault, before: before.vault, after: after.vault)
         var written = false
-        if !dryRun && outcome.vault != unlocked.vault {
+        if !dryRun && !VaultDiff.sameContent(outcome.vault, unlocked.vault) {
             let session = try unlocked.session(state: state, settings: DeviceSettings.load())
-            session.update(outcome.vault)
-            written = try session.saveMerging().wroteFile
+            let reverted = MergeCommit.Merged(vault: outcome.vault, steps: [], inputs: [MergeCommit.Input(
+                name: "journal record \(id)", vault: before.vault, sha256: SHA256.hexHash(beforeBytes), base: .none)])
+            written = try MergeCommit.commit(reverted, through: session, journal: .undo).wroteFile
         }
         return Report(record: id, reverted: outcome.reverted, keptEditedSince: outcome.keptEditedSince, written: written, dryRun: dryRun)
     }

@@ -2,6 +2,7 @@ public import Foundation
 internal import KDBXFormat
 public import MyPassCore
 internal import MyPassCrypto
+internal import MyPassMerge
 #if canImport(Glibc)
 internal import Glibc
 #endif
@@ -166,19 +167,16 @@ private struct Merger {
         }
         let theirs = try opened.get().vault
         let baseVault = base.flatMap { try? KDBXReader.open($0, key: credentials.key, cachedKey: nil, limits: file.limits).vault }
-        let (result, step) = try MergeJob.merge(theirs, from: url, into: unlocked.vault, base: baseVault.map { .remembered($0) } ?? .none)
-        var wrote = result != unlocked.vault
+        let input = MergeCommit.Input(name: url, vault: theirs, sha256: SHA256.hexHash(bytes), base: baseVault.map { .remembered($0) } ?? .none)
+        let merged = try MergeCommit.merge([input], into: unlocked.vault)
+        let step = merged.steps[0]
+        var wrote = merged.bringsContent
         if wrote && !dryRun {
             let session = try unlocked.session(state: state, settings: DeviceSettings.load())
-            session.update(result)
-            wrote = try session.saveMerging().wroteFile
-            if wrote {
-                session.journalMerge(.sync, before: file.bytes, inputs: [.init(name: url, bytes: bytes)], changes: step.changes.count,
-                                     decisions: step.decisions)
-            }
+            wrote = try MergeCommit.commit(merged, through: session, journal: .sync).wroteFile
             file = try VaultFile.read(vaultPath, maximumKDFMemory: maximumKDFMemory)
         }
-        return Outcome(changes: step.changes, wroteLocal: wrote, remoteHoldsAll: result == theirs)
+        return Outcome(changes: step.changes, wroteLocal: wrote, remoteHoldsAll: VaultDiff.sameContent(theirs, merged.vault))
     }
 }
 
@@ -186,16 +184,18 @@ private struct Merger {
 /// and `MYPASS_SYNC_BEFORE_RENAME_IN=PATH` (SFTP: the vault renamed aside, the upload not yet renamed
 /// in): the sync creates `PATH.waiting` and waits (up to 30 s) until `PATH.go` exists, so that a test
 /// can write the remote, or kill the process, in exactly the window a compare-and-swap protects.
-/// Unset, they do nothing.
+/// Unset, they do nothing; a release build (`MYPASS_TEST_HOOKS` undefined) has none.
 enum TestHooks {
     static func beforeUpload() { pause("MYPASS_SYNC_BEFORE_UPLOAD") }
 
     static func beforeRenameIn() { pause("MYPASS_SYNC_BEFORE_RENAME_IN") }
 
     private static func pause(_ variable: String) {
+        #if MYPASS_TEST_HOOKS
         guard let path = ProcessInfo.processInfo.environment[variable], !path.isEmpty else { return }
         _ = FileManager.default.createFile(atPath: path + ".waiting", contents: Data())
         let deadline = Date().addingTimeInterval(30)
         while !FileManager.default.fileExists(atPath: path + ".go") && Date() < deadline { usleep(20_000) }
+        #endif
     }
 }

@@ -171,6 +171,15 @@ public final class SyncSession: @unchecked Sendable {
         self.fileBytes = workingIsOnDisk ? diskBytes : nil
     }
 
+    /// A session on the version of `context`'s vault read as `bytes` (`fingerprint`) and opened as
+    /// `onDisk`, saving by the device's settings (backups, KDF salt rotation).
+    convenience init(context: VaultContext, onDisk: OpenedVault, bytes: Data, fingerprint: Fingerprint) throws {
+        try self.init(path: context.path, working: onDisk, key: context.key, state: context.state, limits: context.limits,
+                      basedOn: fingerprint, workingIsOnDisk: true, diskBytes: bytes)
+        keepsBackup = context.settings.backups
+        rotatesKDFSalt = context.settings.rotateKDFSalt
+    }
+
     /// Whether the working snapshot is exactly the content of the file this session knows (so a save
     /// has nothing to write).
     /// The KDF salt aside: a file that differs only by its salt holds the same content, and writing it

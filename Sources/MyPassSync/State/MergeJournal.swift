@@ -29,6 +29,8 @@ public struct MergeJournal: Sendable {
         case sync
         /// The watcher putting back synced content that a program's blind save dropped.
         case restore
+        /// `undo`: a journaled merge taken back.
+        case undo
     }
 
     /// One merged input: its name and the SHA-256 of its bytes (when they were at hand).

@@ -13,11 +13,13 @@ public final class VaultWatcher: @unchecked Sendable {
     /// What to do with sync-conflict copies.
     public enum CopyPolicy: String, Sendable, CaseIterable { case merge, report, ignore }
 
+    /// The vault watched, with its key, limits, state and the device's settings.
+    private let context: VaultContext
     /// The vault watched (resolved path).
-    public let path: String
-    private let key: CompositeKey
-    private let state: SyncStateStore
-    private let limits: ResourceLimits
+    public var path: String { context.path }
+    private var key: CompositeKey { context.key }
+    private var state: SyncStateStore { context.state }
+    private var limits: ResourceLimits { context.limits }
     /// The rules the reconciler applies.
     private let reconcilerPolicy: Reconciler.Policy
     private var copyPolicy: CopyPolicy { reconcilerPolicy.copies }
@@ -34,8 +36,6 @@ public final class VaultWatcher: @unchecked Sendable {
     private var ownWrite: Fingerprint?
     private var missingReported = false
     private var waitingForCopy = false
-    /// Whether the watcher's saves draw a new KDF salt (`SyncSession.rotatesKDFSalt`).
-    public var rotatesKDFSalt = true
     /// A sync engine's transfer into the folder was reported and is still awaited.
     public private(set) var waitingForTransfer = false
 
@@ -47,17 +47,20 @@ public final class VaultWatcher: @unchecked Sendable {
     /// nothing is left to do here. After the grace (that device may run no watcher) it is merged here.
     /// `rollbackHold`: how long a version that looks like a rollback is held before it is refused,
     /// waiting for the conflict copy with this device's newer version (0: refused at once).
-    public init(
+    public init(context: VaultContext, policy: Reconciler.Policy, emit: @escaping @Sendable (WatchEvent) -> Void) {
+        self.context = context
+        self.reconcilerPolicy = policy
+        self.emit = emit
+    }
+
+    /// A watcher of the vault at `path` with the device's default settings (tests, benchmarks).
+    public convenience init(
         path: String, key: CompositeKey, state: SyncStateStore, limits: ResourceLimits, policy: Policy, copyPolicy: CopyPolicy,
         foreignCopyGrace: Double = 0, rollbackHold: Double = 0, emit: @escaping @Sendable (WatchEvent) -> Void
     ) {
-        self.reconcilerPolicy = Reconciler.Policy(vault: policy, copies: copyPolicy, foreignCopyGrace: foreignCopyGrace,
-                                                  rollbackHold: rollbackHold)
-        self.path = path
-        self.key = key
-        self.state = state
-        self.limits = limits
-        self.emit = emit
+        self.init(context: VaultContext(path: path, key: key, limits: limits, state: state),
+                  policy: Reconciler.Policy(vault: policy, copies: copyPolicy, foreignCopyGrace: foreignCopyGrace, rollbackHold: rollbackHold),
+                  emit: emit)
     }
 
     /// Copies opened during the debounce (`prepare(copyAt:)`), for the next check.
@@ -216,9 +219,7 @@ public final class VaultWatcher: @unchecked Sendable {
         }
         guard let opened = openedVersions[fingerprint.sha256] else { return false }
         do {
-            let session = try SyncSession(path: path, working: opened, key: key, state: state, limits: limits, basedOn: fingerprint,
-                                          workingIsOnDisk: true, diskBytes: bytes)
-            session.rotatesKDFSalt = rotatesKDFSalt
+            let session = try SyncSession(context: context, onDisk: opened, bytes: bytes, fingerprint: fingerprint)
             let folded = try ConflictFolding.fold(plan.fold.map(\.copy), into: session, base: opened.vault, key: key,
                                                   cachedKey: opened.derivedKey, limits: limits, dryRun: false, sizeLimit: nil,
                                                   prefetched: prefetch, restoring: restoring)

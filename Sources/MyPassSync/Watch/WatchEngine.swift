@@ -56,8 +56,8 @@ public final class WatchEngine: @unchecked Sendable {
         public var retryWait: TimeInterval = 1
         /// The longest wait between two checks of a vault whose check keeps failing.
         public var maximumBackoff: TimeInterval = 60
-        /// Whether saves draw a new KDF salt (`SyncSession.rotatesKDFSalt`).
-        public var rotatesKDFSalt = true
+        /// This device's settings, which the watchers' saves follow (backups, KDF salt rotation).
+        public var device = DeviceSettings()
 
         /// The defaults, as `watch` uses them.
         public init() {}
@@ -84,11 +84,12 @@ public final class WatchEngine: @unchecked Sendable {
     ) {
         self.init(settings: settings, source: source, onEvent: onEvent) { emit in
             vaults.map { path in
-                let watcher = VaultWatcher(
-                    path: DurableFile.resolvedPath(path), key: credentials.key, state: state, limits: limits, policy: settings.policy,
-                    copyPolicy: settings.copyPolicy, foreignCopyGrace: settings.copyGrace, rollbackHold: settings.rollbackHold, emit: emit)
-                watcher.rotatesKDFSalt = settings.rotatesKDFSalt
-                return watcher
+                VaultWatcher(
+                    context: VaultContext(path: DurableFile.resolvedPath(path), key: credentials.key, limits: limits, state: state,
+                                          settings: settings.device),
+                    policy: Reconciler.Policy(vault: settings.policy, copies: settings.copyPolicy, foreignCopyGrace: settings.copyGrace,
+                                              rollbackHold: settings.rollbackHold),
+                    emit: emit)
             }
         }
     }
