@@ -63,16 +63,52 @@ let package = Package(
             dependencies: ["MyPassCore"],
             swiftSettings: strictSettings
         ),
-        // The I/O side: vault files, sync state, the watcher and the save-conflict decisions.
+        // The sync layer, one target per layer; each imports only the layers above it in this list
+        // (SwiftPM refuses a cycle, so the compiler keeps the arrows pointing one way).
+        // Files and processes without knowing what a vault is: the system-call gate, durable
+        // replace, fingerprints, conflict-copy names, sync-engine transfers, child processes.
+        .target(
+            name: "SyncFiles",
+            dependencies: ["MyPassCrypto", "CRename", "CProcess"],
+            swiftSettings: strictSettings + testHookSettings
+        ),
+        // What this device keeps outside the synced folder: the base, pending versions, retired
+        // copies, the merge journal, the device settings.
+        .target(
+            name: "SyncState",
+            dependencies: ["SyncFiles", "MyPassCore", "MyPassCrypto", "KDBXFormat"],
+            swiftSettings: strictSettings
+        ),
+        // Vault files and sessions, and the one pipeline that writes a merged vault (MergeCommit):
+        // merge jobs, conflict-copy folding, undo, quick unlock.
+        .target(
+            name: "SyncCommit",
+            dependencies: ["SyncState", "SyncFiles", "MyPassCore", "MyPassCrypto", "KDBXFormat", "MyPassMerge", "CKeyutils"],
+            swiftSettings: strictSettings
+        ),
+        // The watch: folder snapshots, the pure reconciler, the per-vault watcher, the engine.
+        .target(
+            name: "SyncWatch",
+            dependencies: ["SyncCommit", "SyncState", "SyncFiles", "MyPassCore", "KDBXFormat", "MyPassMerge", "CInotifyTools"],
+            swiftSettings: strictSettings
+        ),
+        // Remotes: WebDAV and SFTP through libcurl, kept in step by a verified compare-and-swap.
+        .target(
+            name: "SyncRemote",
+            dependencies: ["SyncCommit", "SyncState", "SyncFiles", "MyPassCore", "MyPassCrypto", "KDBXFormat", "MyPassMerge", "CCurl"],
+            swiftSettings: strictSettings + testHookSettings
+        ),
+        // What an app embeds: every sync layer (re-exported), plus export, audit, clipboard, word lists.
         .target(
             name: "MyPassSync",
-            dependencies: ["MyPassCore", "MyPassCrypto", "KDBXFormat", "MyPassMerge", "CInotifyTools", "CKeyutils", "CRename", "CProcess", "CCurl"],
-            swiftSettings: strictSettings + testHookSettings
+            dependencies: ["SyncFiles", "SyncState", "SyncCommit", "SyncWatch", "SyncRemote", "MyPassCore", "MyPassCrypto", "KDBXFormat",
+                           "MyPassMerge"],
+            swiftSettings: strictSettings
         ),
         // The command-line tool: arguments, terminal I/O, human and JSON output, exit codes.
         .executableTarget(
             name: "mypass-sync",
-            dependencies: ["MyPassSync", "MyPassCore", "MyPassCrypto"],
+            dependencies: ["MyPassSync", "MyPassCore", "MyPassCrypto", "KDBXFormat"],
             swiftSettings: strictSettings
         ),
         // Prints timings of the primitives (figures, not pass/fail): `swift run -c release mypass-bench`.
@@ -108,7 +144,8 @@ let package = Package(
         ),
         .testTarget(
             name: "MyPassSyncTests",
-            dependencies: ["MyPassSync", "KDBXFormat", "MyPassCore", "MyPassMerge"],
+            dependencies: ["MyPassSync", "SyncFiles", "SyncState", "SyncCommit", "SyncWatch", "SyncRemote", "KDBXFormat", "MyPassCore",
+                           "MyPassMerge"],
             swiftSettings: strictSettings
         ),
         .testTarget(
@@ -123,7 +160,8 @@ let package = Package(
         ),
         .testTarget(
             name: "MyPassSyncCLITests",
-            dependencies: ["mypass-sync", "MyPassCore", "MyPassCrypto", "KDBXFormat", "MyPassSync", "TestSupport"],
+            dependencies: ["mypass-sync", "MyPassCore", "MyPassCrypto", "KDBXFormat", "MyPassSync", "SyncFiles", "SyncState", "SyncCommit",
+                           "SyncWatch", "SyncRemote", "TestSupport"],
             exclude: ["Helpers"],
             swiftSettings: strictSettings
         ),

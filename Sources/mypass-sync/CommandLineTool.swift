@@ -1,4 +1,5 @@
 internal import MyPassCore
+internal import KDBXFormat
 internal import MyPassSync
 
 /// The entry point: picks the command, runs it, and is the one place that turns errors into
@@ -103,7 +104,7 @@ enum CommandLineTool {
             return .usage
         }
         var message = "error: \(String(describing: error).terminalSafe)"
-        if let hint = FailureKind.hint(for: error) { message += "\n" + hint }
+        if let hint = Self.hint(for: error) { message += "\n" + hint }
         output.printError(message)
         return switch FailureKind(of: error) {
         case .invalidRequest: .usage
@@ -113,6 +114,14 @@ enum CommandLineTool {
         case .ioError: .ioError
         }
     }
+
+    /// What the user can do about `error`, when there is something to say (in the CLI's words: its flags).
+    private static func hint(for error: any Error) -> String? {
+        if case KDBXError.resourceCapExceeded(let detail) = error, detail.contains("Argon2 memory") {
+            return "If you trust this file, raise the cap with --max-kdf-memory <bytes>."
+        }
+        return nil
+    }
 }
 
 extension String {
@@ -120,4 +129,6 @@ extension String {
     func padding(toLength length: Int) -> String {
         count >= length ? self : self + String(repeating: " ", count: length - count)
     }
+
+
 }

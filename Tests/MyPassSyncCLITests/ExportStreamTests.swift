@@ -3,6 +3,11 @@ import KDBXFormat
 import MyPassCore
 import Testing
 @testable import MyPassSync
+@testable import SyncCommit
+@testable import SyncFiles
+@testable import SyncRemote
+@testable import SyncState
+@testable import SyncWatch
 
 @Suite("export --format json streamed")
 struct ExportStreamTests {

@@ -1,5 +1,10 @@
 import Foundation
 @testable import MyPassSync
+@testable import SyncCommit
+@testable import SyncFiles
+@testable import SyncRemote
+@testable import SyncState
+@testable import SyncWatch
 import Testing
 
 /// The binary search over an HIBP list: first and last lines, a list without a final line end, lower

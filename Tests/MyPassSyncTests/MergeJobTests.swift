@@ -2,6 +2,11 @@ import Foundation
 import KDBXFormat
 import MyPassCore
 @testable import MyPassSync
+@testable import SyncCommit
+@testable import SyncFiles
+@testable import SyncRemote
+@testable import SyncState
+@testable import SyncWatch
 import Testing
 
 /// The merge job through the library API: several copies merged and saved once, dry runs, the base

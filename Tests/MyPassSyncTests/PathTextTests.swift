@@ -1,6 +1,11 @@
 import Foundation
 import Testing
 @testable import MyPassSync
+@testable import SyncCommit
+@testable import SyncFiles
+@testable import SyncRemote
+@testable import SyncState
+@testable import SyncWatch
 
 @Suite("PathText: the folder of a path, including the one-character names NSString traps on")
 struct PathTextTests {

@@ -1,6 +1,11 @@
 import Foundation
 import MyPassCore
 @testable import MyPassSync
+@testable import SyncCommit
+@testable import SyncFiles
+@testable import SyncRemote
+@testable import SyncState
+@testable import SyncWatch
 import Testing
 
 /// The watcher's rules, each driven through the pure `Reconciler` with vaults in memory and a clock

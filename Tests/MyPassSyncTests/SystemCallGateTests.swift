@@ -2,6 +2,11 @@ import Foundation
 import KDBXFormat
 import MyPassCore
 @testable import MyPassSync
+@testable import SyncCommit
+@testable import SyncFiles
+@testable import SyncRemote
+@testable import SyncState
+@testable import SyncWatch
 import Testing
 
 /// Every file call of the sync layer goes through `SystemCalls`: faults reach the reads, the lock,

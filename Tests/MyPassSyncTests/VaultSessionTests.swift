@@ -2,6 +2,11 @@ import Foundation
 import KDBXFormat
 import MyPassCore
 @testable import MyPassSync
+@testable import SyncCommit
+@testable import SyncFiles
+@testable import SyncRemote
+@testable import SyncState
+@testable import SyncWatch
 import Testing
 
 @Suite("Vault session: lock, unlock, quick unlock from a stored derived key", .serialized)

@@ -3,6 +3,11 @@ import KDBXFormat
 import MyPassCore
 import MyPassMerge
 @testable import MyPassSync
+@testable import SyncCommit
+@testable import SyncFiles
+@testable import SyncRemote
+@testable import SyncState
+@testable import SyncWatch
 import Testing
 import TestSupport
 

@@ -1,4 +1,9 @@
 public import Foundation
+internal import SyncFiles
+internal import SyncState
+internal import SyncCommit
+internal import SyncWatch
+internal import SyncRemote
 
 /// The desktop clipboard, through the command-line tools that own it: `wl-copy`/`wl-paste` under
 /// Wayland, else `xclip` or `xsel` under X11. Values go to the tools on standard input, never in

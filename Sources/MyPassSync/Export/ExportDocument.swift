@@ -1,4 +1,9 @@
 internal import Foundation
+internal import SyncFiles
+internal import SyncState
+internal import SyncCommit
+internal import SyncWatch
+internal import SyncRemote
 internal import KDBXFormat
 internal import MyPassCore
 

@@ -1,3 +1,8 @@
+internal import SyncFiles
+internal import SyncState
+internal import SyncCommit
+internal import SyncWatch
+internal import SyncRemote
 /// JSON text written straight into bytes, laid out exactly as `JSONText.encode` lays it out
 /// (`JSONEncoder` pretty-printed, sorted keys, slashes unescaped): two spaces per level,
 /// `"key" : value`, an empty array or object as an opening bracket, an empty line and the closing

@@ -1,3 +1,8 @@
+internal import SyncFiles
+internal import SyncState
+public import SyncCommit
+internal import SyncWatch
+internal import SyncRemote
 internal import KDBXFormat
 
 extension UnlockedVault {

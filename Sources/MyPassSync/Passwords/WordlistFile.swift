@@ -1,4 +1,9 @@
-public import Foundation
+internal import Foundation
+internal import SyncFiles
+internal import SyncState
+internal import SyncCommit
+internal import SyncWatch
+internal import SyncRemote
 public import MyPassCore
 
 extension Wordlist {

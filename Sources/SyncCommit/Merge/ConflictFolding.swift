@@ -1,0 +1,229 @@
+internal import Foundation
+public import SyncFiles
+public import SyncState
+#if canImport(Glibc)
+internal import Glibc
+#endif
+public import KDBXFormat
+public import MyPassCore
+internal import MyPassMerge
+
+/// Folds the sync-conflict copies of a vault into it: each copy merged three-way (base: this device's
+/// sync state when both sides descend from it, else each entry's ancestor inferred from history), the
+/// result saved by compare-and-swap — and only when it differs from what the file already holds: a
+/// copy that carries nothing new is retired without touching the vault (two devices rewriting the
+/// same merge would make the sync engine produce yet another copy). Each copy merged or found to
+/// carry nothing new is then kept on this device outside the synced folder (`RetiredCopies`) and
+/// removed from the folder, after the vault is durably saved; the other devices get the deletion and
+/// the vault that holds the copy's content. Copies that do not open with the vault's credentials, or
+/// are another database, are reported and left where they are.
+public enum ConflictFolding {
+    /// What became of one copy.
+    public enum Result: String, Sendable, Encodable {
+        /// Merged in: it brought changes.
+        case merged
+        /// Everything it holds was in the vault already: retired, the vault not written for it.
+        case nothingNew
+        /// Dry run: would be merged (`changes` says what it brings; none: nothing new).
+        case wouldMerge
+        /// Does not open with the vault's credentials.
+        case otherCredentials
+        /// Opens, but is another database (its root group differs).
+        case otherDatabase
+        /// Not a readable vault (damaged, half written, not a regular file, a symlink).
+        case unreadable
+        /// Far larger than the vault (`copySizeLimit`): not read.
+        case tooLarge
+        /// Its KDF (or payload) is beyond the budget for copies (`copyLimits`): refused before any derivation.
+        case tooCostly
+        /// Changed while it was being merged: left in the folder for the next pass.
+        case changedMeanwhile
+    }
+
+    /// What happened to one copy.
+    public struct Outcome: Sendable, Encodable {
+        /// The copy's path.
+        public let copy: String
+        /// The sync engine that named it.
+        public let engine: ConflictCopies.Engine
+        /// What became of it.
+        public let result: Result
+        /// What it brought (names and paths, never values).
+        public let changes: [Change]
+        /// Where the copy is kept on this device now (nil: left in the folder).
+        public let movedTo: String?
+        /// How each property the vault and the copy differed on was decided (merged copies only).
+        public var explanation: [FieldDecision] = []
+    }
+
+    /// What one fold did.
+    public struct Report: Sendable, Encodable {
+        /// What became of each copy.
+        public let outcomes: [Outcome]
+        /// Whether the vault file was replaced (false: nothing new, or a dry run).
+        public let wroteVault: Bool
+        /// What the versions merged besides the copies (the watcher's pending versions) brought.
+        public var restored: [Change] = []
+    }
+
+    /// The largest copy read for a vault of `vaultSize` bytes: a copy is another version of the same
+    /// vault, so anything far larger is junk planted in the folder (read, it would cost memory and
+    /// time on every check).
+    public static func copySizeLimit(forVaultOf vaultSize: Int) -> Int64 {
+        max(Int64(vaultSize) * 8, 16 << 20)
+    }
+
+    /// The KDF budget for a conflict copy of a vault whose KDF is `vaultKDF`, within `limits`: a copy
+    /// is another version of the same vault, written with the same settings or ones a device chose
+    /// for it, so a KDF far costlier than the vault's own (Argon2 at 2 GiB x 10,000 iterations is
+    /// within the caps for a vault the user opens: hours) is junk planted to make every check derive
+    /// for hours. Argon2: twice the vault's memory (at least 256 MiB) and four times its iterations
+    /// (at least 20); AES-KDF: four times the vault's rounds (at least 60 million, about a second).
+    public static func copyLimits(forVaultKDF vaultKDF: KDFParameters, within limits: ResourceLimits) -> ResourceLimits {
+        var copy = limits
+        var memory: UInt64 = 256 << 20, iterations: UInt64 = 20, rounds: UInt64 = 60_000_000
+        switch vaultKDF {
+        case .argon2(let settings):
+            memory = max(memory, settings.memoryBytes.multipliedReportingOverflow(by: 2).partialValue)
+            iterations = max(iterations, settings.iterations.multipliedReportingOverflow(by: 4).partialValue)
+        case .aesKDF(_, let vaultRounds):
+            rounds = max(rounds, vaultRounds.multipliedReportingOverflow(by: 4).partialValue)
+        }
+        copy.maximumArgon2MemoryBytes = min(limits.maximumArgon2MemoryBytes, memory)
+        copy.maximumArgon2Iterations = min(limits.maximumArgon2Iterations, iterations)
+        copy.maximumAESKDFRounds = min(limits.maximumAESKDFRounds, rounds)
+        return copy
+    }
+
+    /// Merges the copies of the vault `session` holds against `base` (the version this device had
+    /// synced before this run; nil: inferred from history); `dryRun` merges in memory only and moves
+    /// nothing. Copies that share the vault's KDF salt (written by mypass-sync) reuse `cachedKey`
+    /// instead of running the KDF. A copy is read only if it is a regular file (a symlink planted
+    /// under a copy's name could point at a private vault of the same database) no larger than
+    /// `sizeLimit` (default `copySizeLimit`).
+    public static func fold(
+        _ copies: [ConflictCopies.Copy], into session: SyncSession, base: Vault?, key: CompositeKey, cachedKey: DerivedKey? = nil,
+        limits: ResourceLimits, dryRun: Bool, sizeLimit: Int64? = nil
+    ) throws -> Report {
+        try fold(copies, into: session, base: base, key: key, cachedKey: cachedKey, limits: limits, dryRun: dryRun,
+                 sizeLimit: sizeLimit, prefetched: nil)
+    }
+
+    /// How a copy of the vault at `vaultPath` (KDF `vaultKDF`) is read and opened: within
+    /// `copySizeLimit` (or `sizeLimit`) and `copyLimits`.
+    package static func copyOpening(
+        forVaultAt vaultPath: String, vaultKDF: KDFParameters, key: CompositeKey, cachedKey: DerivedKey?, limits: ResourceLimits,
+        sizeLimit: Int64? = nil
+    ) -> CopyPrefetch.Parameters {
+        // The vault's size (of the file a symlink the user named leads to).
+        let vaultSize = SystemCalls.status(atPath: DurableFile.resolvedPath(vaultPath)).map { Int($0.size) } ?? 0
+        return CopyPrefetch.Parameters(key: key, cachedKey: cachedKey, sizeLimit: sizeLimit ?? copySizeLimit(forVaultOf: vaultSize),
+                                       limits: copyLimits(forVaultKDF: vaultKDF, within: limits))
+    }
+
+    /// `fold`, using the copies `prefetched` opened ahead (the watcher's, during its debounce) where
+    /// they were opened from exactly the bytes read now.
+    /// `restoring`: other versions merged in the same commit after the copies (the watcher's pending
+    /// versions whose content the vault lacks); the journal then calls it a restore when no copy brought anything.
+    package static func fold(
+        _ copies: [ConflictCopies.Copy], into session: SyncSession, base: Vault?, key: CompositeKey, cachedKey: DerivedKey?,
+        limits: ResourceLimits, dryRun: Bool, sizeLimit: Int64?, prefetched: CopyPrefetch?, restoring: [MergeCommit.Input] = []
+    ) throws -> Report {
+        let opening = copyOpening(forVaultAt: session.path, vaultKDF: session.settings.kdf, key: key, cachedKey: cachedKey,
+                                  limits: limits, sizeLimit: sizeLimit)
+        // Each folder is opened once: reading a copy and removing it later happen in the directory
+        // that was opened, even if it is swapped for a symlink meanwhile.
+        var folders: [String: DirectoryHandle] = [:]
+        func folder(of copy: ConflictCopies.Copy) throws(FileError) -> DirectoryHandle {
+            let path = PathText.folder(of: copy.path)
+            if let open = folders[path] { return open }
+            let opened = try DirectoryHandle.parent(of: copy.path).directory
+            folders[path] = opened
+            return opened
+        }
+        var outcomes: [Outcome] = []
+        var readCopies: [(copy: ConflictCopies.Copy, bytes: Data, fingerprint: Fingerprint, opened: OpenedVault)] = []
+        let vault = session.vault
+        for copy in copies {
+            let read: (bytes: Data, fingerprint: Fingerprint)
+            let opened: OpenedVault
+            do {
+                read = try DurableFile.read(copy.name, in: folder(of: copy), limit: opening.sizeLimit)
+                opened = try prefetched?.take(copy.path, matching: read.fingerprint, under: opening)
+                    ?? KDBXReader.open(read.bytes, key: key, cachedKey: cachedKey, limits: opening.limits)
+            } catch KDBXError.resourceCapExceeded {
+                outcomes.append(Outcome(copy: copy.path, engine: copy.engine, result: .tooCostly, changes: [], movedTo: nil))
+                continue
+            } catch FileError.tooLarge {
+                outcomes.append(Outcome(copy: copy.path, engine: copy.engine, result: .tooLarge, changes: [], movedTo: nil))
+                continue
+            } catch KDBXError.wrongCredentials {
+                outcomes.append(Outcome(copy: copy.path, engine: copy.engine, result: .otherCredentials, changes: [], movedTo: nil))
+                continue
+            } catch {
+                outcomes.append(Outcome(copy: copy.path, engine: copy.engine, result: .unreadable, changes: [], movedTo: nil))
+                continue
+            }
+            guard opened.vault.root.uuid == vault.root.uuid else {
+                outcomes.append(Outcome(copy: copy.path, engine: copy.engine, result: .otherDatabase, changes: [], movedTo: nil))
+                continue
+            }
+            readCopies.append((copy, read.bytes, read.fingerprint, opened))
+        }
+        // The base only where both sides descend from it; else each entry's ancestor is inferred.
+        let inputs = readCopies.map {
+            MergeCommit.Input(name: $0.copy.path, vault: $0.opened.vault, sha256: $0.fingerprint.sha256, base: base.map { .remembered($0) } ?? .none)
+        }
+        let merged = try MergeCommit.merge(inputs + restoring, into: vault)
+        let taken = zip(readCopies, merged.steps).map { item, step in
+            (copy: item.copy, bytes: item.bytes, fingerprint: item.fingerprint, changes: step.newContent ? step.changes : [],
+             newContent: step.newContent, explanation: step.newContent ? step.decisions : [])
+        }
+        let restored = merged.steps.dropFirst(readCopies.count).flatMap { $0.newContent ? $0.changes : [] }
+        DeferredRelease.drop(readCopies.map(\.opened))
+        guard !dryRun else {
+            let wouldMerge = taken.map {
+                Outcome(copy: $0.copy.path, engine: $0.copy.engine, result: .wouldMerge, changes: $0.changes, movedTo: nil, explanation: $0.explanation)
+            }
+            return Report(outcomes: outcomes + wouldMerge, wroteVault: false, restored: restored)
+        }
+        var wroteVault = false
+        if !merged.inputs.isEmpty {
+            let kind: MergeJournal.Kind = taken.contains(where: \.newContent) || restored.isEmpty ? .conflictCopies : .restore
+            wroteVault = try MergeCommit.commit(merged, through: session, journal: kind).wroteFile
+        }
+        // The vault now durably holds every taken copy's content: keep each copy here, then take it
+        // out of the synced folder (unless it changed since it was read: then the next pass has it).
+        let retired = RetiredCopies(state: session.state, vaultPath: session.path)
+        for item in taken {
+            let directory = try folder(of: item.copy)
+            let current = try? DurableFile.read(item.copy.name, in: directory, limit: opening.sizeLimit).fingerprint
+            guard let current, current.sameContent(as: item.fingerprint) && current.inode == item.fingerprint.inode else {
+                outcomes.append(Outcome(copy: item.copy.path, engine: item.copy.engine, result: .changedMeanwhile, changes: item.changes, movedTo: nil))
+                continue
+            }
+            let kept = try retired.keep(item.bytes, originalName: item.copy.name)
+            if SystemCalls.unlink(item.copy.name, in: directory) != 0 && errno != ENOENT {
+                throw FileReading.error(errno, "remove the merged conflict copy", item.copy.path)
+            }
+            outcomes.append(Outcome(copy: item.copy.path, engine: item.copy.engine, result: item.newContent ? .merged : .nothingNew,
+                                    changes: item.changes, movedTo: kept, explanation: item.explanation))
+        }
+        return Report(outcomes: outcomes, wroteVault: wroteVault, restored: wroteVault ? restored : [])
+    }
+}
+
+extension ConflictFolding {
+    /// Folds `copies` into the vault `unlocked` holds: merged against the version this device synced
+    /// before this run, saved through an editing session (`keepsBackup`, `settings`) by
+    /// compare-and-swap; `dryRun` merges in memory only.
+    public static func fold(
+        _ copies: [ConflictCopies.Copy], into unlocked: UnlockedVault, state: SyncStateStore, keepsBackup: Bool = false,
+        settings: DeviceSettings = DeviceSettings(), dryRun: Bool
+    ) throws -> Report {
+        let base = unlocked.rememberedBase(in: state)  // before the session records the version read
+        let session = try unlocked.session(state: state, keepsBackup: keepsBackup, settings: settings)
+        return try fold(copies, into: session, base: base, key: unlocked.requireCredentials().key, cachedKey: unlocked.opened.derivedKey,
+                        limits: unlocked.file.limits, dryRun: dryRun)
+    }
+}

@@ -1,0 +1,93 @@
+internal import Foundation
+package import SyncFiles
+internal import SyncState
+package import KDBXFormat
+
+/// Conflict copies opened while the watch waits out its debounce: a copy's arrival starts reading
+/// and opening it at once (its KDF included, which for a copy saved elsewhere, with its own salt, is
+/// the longest step), so that the check after the debounce finds it open. The check reads the copy
+/// itself as always and uses an opened one only if it was opened from exactly those bytes (the
+/// fingerprint's SHA-256): a copy changed or swapped since is opened again. The same caps apply as to
+/// the check's own open (size, KDF), and at most `capacity` copies are kept open.
+package final class CopyPrefetch: @unchecked Sendable {
+    /// How a copy is read and opened: what the check itself would use.
+    package struct Parameters: @unchecked Sendable {
+        let key: CompositeKey
+        let cachedKey: DerivedKey?
+        /// `ConflictFolding.copySizeLimit` of the vault.
+        let sizeLimit: Int64
+        /// `ConflictFolding.copyLimits` of the vault's KDF.
+        let limits: ResourceLimits
+    }
+
+    /// An empty cache.
+    package init() {}
+
+    /// Copies kept open at most (a folder full of planted copies must not fill the memory).
+    static let capacity = 2
+    private let condition = NSCondition()
+    private var opened: [String: (fingerprint: Fingerprint, vault: OpenedVault, limits: ResourceLimits)] = [:]
+    private var inFlight: Set<String> = []
+    private var taken = 0
+
+    /// How many opened copies checks have used (tests read it).
+    package var hits: Int {
+        condition.lock()
+        defer { condition.unlock() }
+        return taken
+    }
+
+    /// Starts opening the copy at `path` in the background, unless it is being opened or the cache is full.
+    package func start(_ path: String, with parameters: Parameters) {
+        condition.lock()
+        defer { condition.unlock() }
+        guard !inFlight.contains(path), opened.count + inFlight.count < Self.capacity || opened[path] != nil else { return }
+        inFlight.insert(path)
+        opened[path] = nil
+        DispatchQueue.global(qos: .userInitiated).async {
+            let result = Self.open(path, with: parameters)
+            self.condition.lock()
+            self.inFlight.remove(path)
+            if let result { self.opened[path] = (result.fingerprint, result.vault, parameters.limits) }
+            self.condition.broadcast()
+            self.condition.unlock()
+        }
+    }
+
+    /// The copy at `path` opened from content with `fingerprint`'s SHA-256 (bytes the caller read
+    /// within its own size limit) under the same KDF caps as `parameters`, if it was (waiting for an
+    /// open in progress); it leaves the cache either way.
+    package func take(_ path: String, matching fingerprint: Fingerprint, under parameters: Parameters) -> OpenedVault? {
+        condition.lock()
+        defer { condition.unlock() }
+        while inFlight.contains(path) { condition.wait() }
+        guard let entry = opened.removeValue(forKey: path), entry.fingerprint.sha256 == fingerprint.sha256,
+              entry.limits == parameters.limits else { return nil }
+        taken += 1
+        return entry.vault
+    }
+
+    /// Returns once no copy is being opened (tests use it).
+    package func waitForOpens() {
+        condition.lock()
+        while !inFlight.isEmpty { condition.wait() }
+        condition.unlock()
+    }
+
+    /// Forgets opened copies that are no longer among `present` (taken out of the folder meanwhile).
+    func keepOnly(_ present: Set<String>) {
+        condition.lock()
+        opened = opened.filter { present.contains($0.key) }
+        condition.unlock()
+    }
+
+    /// Reads the copy as the check does (a regular file, relative to its folder, within the size
+    /// limit) and opens it; nil when that fails (the check then finds out why).
+    private static func open(_ path: String, with parameters: Parameters) -> (fingerprint: Fingerprint, vault: OpenedVault)? {
+        guard let (folder, name) = try? DirectoryHandle.parent(of: path),
+              let read = try? DurableFile.read(name, in: folder, limit: parameters.sizeLimit),
+              let vault = try? KDBXReader.open(read.bytes, key: parameters.key, cachedKey: parameters.cachedKey, limits: parameters.limits)
+        else { return nil }
+        return (read.fingerprint, vault)
+    }
+}

@@ -1,0 +1,110 @@
+internal import Foundation
+public import SyncFiles
+public import SyncState
+
+/// The sync-conflict copies of a vault, or of every vault in a folder: listed, listed as kept on this
+/// device, or folded in (`conflicts`). The credentials are asked for once, when a vault has copies to
+/// merge, and used for every vault of the folder; a vault of the folder they do not open, or a
+/// symlink under a vault's name, is said and skipped.
+public enum FolderConflicts {
+    /// What to do.
+    public enum Action: Sendable {
+        /// List the copies.
+        case list
+        /// List the copies this device merged and keeps (no credentials).
+        case listMerged
+        /// Fold the copies in (`dryRun`: merge in memory only).
+        case merge(dryRun: Bool, keepsBackup: Bool)
+    }
+
+    /// What happened to one vault.
+    public struct VaultReport: Sendable, Encodable {
+        /// The vault.
+        public let vault: String
+        /// Its conflict copies found.
+        public let copies: [ConflictCopies.Copy]
+        /// What became of each copy (merging only).
+        public let outcomes: [ConflictFolding.Outcome]
+        /// Whether the vault file was replaced by this run.
+        public var wroteVault = false
+        /// With `listMerged`: the copies this device keeps.
+        public var merged: [RetiredCopies.Copy]?
+        /// Why this vault of the folder was not merged.
+        public var skipped: Skipped?
+    }
+
+    /// Why a vault found in a folder was left alone.
+    public enum Skipped: String, Sendable, Encodable {
+        /// It does not open with the credentials given (anyone who can write there can plant one).
+        case otherCredentials
+        /// A symlink or another non-regular file under a vault's name: planted, never followed.
+        case notARegularFile
+
+        /// The reason in words.
+        public var explanation: String {
+            switch self {
+            case .otherCredentials: "it does not open with these credentials"
+            case .notARegularFile: "a symlink or not a regular file (never followed)"
+            }
+        }
+    }
+
+    /// The JSON document of `conflicts --json` (schema 1).
+    public struct Report: Sendable, Encodable {
+        /// The version of this document's layout.
+        public let schema = 1
+        /// One report per vault.
+        public let vaults: [VaultReport]
+    }
+
+    /// Does `action` for the vault at `target`, or for every vault in the folder `target`.
+    /// `read` reads (and checks) a vault before `credentials` is asked for, once.
+    public static func run(
+        _ action: Action, at target: String, state: SyncStateStore, read: (String) throws -> VaultFile,
+        credentials: (String) throws -> VaultCredentials
+    ) throws -> Report {
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: target, isDirectory: &isDirectory) else { throw FileError.notFound(path: target) }
+        var vaults = [target]
+        var reports: [VaultReport] = []
+        if isDirectory.boolValue {
+            let found = ConflictCopies.vaults(in: try DirectoryHandle(opening: target))
+            vaults = found.filter(\.isRegularFile).map(\.path)
+            // A symlink among the folder's vaults was planted (the user named the folder, not it): it
+            // could lead a merge into a private vault elsewhere. Said, never followed.
+            for planted in found where !planted.isRegularFile {
+                reports.append(VaultReport(vault: planted.path, copies: [], outcomes: [], skipped: .notARegularFile))
+            }
+        }
+        var given: VaultCredentials?
+        for vault in vaults {
+            let copies = ConflictCopies.find(for: vault)
+            switch action {
+            case .list:
+                reports.append(VaultReport(vault: vault, copies: copies, outcomes: []))
+            case .listMerged:
+                reports.append(VaultReport(vault: vault, copies: copies, outcomes: [], merged: RetiredCopies(state: state, vaultPath: vault).list()))
+            case .merge(let dryRun, let keepsBackup):
+                guard !copies.isEmpty else {
+                    reports.append(VaultReport(vault: vault, copies: copies, outcomes: []))
+                    continue
+                }
+                let file = try read(vault)
+                let vaultCredentials = try given ?? credentials(vault)
+                given = vaultCredentials
+                let unlocked: UnlockedVault
+                do {
+                    unlocked = try file.unlock(vaultCredentials)
+                } catch where isDirectory.boolValue && FailureKind(of: error) == .wrongCredentials {
+                    // Another vault of the folder with other credentials: said; the others are still handled.
+                    reports.append(VaultReport(vault: vault, copies: copies, outcomes: [], skipped: .otherCredentials))
+                    continue
+                }
+                let folded = try ConflictFolding.fold(copies, into: unlocked, state: state, keepsBackup: keepsBackup,
+                                                      settings: DeviceSettings.load(), dryRun: dryRun)
+                reports.append(VaultReport(vault: vault, copies: copies, outcomes: folded.outcomes, wroteVault: folded.wroteVault))
+            }
+        }
+        return Report(vaults: reports)
+    }
+}

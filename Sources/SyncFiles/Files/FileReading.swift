@@ -1,0 +1,69 @@
+public import Foundation
+#if canImport(Glibc)
+internal import Glibc
+#endif
+
+/// Reads whole files with plain system calls and typed errors (no Foundation file APIs, whose
+/// errors are vague and which follow different rules for symlinks).
+public enum FileReading {
+    /// Largest file read into memory (4 GiB): a vault is never near this; anything bigger is refused.
+    public static let maximumSize: Int64 = 4 << 30
+
+    /// The bytes of the regular file at `path` (symlinks followed unless `followSymlinks` is false: the
+    /// file is then opened relative to its directory's descriptor and a symlink is `notARegularFile`),
+    /// at most `limit` bytes. Opened non-blocking, so that a FIFO or device planted under a vault's name
+    /// is refused at once instead of blocking the reader.
+    public static func readAll(atPath path: String, followSymlinks: Bool = true, limit: Int64 = maximumSize) throws(FileError) -> Data {
+        try readWithStatus(atPath: path, followSymlinks: followSymlinks, limit: limit).bytes
+    }
+
+    /// `readAll` and the `stat` of the very file read (one descriptor: no second lookup of the path).
+    public static func readWithStatus(
+        atPath path: String, followSymlinks: Bool = true, limit: Int64 = maximumSize
+    ) throws(FileError) -> (bytes: Data, status: stat) {
+        guard followSymlinks else {
+            let (directory, name) = try DirectoryHandle.parent(of: path)
+            return try directory.read(name, limit: limit)
+        }
+        guard let file = SystemCalls.openForReading(path) else { throw error(errno, "open", path) }
+        return try readAll(file, shownAs: path, limit: limit)
+    }
+
+    /// The bytes of the open file (which must be a regular file of at most `limit` bytes) and its
+    /// `stat`; `shownAs` names it in errors.
+    static func readAll(_ file: borrowing FileDescriptor, shownAs path: String, limit: Int64) throws(FileError) -> (bytes: Data, status: stat) {
+        let descriptor = file.raw
+        var status = stat()
+        guard fstat(descriptor, &status) == 0 else { throw error(errno, "fstat", path) }
+        guard (status.st_mode & S_IFMT) == S_IFREG else { throw .notARegularFile(path: path) }
+        guard Int64(status.st_size) <= min(limit, maximumSize) else { throw .tooLarge(path: path, size: Int64(status.st_size)) }
+
+        var data = Data(count: Int(status.st_size))
+        var offset = 0
+        var readError: Int32 = 0
+        data.withUnsafeMutableBytes { buffer in
+            while offset < buffer.count {
+                let count = read(descriptor, buffer.baseAddress! + offset, buffer.count - offset)
+                if count < 0 {
+                    if errno == EINTR { continue }
+                    readError = errno
+                    return
+                }
+                if count == 0 { break }  // The file shrank while we read it.
+                offset += count
+            }
+        }
+        if readError != 0 { throw error(readError, "read", path) }
+        if offset < data.count { data.removeSubrange(offset...) }
+        return (data, status)
+    }
+
+    package static func error(_ code: Int32, _ operation: String, _ path: String) -> FileError {
+        switch code {
+        case ENOENT, ENOTDIR: .notFound(path: path)
+        case EACCES, EPERM: .permissionDenied(path: path)
+        case EISDIR: .notARegularFile(path: path)
+        default: .system(operation: operation, path: path, errno: code, message: String(cString: strerror(code)))
+        }
+    }
+}

@@ -1,0 +1,103 @@
+package import Foundation
+internal import CProcess
+#if canImport(Glibc)
+internal import Glibc
+#endif
+
+/// Runs a helper program (a clipboard tool) with `posix_spawn`: the child starts with no signal
+/// blocked and the default action for every signal this process handles itself, so that a helper
+/// left running (a clipboard owner) can still be ended by SIGINT or SIGTERM. Its standard input is
+/// `input` (or /dev/null), its standard output is read when asked (else /dev/null), its standard
+/// error goes to /dev/null, and no other descriptor is inherited.
+package enum ChildProcess {
+    /// Why a helper could not be run.
+    struct Failure: Error, CustomStringConvertible {
+        let description: String
+    }
+
+    /// The exit status (128 + the signal number when a signal ended it) and what it wrote to its
+    /// standard output when `readingOutput`.
+    package static func run(_ executable: String, _ arguments: [String], environment: [String: String], input: Data?,
+                    readingOutput: Bool) throws -> (status: Int32, output: Data) {
+        var inputPipe: [Int32] = [-1, -1], outputPipe: [Int32] = [-1, -1]
+        guard input == nil || pipe(&inputPipe) == 0, !readingOutput || pipe(&outputPipe) == 0 else {
+            throw Failure(description: "\(executable): pipe failed: \(String(cString: strerror(errno)))")
+        }
+        // Not inherited by anything else this process starts (the child gets its copies by dup2).
+        for descriptor in inputPipe + outputPipe where descriptor >= 0 { _ = fcntl(descriptor, F_SETFD, FD_CLOEXEC) }
+        defer { for descriptor in inputPipe + outputPipe where descriptor >= 0 { close(descriptor) } }
+
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        if input != nil {
+            posix_spawn_file_actions_adddup2(&actions, inputPipe[0], STDIN_FILENO)
+        } else {
+            posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0)
+        }
+        if readingOutput {
+            posix_spawn_file_actions_adddup2(&actions, outputPipe[1], STDOUT_FILENO)
+        } else {
+            posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, "/dev/null", O_WRONLY, 0)
+        }
+        posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, "/dev/null", O_WRONLY, 0)
+        // Nothing else is inherited: a descriptor without close-on-exec (a runtime's socket that tells a
+        // parent its child ended, a caller's pipe) kept open by a helper that stays running would make
+        // whoever waits on it wait for the helper.
+        mypass_spawn_close_from(&actions, 3)
+
+        var attributes = posix_spawnattr_t()
+        posix_spawnattr_init(&attributes)
+        defer { posix_spawnattr_destroy(&attributes) }
+        var noSignals = sigset_t(), defaults = sigset_t()
+        sigemptyset(&noSignals)
+        sigemptyset(&defaults)
+        for number in [SIGINT, SIGTERM, SIGPIPE, SIGHUP] { sigaddset(&defaults, number) }
+        posix_spawnattr_setsigmask(&attributes, &noSignals)
+        posix_spawnattr_setsigdefault(&attributes, &defaults)
+        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
+
+        let argv = ([executable] + arguments).map { strdup($0) } + [nil]
+        let envp = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
+        defer { (argv + envp).forEach { free($0) } }
+        var child = pid_t()
+        let spawned = posix_spawn(&child, executable, &actions, &attributes, argv, envp)
+        guard spawned == 0 else { throw Failure(description: "\(executable): cannot start: \(String(cString: strerror(spawned)))") }
+        // Close the child's ends here, so that end of input and end of output are seen.
+        if input != nil { close(inputPipe[0]); inputPipe[0] = -1 }
+        if readingOutput { close(outputPipe[1]); outputPipe[1] = -1 }
+
+        if let input {
+            // A helper that stops reading early must give an exit status, not end this process.
+            let previous = signal(SIGPIPE, SIG_IGN)
+            defer { signal(SIGPIPE, previous) }
+            input.withUnsafeBytes { buffer in
+                var offset = 0
+                while offset < buffer.count {
+                    let written = write(inputPipe[1], buffer.baseAddress! + offset, buffer.count - offset)
+                    if written < 0 && errno == EINTR { continue }
+                    if written <= 0 { break }
+                    offset += written
+                }
+            }
+            close(inputPipe[1])
+            inputPipe[1] = -1
+        }
+        var output = Data()
+        if readingOutput {
+            var chunk = [UInt8](repeating: 0, count: 64 << 10)
+            while true {
+                let count = read(outputPipe[0], &chunk, chunk.count)
+                if count < 0 && errno == EINTR { continue }
+                if count <= 0 { break }
+                output.append(contentsOf: chunk[..<count])
+            }
+        }
+        var status: Int32 = 0
+        while waitpid(child, &status, 0) < 0 {
+            guard errno == EINTR else { throw Failure(description: "\(executable): waitpid failed: \(String(cString: strerror(errno)))") }
+        }
+        let exited = status & 0x7F == 0
+        return (exited ? (status >> 8) & 0xFF : 128 + (status & 0x7F), output)
+    }
+}

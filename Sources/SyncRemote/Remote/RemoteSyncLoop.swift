@@ -1,0 +1,56 @@
+internal import Foundation
+internal import SyncFiles
+internal import SyncState
+public import SyncCommit
+
+/// `sync --watch`: syncs once, then again whenever the working copy changes on disk (checked every
+/// second) and at least every `interval` seconds (a conditional request: an unchanged remote costs
+/// one round trip). A failed round (server unreachable, a refusal) is reported and retried at the
+/// next wake-up; nothing stops the loop but `stop()`.
+public final class RemoteSyncLoop: @unchecked Sendable {
+    /// What one round produced.
+    public enum Outcome: Sendable {
+        case synced(RemoteSync.Report)
+        case failed(message: String, kind: FailureKind)
+    }
+
+    private let condition = NSCondition()
+    private var stopped = false
+
+    public init() {}
+
+    /// Ends `run` after the current round.
+    public func stop() {
+        condition.lock()
+        stopped = true
+        condition.signal()
+        condition.unlock()
+    }
+
+    /// Runs rounds until `stop()`; `round` performs one sync, `report` receives each outcome.
+    public func run(vaultPath: String, interval: Double, round: () throws -> RemoteSync.Report, report: (Outcome) -> Void) {
+        var lastSeen = Self.fingerprint(vaultPath)
+        var due = Date()
+        while true {
+            condition.lock()
+            while !stopped && Date() < due && Self.fingerprint(vaultPath) == lastSeen {
+                _ = condition.wait(until: min(due, Date().addingTimeInterval(1)))
+            }
+            let stopping = stopped
+            condition.unlock()
+            if stopping { return }
+            do {
+                report(.synced(try round()))
+            } catch {
+                report(.failed(message: "\(error)", kind: FailureKind(of: error)))
+            }
+            lastSeen = Self.fingerprint(vaultPath)
+            due = Date().addingTimeInterval(interval)
+        }
+    }
+
+    /// The working copy's inode, size and modification time (a change of any wakes the loop).
+    private static func fingerprint(_ path: String) -> FileStatus? {
+        SystemCalls.status(atPath: DurableFile.resolvedPath(path))
+    }
+}

@@ -1,0 +1,52 @@
+internal import Foundation
+public import SyncFiles
+#if canImport(Glibc)
+internal import Glibc
+#endif
+
+/// This device's settings for mypass-sync, read from `$XDG_CONFIG_HOME/mypass-sync/config.json`
+/// (else `~/.config/mypass-sync/config.json`), e.g. `{"backups": true}`. A missing file means defaults.
+public struct DeviceSettings: Codable, Sendable, Equatable {
+    /// Keep the replaced version as `<vault>.bak` on every save (the `--backup` flag does it once).
+    public var backups: Bool = false
+    /// Draw a new KDF salt on every save (`SyncSession.rotatesKDFSalt`); false keeps the file's salt.
+    public var rotateKDFSalt: Bool = true
+
+    /// Settings with these values (the defaults are what a missing file means).
+    public init(backups: Bool = false, rotateKDFSalt: Bool = true) {
+        self.backups = backups
+        self.rotateKDFSalt = rotateKDFSalt
+    }
+
+    private enum CodingKeys: String, CodingKey { case backups, rotateKDFSalt }
+
+    /// Keys left out of the file keep their defaults.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        backups = try container.decodeIfPresent(Bool.self, forKey: .backups) ?? false
+        rotateKDFSalt = try container.decodeIfPresent(Bool.self, forKey: .rotateKDFSalt) ?? true
+    }
+
+    /// Where the settings file is.
+    public static var path: String {
+        let environment = ProcessInfo.processInfo.environment
+        let base = environment["XDG_CONFIG_HOME"].flatMap { $0.isEmpty ? nil : $0 }
+            ?? ((environment["HOME"] ?? NSHomeDirectory()) + "/.config")
+        return base + "/mypass-sync/config.json"
+    }
+
+    /// The settings in effect; an unreadable or malformed file is reported, not guessed at.
+    public static func load() throws(FileError) -> DeviceSettings {
+        let data: Data
+        do {
+            data = try FileReading.readAll(atPath: path)
+        } catch .notFound {
+            return DeviceSettings()
+        }
+        do {
+            return try JSONDecoder().decode(DeviceSettings.self, from: data)
+        } catch {
+            throw .system(operation: "read settings", path: path, errno: EINVAL, message: "not a valid settings file (expected JSON like {\"backups\": true})")
+        }
+    }
+}

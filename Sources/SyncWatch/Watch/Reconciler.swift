@@ -1,0 +1,272 @@
+public import Foundation
+internal import SyncFiles
+internal import SyncState
+internal import SyncCommit
+public import MyPassCore
+internal import MyPassMerge
+
+/// Every decision the watcher makes about a vault, as a pure function: from one listing of the
+/// folder (`FolderSnapshot`), the versions at hand (the one this device last synced, the one on disk,
+/// the pending ones), what was remembered from earlier checks, the time and the device's policy, to a
+/// typed `Plan`. No I/O: the watcher reads before and acts after; tests run it with vaults in memory
+/// and a clock they set.
+public enum Reconciler {
+    /// How the device handles changes and copies.
+    public struct Policy: Sendable {
+        /// On an external change: take it in (restoring what it lacks), take it as it is, or ask.
+        public var vault: VaultWatcher.Policy
+        /// Conflict copies: fold in, report, ignore.
+        public var copies: VaultWatcher.CopyPolicy
+        /// How long a copy made on another device is left to that device (0: merged at once).
+        public var foreignCopyGrace: TimeInterval
+        /// How long a version that looks like a rollback is held for the copy with the newer versions.
+        public var rollbackHold: TimeInterval
+
+        /// A policy with these rules.
+        public init(vault: VaultWatcher.Policy = .merge, copies: VaultWatcher.CopyPolicy = .merge, foreignCopyGrace: TimeInterval = 0,
+                    rollbackHold: TimeInterval = 0) {
+            self.vault = vault
+            self.copies = copies
+            self.foreignCopyGrace = foreignCopyGrace
+            self.rollbackHold = rollbackHold
+        }
+    }
+
+    /// A version of the vault at hand, opened.
+    public struct Version: Sendable {
+        /// The SHA-256 (hex) of its bytes.
+        public let sha256: String
+        /// Its content.
+        public let vault: Vault
+
+        /// The version whose bytes hash to `sha256`, holding `vault`.
+        public init(sha256: String, vault: Vault) {
+            self.sha256 = sha256
+            self.vault = vault
+        }
+    }
+
+    /// The versions a check has opened.
+    public struct Versions: Sendable {
+        /// The version this device last synced (nil: none yet, or it no longer opens).
+        public var base: Version?
+        /// The version on disk when it is not the base's content (nil: the file is the base).
+        public var disk: Version?
+        /// Versions this device wrote or took in that the vault may not hold (`PendingVersions`).
+        public var pending: [Version]
+
+        /// These versions.
+        public init(base: Version?, disk: Version?, pending: [Version] = []) {
+            self.base = base
+            self.disk = disk
+            self.pending = pending
+        }
+    }
+
+    /// What the reconciler keeps from one check to the next (the watcher holds it).
+    public struct Memory: Sendable {
+        /// Inodes the vault file had, newest last: a copy with one is this device's own version.
+        var vaultInodes: [UInt64] = []
+        /// When each copy from another device was first seen.
+        var foreignCopiesSeen: [CopyFile: Date] = [:]
+        /// Copies that could not be merged, as they were then: not tried again until they change.
+        var failedCopies: [String: CopyFile] = [:]
+        /// Copies already reported (copy policy `report`, or left after a failure).
+        var reportedCopies: Set<String> = []
+        /// The version that looked like a rollback, and since when.
+        var rollbackSeen: (sha256: String, since: Date)?
+        /// Pending versions found not to be contained in a disk version: `pending sha -> disk sha`.
+        var notContained: [String: String] = [:]
+
+        /// Nothing remembered yet.
+        public init() {}
+
+        /// A copy could not be merged as it is now: left until it changes.
+        mutating func copyFailed(_ copy: CopyFile) { failedCopies[copy.path] = copy }
+
+        /// Whether `copy` was already reported; marks it reported.
+        mutating func firstReport(of copy: String) -> Bool { reportedCopies.insert(copy).inserted }
+    }
+
+    /// Why a version is not taken.
+    public enum Refusal: Sendable, Equatable, CustomStringConvertible {
+        /// The file is now another database (its root group differs).
+        case otherDatabase
+        /// The file was replaced by an older version: `olderEntries` are older than this device's last sync.
+        case rollback(olderEntries: Int)
+
+        public var description: String {
+            switch self {
+            case .otherDatabase: "the file is now a different database (its root group differs); not taken"
+            case .rollback(let older):
+                "the file was replaced by an older version (\(older) entr\(older == 1 ? "y is" : "ies are") older than this device's last sync); not taken"
+            }
+        }
+    }
+
+    /// Why the check must be done again later.
+    public enum Wait: Sendable, Equatable {
+        /// A sync engine is transferring the vault or a copy into the folder.
+        case transfers([String])
+        /// The vault file is not there.
+        case vaultMissing
+        /// A version that looks like a rollback is held until `until` for the copy with the newer versions.
+        case rollbackHold(Refusal, until: Date)
+    }
+
+    /// What to do in one check.
+    public struct Reconciliation: Sendable {
+        /// The disk version is new: take it in as the base. `changes`: what it changed since the base
+        /// (nil: there was no base, this is the first sync).
+        public var takeIn: TakeIn?
+        /// Pending versions (by SHA-256) holding content the vault lacks, with no deletion recorded:
+        /// merge them in.
+        public var restoreFrom: [String] = []
+        /// Pending versions the vault holds: forget them.
+        public var retire: [String] = []
+        /// Conflict copies to fold in now.
+        public var fold: [CopyFile] = []
+        /// Conflict copies to report (copy policy `report`), each once.
+        public var report: [CopyFile] = []
+        /// Copies from another device are in their grace: check again at this time.
+        public var retryAt: Date?
+
+        /// Whether the plan writes nothing and takes nothing in.
+        public var isEmpty: Bool { takeIn == nil && restoreFrom.isEmpty && retire.isEmpty && fold.isEmpty && report.isEmpty }
+    }
+
+    /// A new disk version taken in.
+    public enum TakeIn: Sendable {
+        /// The first version this device syncs.
+        case first
+        /// A version made elsewhere, with what it changed since the base.
+        case changed([Change])
+    }
+
+    /// The decision of one check.
+    public enum Plan: Sendable {
+        /// Nothing can be decided now: check again (at `Wait`'s time, or on the next event).
+        case wait(Wait)
+        /// The file could not be read.
+        case fail(String)
+        /// The disk version is not taken (reported; the file is left alone).
+        case refuse(Refusal)
+        /// The disk version changed and the policy is to ask.
+        case ask
+        /// Take in, restore, fold, retire, report (any of them; none: nothing to do).
+        case reconcile(Reconciliation)
+    }
+
+    /// The plan for one check. `copyHoldsNewer` says whether a conflict copy beside the vault holds
+    /// the versions a rollback lacks (asked only when the disk version looks like one).
+    public static func plan(
+        _ snapshot: FolderSnapshot, versions: Versions, memory: inout Memory, now: Date, policy: Policy,
+        copyHoldsNewer: () -> Bool = { false }
+    ) -> Plan {
+        guard snapshot.transfers.isEmpty else { return .wait(.transfers(snapshot.transfers)) }
+        let fingerprint: Fingerprint
+        switch snapshot.vault {
+        case .missing: return .wait(.vaultMissing)
+        case .failed(let message): return .fail(message)
+        case .present(let present): fingerprint = present
+        }
+        if memory.vaultInodes.last != fingerprint.inode {
+            memory.vaultInodes.append(fingerprint.inode)
+            if memory.vaultInodes.count > 32 { memory.vaultInodes.removeFirst() }
+        }
+        var plan = Reconciliation()
+        if let disk = versions.disk {
+            if let base = versions.base, let problem = replacementProblem(base: base.vault, disk: disk.vault),
+               !(policy.copies == .merge && base.vault.root.uuid == disk.vault.root.uuid && copyHoldsNewer()) {
+                let since = memory.rollbackSeen?.sha256 == disk.sha256 ? memory.rollbackSeen!.since : now
+                memory.rollbackSeen = (disk.sha256, since)
+                if now.timeIntervalSince(since) < policy.rollbackHold {
+                    return .wait(.rollbackHold(problem, until: since.addingTimeInterval(policy.rollbackHold)))
+                }
+                return .refuse(problem)
+            }
+            memory.rollbackSeen = nil
+            if versions.base != nil && policy.vault == .ask { return .ask }
+            plan.takeIn = versions.base.map { .changed(VaultDiff.diff(from: $0.vault, to: disk.vault)) } ?? .first
+        } else {
+            memory.rollbackSeen = nil
+        }
+        // What this device wrote or took in must be in the vault: each pending version (and the base
+        // a new disk version replaces) is retired when contained, else merged in.
+        if let current = versions.disk ?? versions.base {
+            var candidates = versions.pending
+            if versions.disk != nil, let base = versions.base, !candidates.contains(where: { $0.sha256 == base.sha256 }) {
+                candidates.append(base)
+            }
+            for version in candidates where version.sha256 != current.sha256 {
+                if memory.notContained[version.sha256] == current.sha256 {
+                    if policy.vault == .merge { plan.restoreFrom.append(version.sha256) }
+                    continue
+                }
+                if contains(current.vault, version.vault) {
+                    plan.retire.append(version.sha256)
+                    memory.notContained[version.sha256] = nil
+                } else {
+                    memory.notContained[version.sha256] = current.sha256
+                    if policy.vault == .merge { plan.restoreFrom.append(version.sha256) }
+                }
+            }
+            plan.retire += versions.pending.filter { $0.sha256 == current.sha256 }.map(\.sha256)
+        }
+        planCopies(snapshot.copies, into: &plan, memory: &memory, now: now, policy: policy)
+        return .reconcile(plan)
+    }
+
+    /// The copies part of a plan: ready ones folded, failed ones left until they change, foreign ones
+    /// in their grace, reported ones reported once.
+    private static func planCopies(_ copies: [CopyFile], into plan: inout Reconciliation, memory: inout Memory, now: Date, policy: Policy) {
+        let present = Set(copies.map(\.path))
+        memory.failedCopies = memory.failedCopies.filter { present.contains($0.key) }
+        memory.foreignCopiesSeen = memory.foreignCopiesSeen.filter { copies.contains($0.key) }
+        switch policy.copies {
+        case .ignore:
+            return
+        case .report:
+            plan.report = copies.filter { memory.firstReport(of: $0.path) }
+            return
+        case .merge:
+            break
+        }
+        for copy in copies where memory.failedCopies[copy.path] != copy {
+            guard policy.foreignCopyGrace > 0, !memory.vaultInodes.contains(copy.inode) else {
+                plan.fold.append(copy)
+                continue
+            }
+            let seen = memory.foreignCopiesSeen[copy, default: now]
+            memory.foreignCopiesSeen[copy] = seen
+            let due = seen.addingTimeInterval(policy.foreignCopyGrace)
+            if now >= due {
+                plan.fold.append(copy)
+            } else {
+                plan.retryAt = min(plan.retryAt ?? due, due)
+            }
+        }
+    }
+
+    /// Whether `vault` holds everything `version` holds: merging `version` in brings no content
+    /// (against `version` itself when `vault` descends from it, else each entry's ancestor inferred).
+    public static func contains(_ vault: Vault, _ version: Vault) -> Bool {
+        guard vault.root.uuid == version.root.uuid else { return true }
+        let base = VaultMerger.descends(vault, from: version) ? version : nil
+        guard let merged = try? VaultMerger.merge(base: base, local: vault, remote: version) else { return false }
+        return VaultDiff.sameContent(vault, merged.vault)
+    }
+
+    /// Why `disk` must not be taken as the vault's next version: another database (root differs), or a
+    /// rollback (nothing newer than the base, and entries the base holds newer versions of).
+    public static func replacementProblem(base: Vault, disk: Vault) -> Refusal? {
+        guard base.root.uuid == disk.root.uuid else { return .otherDatabase }
+        let baseEntries = Dictionary(base.root.allEntries().map { ($0.entry.uuid, $0.entry.times.lastModified) }, uniquingKeysWith: { max($0, $1) })
+        var older = 0, newer = 0
+        for (entry, _) in disk.root.allEntries() {
+            guard let baseTime = baseEntries[entry.uuid] else { newer += 1; continue }
+            if entry.times.lastModified < baseTime { older += 1 } else if entry.times.lastModified > baseTime { newer += 1 }
+        }
+        return older > 0 && newer == 0 ? .rollback(olderEntries: older) : nil
+    }
+}

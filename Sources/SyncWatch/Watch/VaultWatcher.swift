@@ -1,0 +1,276 @@
+internal import Foundation
+internal import SyncFiles
+public import SyncState
+public import SyncCommit
+public import KDBXFormat
+internal import MyPassCore
+internal import MyPassMerge
+
+/// Keeps one vault in step with its file: notices external changes (by fingerprint), takes them in
+/// as the new base, folds sync-conflict copies in, recognises its own writes, waits for a vault that
+/// disappeared, retries a file that does not parse yet, and reports a rollback or a different
+/// database instead of taking it.
+public final class VaultWatcher: @unchecked Sendable {
+    /// What to do when the file changed on disk.
+    public enum Policy: String, Sendable, CaseIterable { case merge, reload, ask }
+    /// What to do with sync-conflict copies.
+    public enum CopyPolicy: String, Sendable, CaseIterable { case merge, report, ignore }
+
+    /// The vault watched, with its key, limits, state and the device's settings.
+    private let context: VaultContext
+    /// The vault watched (resolved path).
+    public var path: String { context.path }
+    private var key: CompositeKey { context.key }
+    private var state: SyncStateStore { context.state }
+    private var limits: ResourceLimits { context.limits }
+    /// The rules the reconciler applies.
+    private let reconcilerPolicy: Reconciler.Policy
+    private var copyPolicy: CopyPolicy { reconcilerPolicy.copies }
+    private let emit: @Sendable (WatchEvent) -> Void
+    /// What the reconciler keeps between checks.
+    private var memory = Reconciler.Memory()
+    /// The last derived key: a reload of a file whose KDF settings and salt are unchanged (what this
+    /// project writes) costs no KDF run; a new salt (KeePassXC draws one per save) costs one.
+    private var cachedKey: DerivedKey?
+    /// The versions in use (the base, the disk version, the pending ones) as opened, by the SHA-256 of
+    /// their bytes: a check after a change elsewhere does not parse them again.
+    private var openedVersions: [String: OpenedVault] = [:]
+    /// The version this watcher last wrote, until its own inotify event has been seen.
+    private var ownWrite: Fingerprint?
+    private var missingReported = false
+    private var waitingForCopy = false
+    /// A sync engine's transfer into the folder was reported and is still awaited.
+    public private(set) var waitingForTransfer = false
+
+    /// `foreignCopyGrace`: a sync engine makes a conflict copy on one device (by renaming that
+    /// device's version aside) and ships it to the others. If every device merged it at once, each
+    /// would write the same merge as a new version at the same moment, and the engine would make one
+    /// more copy of those. So a copy that arrived from elsewhere is left for this long to the device
+    /// that made it: usually that device's merged vault arrives and the copy's deletion follows, and
+    /// nothing is left to do here. After the grace (that device may run no watcher) it is merged here.
+    /// `rollbackHold`: how long a version that looks like a rollback is held before it is refused,
+    /// waiting for the conflict copy with this device's newer version (0: refused at once).
+    public init(context: VaultContext, policy: Reconciler.Policy, emit: @escaping @Sendable (WatchEvent) -> Void) {
+        self.context = context
+        self.reconcilerPolicy = policy
+        self.emit = emit
+    }
+
+    /// A watcher of the vault at `path` with the device's default settings (tests, benchmarks).
+    public convenience init(
+        path: String, key: CompositeKey, state: SyncStateStore, limits: ResourceLimits, policy: Policy, copyPolicy: CopyPolicy,
+        foreignCopyGrace: Double = 0, rollbackHold: Double = 0, emit: @escaping @Sendable (WatchEvent) -> Void
+    ) {
+        self.init(context: VaultContext(path: path, key: key, limits: limits, state: state),
+                  policy: Reconciler.Policy(vault: policy, copies: copyPolicy, foreignCopyGrace: foreignCopyGrace, rollbackHold: rollbackHold),
+                  emit: emit)
+    }
+
+    /// Copies opened during the debounce (`prepare(copyAt:)`), for the next check.
+    package let prefetch = CopyPrefetch()
+    /// How a copy is opened now (the vault's KDF, key and size), set by each check for `prepare`,
+    /// which runs on the event thread.
+    private let openingLock = NSLock()
+    private var copyOpening: CopyPrefetch.Parameters?
+
+    /// A conflict copy appeared at `copyPath`: start opening it now, so that the check after the
+    /// debounce finds it open (only with the merge policy, and only once the vault is known).
+    public func prepare(copyAt copyPath: String) {
+        guard copyPolicy == .merge, let opening = openingLock.withLock({ copyOpening }) else { return }
+        prefetch.start(copyPath, with: opening)
+    }
+
+    /// Keeps how copies of the vault file read now (`bytes`) are opened, for `prepare`.
+    private func rememberCopyOpening(for bytes: Data) {
+        guard let header = try? KDBXReader.header(of: bytes) else { return }
+        let opening = ConflictFolding.copyOpening(forVaultAt: path, vaultKDF: header.kdf, key: key,
+                                                  cachedKey: cachedKey, limits: limits)
+        openingLock.withLock { copyOpening = opening }
+    }
+
+    /// Whether the last `check` failed (an error or an unreadable file, not a wait): the caller backs
+    /// off before the next one.
+    public private(set) var failedLastCheck = false
+    /// The problem last reported: the same one again is not reported again until something else
+    /// happened (a step that keeps failing reports once).
+    private var lastProblem: (kind: WatchEvent.Kind, detail: String)?
+
+    private func report(_ event: WatchEvent) {
+        if event.kind.isProblem {
+            failedLastCheck = true
+            if let last = lastProblem, last.kind == event.kind && last.detail == event.detail { return }
+            lastProblem = (event.kind, event.detail)
+        } else if event.kind != .waitingForSync {
+            lastProblem = nil
+        }
+        emit(event)
+    }
+
+    /// One pass over the vault's folder: one listing (`FolderSnapshot`), the versions it needs opened,
+    /// the `Reconciler`'s plan, and the plan carried out (through `MergeCommit` when it merges).
+    /// Returns false when the pass should be retried later (a transfer, a missing or half-written
+    /// vault, a rollback held, a copy in its grace, a failure).
+    @discardableResult
+    public func check() -> Bool {
+        check(now: Date())
+    }
+
+    /// `check` at the time `now` (tests pass their own clock).
+    func check(now: Date) -> Bool {
+        failedLastCheck = false
+        let (snapshot, bytes) = FolderSnapshot.take(of: path)
+        if !snapshot.transfers.isEmpty {
+            if !waitingForTransfer { report(.waitingForSync(vault: path, transfers: snapshot.transfers)) }
+            waitingForTransfer = true
+            return false
+        }
+        waitingForTransfer = false
+        guard case .present(let fingerprint) = snapshot.vault, let bytes else {
+            if case .failed(let message) = snapshot.vault {
+                report(.error(vault: path, message: message))
+            } else if !missingReported {
+                report(.vaultMissing(vault: path))
+                missingReported = true
+            }
+            return false
+        }
+        if missingReported { report(.vaultBack(vault: path)) }
+        missingReported = false
+        rememberCopyOpening(for: bytes)
+        let record = state.base(for: path)
+        var versions = Reconciler.Versions(base: nil, disk: nil)
+        if let record { versions.base = version(record.bytes, sha256: record.record.fingerprint.sha256) }
+        if let record, record.record.fingerprint.sameContent(as: fingerprint) {
+            if let ownWrite, ownWrite.sameContent(as: fingerprint) {
+                report(.ownWriteIgnored(vault: path))
+                self.ownWrite = nil
+            }
+        } else {
+            do {
+                let opened = try KDBXReader.open(bytes, key: key, cachedKey: cachedKey, limits: limits)
+                cachedKey = opened.derivedKey
+                openedVersions[fingerprint.sha256] = opened
+                versions.disk = Reconciler.Version(sha256: fingerprint.sha256, vault: opened.vault)
+            } catch KDBXError.wrongCredentials {
+                report(.keyChanged(vault: path))
+                return true
+            } catch {
+                report(.unreadable(vault: path, reason: "\(error)"))
+                return false
+            }
+        }
+        let pending = PendingVersions(state: state, vaultPath: path)
+        versions.pending = pending.list().compactMap { kept in pending.bytes(of: kept).flatMap { version($0, sha256: kept.sha256) } }
+        openedVersions = openedVersions.filter { sha, _ in
+            sha == fingerprint.sha256 || sha == versions.base?.sha256 || versions.pending.contains { $0.sha256 == sha }
+        }
+        let plan = Reconciler.plan(snapshot, versions: versions, memory: &memory, now: now, policy: reconcilerPolicy) {
+            copyHoldsNewerVersions(than: versions.disk?.vault ?? versions.base!.vault, base: versions.base!.vault, copies: snapshot.copies)
+        }
+        switch plan {
+        case .wait(.rollbackHold(let problem, _)):
+            if !waitingForCopy { report(.waitingForCopy(vault: path, problem: problem.description, hold: reconcilerPolicy.rollbackHold)) }
+            waitingForCopy = true
+            return false
+        case .wait, .fail:
+            return false  // transfers, a missing or failed vault: handled above
+        case .refuse(let problem):
+            waitingForCopy = false
+            report(.refused(vault: path, reason: problem.description))
+            return true
+        case .ask:
+            waitingForCopy = false
+            report(.decisionNeeded(vault: path))
+            return true
+        case .reconcile(let reconciliation):
+            waitingForCopy = false
+            return carryOut(reconciliation, versions: versions, bytes: bytes, fingerprint: fingerprint)
+        }
+    }
+
+    /// The version whose bytes are `bytes`, opened (once: kept by SHA-256 while it is in use); nil
+    /// when it does not open with this key.
+    private func version(_ bytes: Data, sha256: String) -> Reconciler.Version? {
+        if let opened = openedVersions[sha256] { return Reconciler.Version(sha256: sha256, vault: opened.vault) }
+        guard let opened = try? KDBXReader.open(bytes, key: key, cachedKey: cachedKey, limits: limits) else { return nil }
+        openedVersions[sha256] = opened
+        return Reconciler.Version(sha256: sha256, vault: opened.vault)
+    }
+
+    /// Carries out one reconciliation: the new version recorded, pending versions retired, copies
+    /// reported, and copies and lacking versions merged in one commit.
+    private func carryOut(_ plan: Reconciler.Reconciliation, versions: Reconciler.Versions, bytes: Data, fingerprint: Fingerprint) -> Bool {
+        let pending = PendingVersions(state: state, vaultPath: path)
+        if let takeIn = plan.takeIn {
+            switch takeIn {
+            case .first: report(.baseRecorded(vault: path))
+            case .changed(let changes): report(.reloaded(vault: path, changes: changes))
+            }
+            let replacedIsHeld = versions.base.map { !plan.restoreFrom.contains($0.sha256) } ?? true
+            do {
+                try state.record(bytes, fingerprint: fingerprint, for: path, replaced: replacedIsHeld ? .contained : .keepPending)
+            } catch {
+                report(.error(vault: path, message: "\(error)"))
+            }
+        }
+        for sha256 in plan.retire { pending.retire(sha256: sha256) }
+        for copy in plan.report { report(.conflictCopyFound(vault: path, copy: copy.path)) }
+        guard !plan.fold.isEmpty || !plan.restoreFrom.isEmpty else { return plan.retryAt == nil }
+        let known = [versions.base, versions.disk].compactMap { $0 } + versions.pending
+        let restoring = plan.restoreFrom.compactMap { sha256 in known.first { $0.sha256 == sha256 } }.map {
+            MergeCommit.Input(name: "a version this device synced", vault: $0.vault, sha256: $0.sha256, base: .remembered($0.vault))
+        }
+        guard let opened = openedVersions[fingerprint.sha256] else { return false }
+        do {
+            let session = try SyncSession(context: context, onDisk: opened, bytes: bytes, fingerprint: fingerprint)
+            let folded = try ConflictFolding.fold(plan.fold.map(\.copy), into: session, base: opened.vault, key: key,
+                                                  cachedKey: opened.derivedKey, limits: limits, dryRun: false, sizeLimit: nil,
+                                                  prefetched: prefetch, restoring: restoring)
+            if folded.wroteVault { ownWrite = session.fingerprint }
+            // Every version merged is in the vault now (written, or found there already).
+            for sha256 in plan.restoreFrom { pending.retire(sha256: sha256) }
+            if !folded.restored.isEmpty { report(.restored(vault: path, changes: folded.restored)) }
+            var retryLater = plan.retryAt != nil
+            for outcome in folded.outcomes {
+                switch outcome.result {
+                case .merged:
+                    report(.conflictCopyMerged(vault: path, copy: outcome.copy, keptAs: outcome.movedTo ?? "", changes: outcome.changes,
+                                               explanation: outcome.explanation))
+                case .nothingNew:
+                    report(.conflictCopyRetired(vault: path, copy: outcome.copy, keptAs: outcome.movedTo ?? ""))
+                case .changedMeanwhile, .wouldMerge:
+                    retryLater = true
+                case .otherCredentials, .otherDatabase, .unreadable, .tooLarge, .tooCostly:
+                    if let copy = plan.fold.first(where: { $0.path == outcome.copy }) { memory.copyFailed(copy) }
+                    if memory.firstReport(of: outcome.copy) {
+                        report(.conflictCopyLeft(vault: path, copy: outcome.copy, reason: outcome.result))
+                    }
+                }
+            }
+            return !retryLater
+        } catch {
+            report(.error(vault: path, message: "merging into the vault: \(error)"))
+            return false
+        }
+    }
+
+    /// Whether a conflict copy beside the vault opens, is this database, and holds every entry at least
+    /// as new as `base` has it where `disk` has it older.
+    private func copyHoldsNewerVersions(than disk: Vault, base: Vault, copies: [CopyFile]) -> Bool {
+        let baseTimes = Dictionary(base.root.allEntries().map { ($0.entry.uuid, $0.entry.times.lastModified) }, uniquingKeysWith: { max($0, $1) })
+        let older = disk.root.allEntries().compactMap { item -> UUID? in
+            guard let time = baseTimes[item.entry.uuid], item.entry.times.lastModified < time else { return nil }
+            return item.entry.uuid
+        }
+        let limit = ConflictFolding.copySizeLimit(forVaultOf: SystemCalls.status(atPath: path).map { Int($0.size) } ?? 0)
+        for copy in copies {
+            guard let bytes = try? FileReading.readAll(atPath: copy.path, followSymlinks: false, limit: limit),
+                  let opened = try? KDBXReader.open(bytes, key: key, cachedKey: cachedKey, limits: limits),
+                  opened.vault.root.uuid == base.root.uuid else { continue }
+            let copyTimes = Dictionary(opened.vault.root.allEntries().map { ($0.entry.uuid, $0.entry.times.lastModified) },
+                                       uniquingKeysWith: { max($0, $1) })
+            if older.allSatisfy({ uuid in copyTimes[uuid].map { $0 >= baseTimes[uuid]! } ?? false }) { return true }
+        }
+        return false
+    }
+}

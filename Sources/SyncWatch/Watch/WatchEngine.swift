@@ -1,0 +1,240 @@
+public import Foundation
+internal import SyncFiles
+public import SyncState
+public import SyncCommit
+public import KDBXFormat
+
+/// What the engine needs of a vault's watcher (`VaultWatcher`; a test hands in its own).
+package protocol VaultChecking: AnyObject {
+    var path: String { get }
+    /// One pass; false when it should be retried later (see `VaultWatcher.check`).
+    func check() -> Bool
+    /// The last check failed (an error, an unreadable file), as opposed to waiting.
+    var failedLastCheck: Bool { get }
+    /// A sync engine's transfer into the folder is awaited.
+    var waitingForTransfer: Bool { get }
+    /// A conflict copy of the vault appeared at `path` (called on the event thread: must not block).
+    func prepare(copyAt path: String)
+}
+
+extension VaultChecking {
+    func prepare(copyAt path: String) {}
+}
+
+extension VaultWatcher: VaultChecking {}
+
+/// Keeps vaults in step with their files for as long as it runs: the watch loop of `watch` and of an
+/// app. File events (`FileEventSource`) mark a vault; after a quiet time (the debounce: a sync
+/// engine writes in bursts) its `VaultWatcher` checks it. A check that waits (a transfer, a copy
+/// left to its device) is retried after `retryWait`; one that fails backs off, doubling up to
+/// `maximumBackoff`. Lost events and folders that come back rescan; without file events the
+/// folders are polled. Nothing sleeps: the loop waits on a condition until the next due time or the
+/// next event.
+///
+/// Events reach `onEvent` on the engine's thread, in order, each before the next check starts (an
+/// app can act on `reloaded` before anything else happens). For Swift concurrency, hand in the
+/// continuation of an `AsyncStream` (`AsyncStream.makeStream(of: WatchEvent.self)`).
+public final class WatchEngine: @unchecked Sendable {
+    /// How the engine behaves.
+    public struct Settings: Sendable {
+        /// On an external change: take it in, putting back what a blind save dropped (`merge`), take
+        /// it as it is (`reload`), or report a decision (`ask`).
+        public var policy: VaultWatcher.Policy = .merge
+        /// Sync-conflict copies: fold in, report, ignore.
+        public var copyPolicy: VaultWatcher.CopyPolicy = .merge
+        /// Quiet time after the last event before a vault is read.
+        public var debounce: TimeInterval = 0.3
+        /// How long a conflict copy made on another device is left to that device. Measured with
+        /// real Syncthing (README): no clear gain from a grace, and a delay whenever that device runs
+        /// no watcher, so by default copies are merged at once.
+        public var copyGrace: TimeInterval = 0
+        /// How long a version that looks like a rollback waits for the conflict copy holding this
+        /// device's newer version (the other device makes it and ships it after its own delay).
+        public var rollbackHold: TimeInterval = 20
+        /// Also check every vault this often (NFS, SMB, sshfs, FUSE); nil: on events only.
+        public var pollInterval: TimeInterval?
+        /// The polling interval when file events cannot be used.
+        public var pollWhenUnavailable: TimeInterval = 2
+        /// When a check that is waiting (not failing) is tried again.
+        public var retryWait: TimeInterval = 1
+        /// The longest wait between two checks of a vault whose check keeps failing.
+        public var maximumBackoff: TimeInterval = 60
+        /// This device's settings, which the watchers' saves follow (backups, KDF salt rotation).
+        public var device = DeviceSettings()
+
+        /// The defaults, as `watch` uses them.
+        public init() {}
+    }
+
+    private let checkers: [any VaultChecking]
+    private let settings: Settings
+    private let source: (any FileEventSource)?
+    private let onEvent: @Sendable (WatchEvent) -> Void
+    private let condition = NSCondition()
+    /// When each marked vault is due for a check.
+    private var due: [String: Date] = [:]
+    /// Events noticed on the source's thread, emitted by the engine's.
+    private var notices: [WatchEvent] = []
+    private var pollInterval: TimeInterval?
+    private var stopping = false
+    private var announcedPolling = false
+
+    /// An engine for `vaults` (paths), opened with `credentials` within `limits` (a `VaultFile`'s),
+    /// its sync state in `state`; file events from `source` (default: this platform's).
+    public convenience init(
+        vaults: [String], credentials: VaultCredentials, limits: ResourceLimits, state: SyncStateStore, settings: Settings = Settings(),
+        source: (any FileEventSource)? = platformFileEventSource(), onEvent: @escaping @Sendable (WatchEvent) -> Void
+    ) {
+        self.init(settings: settings, source: source, onEvent: onEvent) { emit in
+            vaults.map { path in
+                VaultWatcher(
+                    context: VaultContext(path: DurableFile.resolvedPath(path), key: credentials.key, limits: limits, state: state,
+                                          settings: settings.device),
+                    policy: Reconciler.Policy(vault: settings.policy, copies: settings.copyPolicy, foreignCopyGrace: settings.copyGrace,
+                                              rollbackHold: settings.rollbackHold),
+                    emit: emit)
+            }
+        }
+    }
+
+    /// An engine over the checkers `make` builds (they report through the emit function it is given).
+    init(
+        settings: Settings, source: (any FileEventSource)?, onEvent: @escaping @Sendable (WatchEvent) -> Void,
+        checkers make: (@escaping @Sendable (WatchEvent) -> Void) -> [any VaultChecking]
+    ) {
+        self.settings = settings
+        self.source = source
+        self.onEvent = onEvent
+        self.pollInterval = settings.pollInterval
+        self.checkers = make(onEvent)
+    }
+
+    /// The vaults watched (resolved paths).
+    public var vaults: [String] { checkers.map(\.path) }
+
+    /// Handles what is pending now, copies from other devices included, then returns; a sync
+    /// engine's transfer into a folder is awaited up to `transferWait` seconds.
+    public func runOnce(transferWait: TimeInterval = 30) {
+        for checker in checkers {
+            let deadline = Date().addingTimeInterval(transferWait)
+            while !checker.check() && checker.waitingForTransfer && Date() < deadline && !isStopping {
+                condition.lock()
+                _ = condition.wait(until: min(deadline, Date().addingTimeInterval(0.2)))
+                condition.unlock()
+            }
+        }
+    }
+
+    /// Watches until `stop()`: checks every vault once at the start, then on events, polls and retries.
+    public func run() {
+        var tokens: [Int] = []
+        if let source {
+            for directory in Set(checkers.map { PathText.folder(of: $0.path) }) {
+                tokens.append(source.watch(directory) { [weak self] event in self?.handle(event, watching: directory) })
+            }
+        } else {
+            handle(.unavailable(reason: "no file events on this platform; polling only"), watching: nil)
+        }
+        defer { for token in tokens { source?.stopWatching(token) } }
+        condition.lock()
+        let start = Date()
+        for checker in checkers { due[checker.path] = start }
+        var nextPoll = pollInterval.map { start.addingTimeInterval($0) }
+        var failures: [String: Int] = [:]
+        while !stopping {
+            let pending = notices
+            notices = []
+            if !pending.isEmpty {
+                condition.unlock()
+                for notice in pending { onEvent(notice) }
+                condition.lock()
+                continue
+            }
+            let now = Date()
+            if let interval = pollInterval {
+                if nextPoll == nil { nextPoll = now.addingTimeInterval(interval) }
+                if let poll = nextPoll, poll <= now {
+                    for checker in checkers where due[checker.path] == nil { due[checker.path] = now }
+                    nextPoll = now.addingTimeInterval(interval)
+                }
+            }
+            let ready = checkers.filter { due[$0.path].map { $0 <= now } ?? false }
+            guard !ready.isEmpty else {
+                // Until the next due time, or the next event (Foundation on Linux cannot wait until `distantFuture`).
+                if let next = ([nextPoll].compactMap { $0 } + due.values).min() {
+                    _ = condition.wait(until: next)
+                } else {
+                    condition.wait()
+                }
+                continue
+            }
+            for checker in ready { due[checker.path] = nil }
+            condition.unlock()
+            for checker in ready {
+                let succeeded = checker.check()
+                let count = succeeded || !checker.failedLastCheck ? 0 : failures[checker.path, default: 0] + 1
+                failures[checker.path] = count
+                guard !succeeded else { continue }
+                // Waiting: again after `retryWait`. Failing: backing off, doubling up to the maximum.
+                let delay = count == 0 ? settings.retryWait : min(settings.retryWait * pow(2, Double(count - 1)), settings.maximumBackoff)
+                condition.lock()
+                if due[checker.path] == nil { due[checker.path] = Date().addingTimeInterval(delay + settings.debounce) }
+                condition.unlock()
+            }
+            condition.lock()
+        }
+        condition.unlock()
+        onEvent(.stopped)
+    }
+
+    /// Ends `run` after the check in progress (never in the middle of a write); from any thread.
+    public func stop() {
+        condition.lock()
+        stopping = true
+        condition.broadcast()
+        condition.unlock()
+    }
+
+    private var isStopping: Bool {
+        condition.lock()
+        defer { condition.unlock() }
+        return stopping
+    }
+
+    /// Marks the vaults `event` concerns (only a vault's own name and its conflict copies matter;
+    /// temporary files never do), and wakes the loop. Each folder has its own registration, so an
+    /// event for all of them (lost events) marks the vaults of `watched`, the folder registered.
+    func handle(_ event: FileEvent, watching watched: String?) {
+        condition.lock()
+        defer {
+            condition.broadcast()
+            condition.unlock()
+        }
+        let soon = Date().addingTimeInterval(settings.debounce)
+        switch event {
+        case .changed(let directory, let name), .removed(let directory, let name):
+            for checker in checkers {
+                let path = checker.path as NSString
+                guard PathText.folder(of: checker.path) == directory else { continue }
+                let isCopy = ConflictCopies.engine(ofName: name, forVaultNamed: path.lastPathComponent) != nil
+                if name == path.lastPathComponent || isCopy {
+                    due[checker.path] = soon
+                }
+                // Opened during the debounce, so that the check finds it open.
+                if isCopy, case .changed = event { checker.prepare(copyAt: (directory as NSString).appendingPathComponent(name)) }
+            }
+        case .directoryGone(let directory), .directoryBack(let directory):
+            for checker in checkers where PathText.folder(of: checker.path) == directory { due[checker.path] = soon }
+        case .overflow:
+            for checker in checkers where PathText.folder(of: checker.path) == watched {
+                due[checker.path] = soon
+                notices.append(.rescan(vault: checker.path))
+            }
+        case .unavailable(let reason):
+            guard !announcedPolling else { return }
+            announcedPolling = true
+            if pollInterval == nil { pollInterval = settings.pollWhenUnavailable }
+            notices.append(.pollingOnly(reason: reason))
+        }
+    }
+}

@@ -1,0 +1,162 @@
+public import Foundation
+internal import SyncFiles
+internal import SyncState
+public import SyncCommit
+public import MyPassCore
+
+/// One thing that happened while watching vaults, with what it is about. `kind` names it (the
+/// `kind` of the JSON lines), `detail` says it in one line of text, `changes` lists what it changed.
+public enum WatchEvent: Sendable, Equatable {
+    /// First sync of this vault on this device: its version is recorded as the base.
+    case baseRecorded(vault: String)
+    /// A conflict copy is beside the vault (copy policy `report`).
+    case conflictCopyFound(vault: String, copy: String)
+    /// A conflict copy could not be merged and stays in the folder.
+    case conflictCopyLeft(vault: String, copy: String, reason: ConflictFolding.Result)
+    /// A conflict copy was merged in and is kept on this device at `keptAs`; `explanation` says how
+    /// each property the vault and the copy differed on was decided.
+    case conflictCopyMerged(vault: String, copy: String, keptAs: String, changes: [Change], explanation: [FieldDecision])
+    /// A conflict copy carried nothing new: retired (kept at `keptAs`) without writing the vault.
+    case conflictCopyRetired(vault: String, copy: String, keptAs: String)
+    /// The vault changed on disk and the policy is `ask`.
+    case decisionNeeded(vault: String)
+    /// A step failed (reported once until something else happens; the engine backs off).
+    case error(vault: String, message: String)
+    /// The vault no longer opens with these credentials (its key was changed elsewhere): nothing done.
+    case keyChanged(vault: String)
+    /// The change seen is the watcher's own write.
+    case ownWriteIgnored(vault: String)
+    /// A rollback or another database was refused.
+    case refused(vault: String, reason: String)
+    /// A change made elsewhere was taken in.
+    case reloaded(vault: String, changes: [Change])
+    /// A version that lacked synced content (a blind save) was put right.
+    case restored(vault: String, changes: [Change])
+    /// The file does not parse (yet): retried after a quiet period, never repaired or overwritten.
+    case unreadable(vault: String, reason: String)
+    /// The vault file is back.
+    case vaultBack(vault: String)
+    /// The vault file is gone: waiting for it to come back (never treated as an empty vault).
+    case vaultMissing(vault: String)
+    /// A version that looks like a rollback is held up to `hold` seconds for the conflict copy with the newer versions.
+    case waitingForCopy(vault: String, problem: String, hold: Double)
+    /// A sync engine is transferring the vault or a copy into the folder (its temporary files named).
+    case waitingForSync(vault: String, transfers: [String])
+    /// Events were lost (the inotify queue overflowed) or a folder came back: the vault is checked again.
+    case rescan(vault: String)
+    /// File events cannot be used (the watch limit, say): the folders are polled.
+    case pollingOnly(reason: String)
+    /// The watch ended.
+    case stopped
+
+    /// The name of each kind of event.
+    public enum Kind: String, Sendable, Encodable, CaseIterable {
+        case baseRecorded, conflictCopyFound, conflictCopyLeft, conflictCopyMerged, conflictCopyRetired, decisionNeeded, error,
+             keyChanged, ownWriteIgnored, refused, reloaded, restored, unreadable, vaultBack, vaultMissing, waitingForCopy,
+             waitingForSync, rescan, pollingOnly, stopped
+
+        /// A problem: reported once until something else happens, and the engine backs off.
+        public var isProblem: Bool { self == .error || self == .unreadable }
+    }
+
+    /// The event's name.
+    public var kind: Kind {
+        switch self {
+        case .baseRecorded: .baseRecorded
+        case .conflictCopyFound: .conflictCopyFound
+        case .conflictCopyLeft: .conflictCopyLeft
+        case .conflictCopyMerged: .conflictCopyMerged
+        case .conflictCopyRetired: .conflictCopyRetired
+        case .decisionNeeded: .decisionNeeded
+        case .error: .error
+        case .keyChanged: .keyChanged
+        case .ownWriteIgnored: .ownWriteIgnored
+        case .refused: .refused
+        case .reloaded: .reloaded
+        case .restored: .restored
+        case .unreadable: .unreadable
+        case .vaultBack: .vaultBack
+        case .vaultMissing: .vaultMissing
+        case .waitingForCopy: .waitingForCopy
+        case .waitingForSync: .waitingForSync
+        case .rescan: .rescan
+        case .pollingOnly: .pollingOnly
+        case .stopped: .stopped
+        }
+    }
+
+    /// The vault the event is about ("" for the engine as a whole).
+    public var vault: String {
+        switch self {
+        case .baseRecorded(let vault), .conflictCopyFound(let vault, _), .conflictCopyLeft(let vault, _, _),
+             .conflictCopyMerged(let vault, _, _, _, _), .conflictCopyRetired(let vault, _, _), .decisionNeeded(let vault),
+             .error(let vault, _), .keyChanged(let vault), .ownWriteIgnored(let vault), .refused(let vault, _),
+             .reloaded(let vault, _), .restored(let vault, _), .unreadable(let vault, _), .vaultBack(let vault),
+             .vaultMissing(let vault), .waitingForCopy(let vault, _, _), .waitingForSync(let vault, _), .rescan(let vault):
+            vault
+        case .pollingOnly, .stopped:
+            ""
+        }
+    }
+
+    /// What changed in the vault (names and paths, never values).
+    public var changes: [Change] {
+        switch self {
+        case .conflictCopyMerged(_, _, _, let changes, _), .reloaded(_, let changes), .restored(_, let changes): changes
+        default: []
+        }
+    }
+
+    /// How a merge decided each differing property (only for a merged conflict copy).
+    public var explanation: [FieldDecision] {
+        if case .conflictCopyMerged(_, _, _, _, let explanation) = self { return explanation }
+        return []
+    }
+
+    /// The event in one line of text.
+    public var detail: String {
+        switch self {
+        case .baseRecorded: "first sync of this vault on this device"
+        case .conflictCopyFound(_, let copy): copy
+        case .conflictCopyLeft(_, let copy, let reason): "\(copy): \(reason.rawValue)"
+        case .conflictCopyMerged(_, let copy, let keptAs, _, _): "\(copy) -> \(keptAs)"
+        case .conflictCopyRetired(_, let copy, let keptAs): "\(copy) -> \(keptAs): it carried nothing new; the vault was not written for it"
+        case .decisionNeeded: "the vault changed on disk; run resolve or watch with --policy merge|reload"
+        case .error(_, let message): message
+        case .keyChanged: "the vault no longer opens with these credentials (its key was changed elsewhere); nothing done"
+        case .ownWriteIgnored: "the vault as this watcher wrote it"
+        case .refused(_, let reason): reason
+        case .reloaded: "changed on disk by another program"
+        case .restored:
+            "the new version lacked content this device had synced, with no deletion recorded (a program saved over a version it had not read); put back"
+        case .unreadable(_, let reason): "\(reason); retrying after a quiet period (never repaired or overwritten)"
+        case .vaultBack: ""
+        case .vaultMissing: "waiting for it to come back (not treated as an empty vault)"
+        case .waitingForCopy(_, let problem, let hold):
+            "\(problem); waiting up to \(Int(hold)) s for a conflict copy that holds the newer versions"
+        case .waitingForSync(_, let transfers):
+            "a sync engine is transferring \(transfers.joined(separator: ", ")); waiting until it is done"
+        case .rescan: "inotify queue overflowed; checking again"
+        case .pollingOnly(let reason): reason
+        case .stopped: "the watch was stopped"
+        }
+    }
+
+    /// The event as one JSON line (schema 1): `time`, `kind`, `vault`, `detail`, `changes`, and for a
+    /// merged copy `explanation`; keys sorted.
+    public func jsonLine(at time: Date) -> String {
+        let line = JSONLine(time: ISO8601DateFormatter().string(from: time), kind: kind, vault: vault, detail: detail, changes: changes,
+                            explanation: explanation.isEmpty ? nil : explanation)
+        return (try? JSONText.line(line)) ?? "{}"
+    }
+
+    private struct JSONLine: Encodable {
+        let schema = 1
+        let time: String
+        let kind: Kind
+        let vault: String
+        let detail: String
+        let changes: [Change]
+        let explanation: [FieldDecision]?
+    }
+}
