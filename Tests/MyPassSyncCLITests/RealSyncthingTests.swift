@@ -16,6 +16,8 @@ private struct SyncthingRun: Decodable {
         let status: Int32
         let stderr: String?
         let unixTime: Double
+        /// The edit failed at first because the entry was missing for a moment, and was tried again.
+        let retried: Bool?
     }
 
     /// A watcher's JSON line (the evidence), with the device and the event's time.
@@ -192,7 +194,8 @@ struct RealSyncthingTests {
         }
         print("""
             real Syncthing, \(name): \(report.rounds) rounds\(report.pattern == "random" ? " + 1 on every device at once" : ""), \
-            \(report.edits.count) edits (\(report.edits.filter { $0.tool == "keepassxc-cli" }.count) with keepassxc-cli), \
+            \(report.edits.count) edits (\(report.edits.filter { $0.tool == "keepassxc-cli" }.count) with keepassxc-cli, \
+            \(report.edits.filter { $0.retried == true }.count) tried again after the entry was missing for a moment), \
             \(perConflict.copies) conflict copies for \(perConflict.realConflicts) real conflicts (\(perConflict.copiesWithNothingNew) carried \
             nothing new; per isolated round \(perConflict.rounds.filter(\.isolated).map { "\($0.round): \($0.copies.count)/\($0.realConflicts)" })), \
             \(report.copiesAfterLastEdit?.count ?? 0) after the last round began; quiet \(report.secondsFromLastEditToQuiet ?? -1) s after \
