@@ -220,7 +220,7 @@ struct RealSyncthingTests {
 
     @Test("2 devices, a short watcher delay (1 s), tens of random rounds on one device or both: settles, nothing lost")
     func shortDelay() throws {
-        let (report, root) = try run(devices: 2, delay: 1, pattern: "random", rounds: Self.rounds("MYPASS_SYNCTHING_ROUNDS", default: 24))
+        let (report, root) = try run(devices: 2, delay: 1, pattern: "random", rounds: Self.rounds("MYPASS_SYNCTHING_ROUNDS", default: 14))
         try check(report, root: root)
     }
 
