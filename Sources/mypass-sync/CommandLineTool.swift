@@ -115,12 +115,16 @@ enum CommandLineTool {
         }
     }
 
-    /// What the user can do about `error`, when there is something to say (in the CLI's words: its flags).
+    /// What the user can do about `error`, in the CLI's words (its flags), when the library names a remedy.
     private static func hint(for error: any Error) -> String? {
-        if case KDBXError.resourceCapExceeded(let detail) = error, detail.contains("Argon2 memory") {
-            return "If you trust this file, raise the cap with --max-kdf-memory <bytes>."
+        switch Remedy.of(error) {
+        case .otherVersionsCredentials: "Give the other version's credentials with --remote-password-stdin or --remote-key-file."
+        case .allowDroppingUnsupported(let version): "--drop-unsupported writes \(version) without exactly that."
+        case .serverCredentialsInNetrc: "Put the server's credentials in ~/.netrc or a file given with --netrc-file."
+        case .sshKeyLogin: "SFTP logs in with SSH keys: ssh-agent or --identity."
+        case .raiseKDFMemoryCap: "If you trust this file, raise the cap with --max-kdf-memory <bytes>."
+        case nil: nil
         }
-        return nil
     }
 }
 

@@ -174,7 +174,7 @@ public enum MergeRefusal: Error, CustomStringConvertible {
     public var description: String {
         switch self {
         case .keyRotated(let path):
-            "\(path) does not open with these credentials (its key was probably changed on another device); nothing was written. Use --remote-password-stdin or --remote-key-file."
+            "\(path) does not open with these credentials (its key was probably changed on another device); nothing was written"
         }
     }
 }
@@ -210,4 +210,9 @@ public struct MergeReport: Sendable, Encodable {
 
     /// Whether any copy changed the vault.
     public var hasChanges: Bool { sections.contains { !$0.changes.isEmpty } }
+}
+
+extension MergeRefusal: RemediableFailure {
+    /// A copy whose key changed opens with its own credentials.
+    public var remedy: Remedy? { .otherVersionsCredentials }
 }

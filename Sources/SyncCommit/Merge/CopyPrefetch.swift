@@ -1,6 +1,6 @@
 internal import Foundation
 package import SyncFiles
-internal import SyncState
+package import SyncState
 package import KDBXFormat
 
 /// Conflict copies opened while the watch waits out its debounce: a copy's arrival starts reading
@@ -18,6 +18,9 @@ package final class CopyPrefetch: @unchecked Sendable {
         let sizeLimit: Int64
         /// `ConflictFolding.copyLimits` of the vault's KDF.
         let limits: ResourceLimits
+        /// Where a copy that opens is kept at once (a version this device saw: the sync engine may
+        /// overwrite or delete the copy before the check runs); nil: nowhere.
+        package var keepAside: PendingVersions?
     }
 
     /// An empty cache.
@@ -37,18 +40,21 @@ package final class CopyPrefetch: @unchecked Sendable {
         return taken
     }
 
-    /// Starts opening the copy at `path` in the background, unless it is being opened or the cache is full.
+    /// Starts opening the copy at `path` in the background, unless it is being opened; beyond the
+    /// cache's capacity it is opened (and kept aside) without being cached.
     package func start(_ path: String, with parameters: Parameters) {
         condition.lock()
         defer { condition.unlock() }
-        guard !inFlight.contains(path), opened.count + inFlight.count < Self.capacity || opened[path] != nil else { return }
+        guard !inFlight.contains(path) else { return }
+        let caches = opened.count + inFlight.count < Self.capacity || opened[path] != nil
+        guard caches || parameters.keepAside != nil else { return }
         inFlight.insert(path)
         opened[path] = nil
         DispatchQueue.global(qos: .userInitiated).async {
             let result = Self.open(path, with: parameters)
             self.condition.lock()
             self.inFlight.remove(path)
-            if let result { self.opened[path] = (result.fingerprint, result.vault, parameters.limits) }
+            if let result, caches { self.opened[path] = (result.fingerprint, result.vault, parameters.limits) }
             self.condition.broadcast()
             self.condition.unlock()
         }
@@ -88,6 +94,7 @@ package final class CopyPrefetch: @unchecked Sendable {
               let read = try? DurableFile.read(name, in: folder, limit: parameters.sizeLimit),
               let vault = try? KDBXReader.open(read.bytes, key: parameters.key, cachedKey: parameters.cachedKey, limits: parameters.limits)
         else { return nil }
+        try? parameters.keepAside?.keep(read.bytes)
         return (read.fingerprint, vault)
     }
 }

@@ -140,8 +140,7 @@ extension UnlockedVault {
         let gaps = change.version.map { VersionFit.gaps(in: vault, settings: settings, writtenAs: $0.kdbx) } ?? []
         if let version = change.version, !gaps.isEmpty {
             guard dropUnsupported else {
-                throw KDBXError.unwritable("KDBX \(version.rawValue) cannot store what this vault holds: "
-                    + gaps.map(\.description).joined(separator: "; ") + ". --drop-unsupported writes \(version.rawValue) without exactly that")
+                throw FormatChange.Unstorable(version: version.rawValue, gaps: gaps.map(\.description))
             }
             (vault, settings) = VersionFit.dropping(unsupportedBy: version.kdbx, from: vault, settings: settings)
         }
@@ -149,5 +148,22 @@ extension UnlockedVault {
         let (file, _) = try VerifiedEncoding.encode(vault, settings: settings, key: key, cachedKey: opened.derivedKey, limits: self.file.limits)
         try AtomicFileWriter.write(file, toPath: target)
         return Conversion(format: VaultFormat(try KDBXReader.header(of: file)), dropped: gaps.map(\.description))
+    }
+}
+
+extension FormatChange {
+    /// The version asked for cannot store content the vault holds: nothing was written.
+    public struct Unstorable: Error, CustomStringConvertible, RemediableFailure, Sendable {
+        /// The KDBX version asked for.
+        public let version: String
+        /// What it cannot store, one item each.
+        public let gaps: [String]
+
+        public var description: String {
+            "KDBX \(version) cannot store what this vault holds: " + gaps.joined(separator: "; ") + "; nothing was written"
+        }
+
+        /// The conversion may leave exactly that out.
+        public var remedy: Remedy? { .allowDroppingUnsupported(version: version) }
     }
 }

@@ -70,8 +70,10 @@ public enum SystemCalls {
 
     private static let plan = FaultPlan()
 
-    /// Replaces the planned faults (and restarts the call counts).
-    public static func inject(_ faults: [Fault]) { plan.set(faults) }
+    /// Replaces the planned faults (and restarts the call counts). They apply to the calls this
+    /// thread makes (a test's save runs on its own thread; other tests run in parallel on others),
+    /// or, with `everyThread`, to every call of the process.
+    public static func inject(_ faults: [Fault], everyThread: Bool = false) { plan.set(faults, thread: everyThread ? nil : pthread_self()) }
 
     /// Reads faults from `MYPASS_SYNC_FAULTS` (comma-separated, e.g. `write:2:ENOSPC`) in a test
     /// build (`MYPASS_TEST_HOOKS`: debug builds, which the tests run); a release build, the one
@@ -79,7 +81,7 @@ public enum SystemCalls {
     public static func injectFromEnvironment() {
         #if MYPASS_TEST_HOOKS
         guard let text = ProcessInfo.processInfo.environment["MYPASS_SYNC_FAULTS"], !text.isEmpty else { return }
-        inject(text.split(separator: ",").compactMap { Fault(parsing: String($0)) })
+        inject(text.split(separator: ",").compactMap { Fault(parsing: String($0)) }, everyThread: true)
         #endif
     }
 
@@ -309,10 +311,13 @@ private final class FaultPlan: @unchecked Sendable {
     /// Calls seen per fault (each fault counts the calls that match it).
     private var counts: [Int: Int] = [:]
     private var paths: [Int32: String] = [:]
+    /// The thread whose calls the faults apply to (nil: every thread's).
+    private var thread: pthread_t?
 
-    func set(_ faults: [SystemCalls.Fault]) {
+    func set(_ faults: [SystemCalls.Fault], thread: pthread_t?) {
         lock.lock()
         self.faults = faults
+        self.thread = thread
         counts = [:]
         lock.unlock()
     }
@@ -321,6 +326,7 @@ private final class FaultPlan: @unchecked Sendable {
         lock.lock()
         defer { lock.unlock() }
         guard !faults.isEmpty else { return nil }
+        if let thread, pthread_equal(thread, pthread_self()) == 0 { return nil }
         var hit: SystemCalls.Fault?
         for (index, fault) in faults.enumerated() where fault.operation == operation {
             if let filter = fault.pathContains, !(path?.contains(filter) ?? false) { continue }

@@ -62,6 +62,8 @@ public enum RemoteFailure: Error, CustomStringConvertible, Sendable {
     case changedHostKey(url: String, fingerprint: String, knownHosts: String)
     /// A URL this tool does not talk to.
     case unsupportedURL(String)
+    /// The URL holds credentials (a WebDAV user or password, an SFTP password): not used, not logged.
+    case credentialsInURL(sftp: Bool)
 
     public var description: String {
         switch self {
@@ -75,12 +77,14 @@ public enum RemoteFailure: Error, CustomStringConvertible, Sendable {
             "\(url): the server's host key (\(fingerprint)) is NOT the one \(knownHosts) holds for it: someone may be "
                 + "impersonating the server, or its key was replaced; not connected"
         case .unsupportedURL(let reason): reason
+        case .credentialsInURL(let sftp):
+            sftp ? "the remote URL holds a password: SFTP logs in with SSH keys" : "the remote URL holds credentials (user@ or user:password@)"
         }
     }
 
     static func explain(_ status: Int) -> String {
         switch status {
-        case 401: "401 Unauthorized: the server wants credentials (put them in ~/.netrc or a file given with --netrc-file)"
+        case 401: "401 Unauthorized: the server wants credentials"
         case 403: "403 Forbidden: the server's account may not read or write there"
         case 404: "404 Not Found: no such file or folder on the server"
         case 405: "405 Method Not Allowed: this URL does not accept WebDAV requests"
@@ -125,12 +129,23 @@ public struct RemoteTarget: Sendable {
     }
 }
 
+extension RemoteFailure: RemediableFailure {
+    /// Credentials go in a netrc file, SFTP logs in with a key.
+    public var remedy: Remedy? {
+        switch self {
+        case .refused(_, 401): .serverCredentialsInNetrc
+        case .credentialsInURL(let sftp): sftp ? .sshKeyLogin : .serverCredentialsInNetrc
+        default: nil
+        }
+    }
+}
+
 extension RemoteFailure: ClassifiedFailure {
     /// A URL this tool cannot use is a wrong request; an unknown or changed host key is refused for
     /// safety; a server not reached, refusing or denying is an I/O failure.
     public var failureKind: FailureKind {
         switch self {
-        case .unsupportedURL: .invalidRequest
+        case .unsupportedURL, .credentialsInURL: .invalidRequest
         case .unknownHostKey, .changedHostKey: .refusedForSafety
         case .unreachable, .refused, .denied: .ioError
         }

@@ -35,7 +35,7 @@ struct SFTPRemote: RemoteVault {
             throw .unsupportedURL("\(url): not a URL of a file (sftp://server/path/vault.kdbx)")
         }
         guard parsed.password == nil else {
-            throw .unsupportedURL("the remote URL holds a password: SFTP logs in with SSH keys (ssh-agent or --identity)")
+            throw .credentialsInURL(sftp: true)
         }
         let home = FileManager.default.homeDirectoryForCurrentUser.path
         let hostPart = host.contains(":") ? "[\(host)]" : host

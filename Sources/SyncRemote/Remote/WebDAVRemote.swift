@@ -20,7 +20,7 @@ struct WebDAVRemote: RemoteVault {
     init(url: String, netrcFile: String? = nil) throws(RemoteFailure) {
         // A password in the URL would be in argv and in every message that names the URL: refused, not echoed.
         if let parsed = URL(string: url), parsed.user != nil || parsed.password != nil {
-            throw .unsupportedURL("the remote URL holds credentials (user@ or user:password@): put them in ~/.netrc or a --netrc-file instead")
+            throw .credentialsInURL(sftp: false)
         }
         guard let parsed = URL(string: url), let scheme = parsed.scheme?.lowercased(), let host = parsed.host, !parsed.path.isEmpty,
               !parsed.path.hasSuffix("/") else {

@@ -83,8 +83,12 @@ public final class VaultWatcher: @unchecked Sendable {
     /// Keeps how copies of the vault file read now (`bytes`) are opened, for `prepare`.
     private func rememberCopyOpening(for bytes: Data) {
         guard let header = try? KDBXReader.header(of: bytes) else { return }
-        let opening = ConflictFolding.copyOpening(forVaultAt: path, vaultKDF: header.kdf, key: key,
+        var opening = ConflictFolding.copyOpening(forVaultAt: path, vaultKDF: header.kdf, key: key,
                                                   cachedKey: cachedKey, limits: limits)
+        // A copy is a version this device saw (often its own, renamed aside by the sync engine,
+        // perhaps another program's save the watcher never read): kept before the engine can
+        // overwrite it with a same-named copy from elsewhere.
+        opening.keepAside = PendingVersions(state: state, vaultPath: path)
         openingLock.withLock { copyOpening = opening }
     }
 
@@ -160,7 +164,14 @@ public final class VaultWatcher: @unchecked Sendable {
             }
         }
         let pending = PendingVersions(state: state, vaultPath: path)
-        versions.pending = pending.list().compactMap { kept in pending.bytes(of: kept).flatMap { version($0, sha256: kept.sha256) } }
+        versions.pending = pending.list().compactMap { kept in
+            // A version that no longer opens with this key (changed since) or is gone can never be merged here.
+            guard let opened = pending.bytes(of: kept).flatMap({ version($0, sha256: kept.sha256) }) else {
+                pending.retire(sha256: kept.sha256)
+                return nil
+            }
+            return opened
+        }
         openedVersions = openedVersions.filter { sha, _ in
             sha == fingerprint.sha256 || sha == versions.base?.sha256 || versions.pending.contains { $0.sha256 == sha }
         }

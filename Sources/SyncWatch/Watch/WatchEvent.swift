@@ -121,7 +121,7 @@ public enum WatchEvent: Sendable, Equatable {
         case .conflictCopyLeft(_, let copy, let reason): "\(copy): \(reason.rawValue)"
         case .conflictCopyMerged(_, let copy, let keptAs, _, _): "\(copy) -> \(keptAs)"
         case .conflictCopyRetired(_, let copy, let keptAs): "\(copy) -> \(keptAs): it carried nothing new; the vault was not written for it"
-        case .decisionNeeded: "the vault changed on disk; run resolve or watch with --policy merge|reload"
+        case .decisionNeeded: "the vault changed on disk; a decision is needed (resolve it, or watch with the merge or reload policy)"
         case .error(_, let message): message
         case .keyChanged: "the vault no longer opens with these credentials (its key was changed elsewhere); nothing done"
         case .ownWriteIgnored: "the vault as this watcher wrote it"
