@@ -8,7 +8,9 @@ internal import MyPassMerge
 /// One vault file held open by this device: the working snapshot, the version it came from, and the
 /// saves that never overwrite a change they have not seen. When the file changed underneath, `save`
 /// returns a conflict and `resolve` takes the user's decision: reload, overwrite or merge.
-public final class SyncSession: @unchecked Sendable {
+///
+/// A session is a sequence of reads and saves by one caller, confined to one thread: not `Sendable`.
+public final class SyncSession {
     /// The decisions for a save conflict.
     public enum Decision: String, Sendable, CaseIterable {
         /// Take the disk version; the working copy is kept as a backup file.

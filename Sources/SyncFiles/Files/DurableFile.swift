@@ -241,7 +241,7 @@ public enum DurableFile {
         var removed: [String] = []
         let now = Date().timeIntervalSince1970
         for candidate in directory.names() where candidate.hasPrefix(prefix) {
-            guard let status = directory.status(of: candidate), now - Double(status.modified[0]) > age else { continue }
+            guard let status = directory.status(of: candidate), now - Double(status.modified.seconds) > age else { continue }
             if SystemCalls.unlink(candidate, in: directory) == 0 { removed.append(candidate) }
         }
         return removed

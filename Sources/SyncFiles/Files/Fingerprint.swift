@@ -35,8 +35,8 @@ public struct Fingerprint: Sendable, Hashable, Codable, CustomStringConvertible 
         device = status.device
         inode = status.inode
         size = status.size
-        modifiedSeconds = Int64(status.modified[0])
-        modifiedNanoseconds = Int64(status.modified[1])
+        modifiedSeconds = status.modified.seconds
+        modifiedNanoseconds = status.modified.nanoseconds
         sha256 = SHA256.hexHash(bytes)
     }
 

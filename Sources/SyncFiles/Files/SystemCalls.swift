@@ -279,8 +279,8 @@ public struct FileStatus: Sendable, Equatable {
     public let inode: UInt64
     /// Its size in bytes.
     public let size: Int64
-    /// Its modification time: seconds and nanoseconds.
-    public let modified: [Int]
+    /// Its modification time.
+    public let modified: FileTime
     /// Whether it is a regular file (not a symlink, directory, FIFO or device).
     public let isRegularFile: Bool
     /// Its owner and group.
@@ -290,13 +290,13 @@ public struct FileStatus: Sendable, Equatable {
         device = UInt64(status.st_dev)
         inode = UInt64(status.st_ino)
         size = Int64(status.st_size)
-        modified = [Int(status.st_mtim.tv_sec), Int(status.st_mtim.tv_nsec)]
+        modified = FileTime(seconds: Int64(status.st_mtim.tv_sec), nanoseconds: Int64(status.st_mtim.tv_nsec))
         isRegularFile = (status.st_mode & S_IFMT) == S_IFREG
         owner = (status.st_uid, status.st_gid)
     }
 
     /// The modification time in seconds since 1970.
-    public var modifiedSeconds: Double { Double(modified[0]) + Double(modified[1]) / 1e9 }
+    public var modifiedSeconds: Double { Double(modified.seconds) + Double(modified.nanoseconds) / 1e9 }
 
     public static func == (a: FileStatus, b: FileStatus) -> Bool {
         a.device == b.device && a.inode == b.inode && a.size == b.size && a.modified == b.modified && a.isRegularFile == b.isRegularFile

@@ -3,23 +3,6 @@ public import SyncFiles
 internal import SyncState
 internal import SyncCommit
 
-/// A file's modification time, as `stat` gives it (`timespec`).
-public struct FileTime: Sendable, Hashable, Comparable, Codable {
-    /// Whole seconds since the epoch.
-    public let seconds: Int64
-    /// Nanoseconds within the second.
-    public let nanoseconds: Int64
-
-    /// A time of `seconds` and `nanoseconds`.
-    public init(seconds: Int64, nanoseconds: Int64) {
-        self.seconds = seconds
-        self.nanoseconds = nanoseconds
-    }
-
-    /// Earlier first.
-    public static func < (a: FileTime, b: FileTime) -> Bool { (a.seconds, a.nanoseconds) < (b.seconds, b.nanoseconds) }
-}
-
 /// One conflict copy as the folder listing saw it.
 public struct CopyFile: Sendable, Hashable {
     /// The copy's path.
@@ -70,7 +53,7 @@ public struct FolderSnapshot: Sendable {
         let copies = ConflictCopies.find(for: path).compactMap { copy -> CopyFile? in
             guard let status = SystemCalls.status(atPath: copy.path) else { return nil }
             return CopyFile(path: copy.path, engine: copy.engine, inode: status.inode, size: status.size,
-                            modified: FileTime(seconds: Int64(status.modified[0]), nanoseconds: Int64(status.modified[1])))
+                            modified: status.modified)
         }
         guard transfers.isEmpty else { return (FolderSnapshot(vault: .missing, transfers: transfers, copies: copies), nil) }
         do {

@@ -10,7 +10,11 @@ internal import MyPassMerge
 /// as the new base, folds sync-conflict copies in, recognises its own writes, waits for a vault that
 /// disappeared, retries a file that does not parse yet, and reports a rollback or a different
 /// database instead of taking it.
-public final class VaultWatcher: @unchecked Sendable {
+///
+/// Confined to one thread (the engine's), so not `Sendable`; only `prepare(copyAt:)` is called from
+/// the file-event thread, and it touches nothing but the lock-guarded copy opening and the
+/// prefetch cache, which has its own lock.
+public final class VaultWatcher {
     /// What to do when the file changed on disk.
     public enum Policy: String, Sendable, CaseIterable { case merge, reload, ask }
     /// What to do with sync-conflict copies.
@@ -180,14 +184,14 @@ public final class VaultWatcher: @unchecked Sendable {
         }
         switch plan {
         case .wait(.rollbackHold(let problem, _)):
-            if !waitingForCopy { report(.waitingForCopy(vault: path, problem: problem.description, hold: reconcilerPolicy.rollbackHold)) }
+            if !waitingForCopy { report(.waitingForCopy(vault: path, problem: problem, hold: reconcilerPolicy.rollbackHold)) }
             waitingForCopy = true
             return false
         case .wait, .fail:
             return false  // transfers, a missing or failed vault: handled above
         case .refuse(let problem):
             waitingForCopy = false
-            report(.refused(vault: path, reason: problem.description))
+            report(.refused(vault: path, reason: problem))
             return true
         case .ask:
             waitingForCopy = false

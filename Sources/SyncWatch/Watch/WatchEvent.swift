@@ -27,7 +27,7 @@ public enum WatchEvent: Sendable, Equatable {
     /// The change seen is the watcher's own write.
     case ownWriteIgnored(vault: String)
     /// A rollback or another database was refused.
-    case refused(vault: String, reason: String)
+    case refused(vault: String, reason: Reconciler.Refusal)
     /// A change made elsewhere was taken in.
     case reloaded(vault: String, changes: [Change])
     /// A version that lacked synced content (a blind save) was put right.
@@ -39,7 +39,7 @@ public enum WatchEvent: Sendable, Equatable {
     /// The vault file is gone: waiting for it to come back (never treated as an empty vault).
     case vaultMissing(vault: String)
     /// A version that looks like a rollback is held up to `hold` seconds for the conflict copy with the newer versions.
-    case waitingForCopy(vault: String, problem: String, hold: Double)
+    case waitingForCopy(vault: String, problem: Reconciler.Refusal, hold: Double)
     /// A sync engine is transferring the vault or a copy into the folder (its temporary files named).
     case waitingForSync(vault: String, transfers: [String])
     /// Events were lost (the inotify queue overflowed) or a folder came back: the vault is checked again.
@@ -125,10 +125,10 @@ public enum WatchEvent: Sendable, Equatable {
         case .error(_, let message): message
         case .keyChanged: "the vault no longer opens with these credentials (its key was changed elsewhere); nothing done"
         case .ownWriteIgnored: "the vault as this watcher wrote it"
-        case .refused(_, let reason): reason
+        case .refused(_, let reason): reason.description
         case .reloaded: "changed on disk by another program"
         case .restored:
-            "the new version lacked content this device had synced, with no deletion recorded (a program saved over a version it had not read); put back"
+            "the new version lacked content of a version this device wrote or saw, with no deletion recorded (a program saved over a version it had not read, or the sync engine lost a conflict copy); put back"
         case .unreadable(_, let reason): "\(reason); retrying after a quiet period (never repaired or overwritten)"
         case .vaultBack: ""
         case .vaultMissing: "waiting for it to come back (not treated as an empty vault)"
