@@ -25,14 +25,14 @@ func writeMergeWorkload(entries: Int, directory: URL) throws -> (paths: [String:
         for index in 0..<100 {
             let id = all[(index * 97 + offset) % all.count]
             vault = try vault.updatingEntry(id, at: Timestamp(secondsSinceYearOne: editTime.secondsSinceYearOne + Int64(index + offset))) {
-                $0.setField(field, FieldValue("edited-\(index)-\(offset)", isProtected: field == "Password"))
+                $0.setField(field, FieldValue("edited-\(index)-\(offset)", isProtected: field == EntryField.password))
             }
         }
         return vault
     }
     var paths: [String: URL] = [:]
     var derived: DerivedKey?
-    for (name, vault) in [("base", base), ("local", try edited(0, field: "UserName")), ("remote", try edited(50, field: "Password"))] {
+    for (name, vault) in [("base", base), ("local", try edited(0, field: EntryField.userName)), ("remote", try edited(50, field: EntryField.password))] {
         let (file, key) = try KDBXWriter.serialize(vault, settings: settings, key: key, cachedKey: derived)
         derived = key
         let path = directory.appendingPathComponent("merge-\(name)-\(entries).kdbx")

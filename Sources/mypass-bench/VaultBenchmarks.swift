@@ -20,11 +20,11 @@ func makeBenchmarkVault(entries: Int, historyItems: Int = 5) -> Vault {
         let created = Timestamp(secondsSinceYearOne: start.secondsSinceYearOne + Int64(index))
         var entry = Entry(uuid: UUID(), tags: ["bench", "tag\(index % 7)"], times: Times(allAt: created))
         entry.fields = [
-            EntryField(key: "Title", value: .plain("Entry \(index) — some service name")),
-            EntryField(key: "UserName", value: .plain("user\(index)@example.org")),
-            EntryField(key: "Password", value: FieldValue("pw-\(index)-\(UUID().uuidString.prefix(12))", isProtected: true)),
-            EntryField(key: "URL", value: .plain("https://service\(index % 500).example.com/login")),
-            EntryField(key: "Notes", value: .plain("Notes for entry \(index).\nSecond line with some more text to be realistic.")),
+            EntryField(key: EntryField.title, value: .plain("Entry \(index) — some service name")),
+            EntryField(key: EntryField.userName, value: .plain("user\(index)@example.org")),
+            EntryField(key: EntryField.password, value: FieldValue("pw-\(index)-\(UUID().uuidString.prefix(12))", isProtected: true)),
+            EntryField(key: EntryField.url, value: .plain("https://service\(index % 500).example.com/login")),
+            EntryField(key: EntryField.notes, value: .plain("Notes for entry \(index).\nSecond line with some more text to be realistic.")),
             EntryField(key: "Recovery code", value: FieldValue("RC-\(index)-ABCDEF-123456", isProtected: true)),
             EntryField(key: "Account number", value: .plain("ACC-\(1_000_000 + index)")),
         ]
@@ -32,7 +32,7 @@ func makeBenchmarkVault(entries: Int, historyItems: Int = 5) -> Vault {
         var history: [Entry] = []
         for version in 0..<historyItems {
             var old = entry
-            old.setField("Password", FieldValue("old-\(version)-\(index)", isProtected: true))
+            old.setField(EntryField.password, FieldValue("old-\(version)-\(index)", isProtected: true))
             old.times.lastModified = Timestamp(secondsSinceYearOne: created.secondsSinceYearOne + Int64(version))
             history.append(old)
         }

@@ -22,6 +22,7 @@ func runWatchBenchmark(entries: Int) throws {
     let state = SyncStateStore(directory: directory.appendingPathComponent("state").path)
     let watcher = VaultWatcher(path: vaultPath, key: key, state: state, limits: .standard, policy: .merge, copyPolicy: .merge) { _ in }
     watcher.check()
+    let arrivals = watcher.copyArrivals
     let arrived = DispatchSemaphore(value: 0)
     let replaced = DispatchSemaphore(value: 0)
     let copyArrival = EventClock(), vaultReplacement = EventClock()
@@ -31,7 +32,7 @@ func runWatchBenchmark(entries: Int) throws {
             // The copy's arrival (it is later removed from the folder, not renamed within it): the
             // engine starts opening it here, on the event thread.
             copyArrival.mark()
-            watcher.prepare(copyAt: directory.appendingPathComponent(name).path)
+            arrivals.prepare(copyAt: directory.appendingPathComponent(name).path)
             arrived.signal()
         } else if name == "pw.kdbx" {
             // The merged vault renamed over the file: the reaction is complete.

@@ -52,7 +52,7 @@ struct ClipCommand: Command {
             }
             return (try configuration.code(at: Date()), "The TOTP code")
         }
-        let name = attribute ?? "Password"
+        let name = attribute ?? EntryField.password
         guard let field = entry.field(name) else { throw CommandLineError.usage(message: "\(path) has no field \(name)", command: command) }
         return (field.text, "The field \(name.terminalSafe)")
     }

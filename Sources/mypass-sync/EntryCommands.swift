@@ -194,10 +194,10 @@ struct EditCommand: Command {
         let entry = try requireEntry(parsed.positionals[1], session.vault, name)
         let password = try passwordOptions.password(parsed, command: name)
         var change = try fieldOptions.change(parsed, command: name)
-        let standard = [("Title", title), ("UserName", userName), ("URL", url), ("Notes", notes)].compactMap { key, option in
+        let standard = [(EntryField.title, title), (EntryField.userName, userName), (EntryField.url, url), (EntryField.notes, notes)].compactMap { key, option in
             parsed[option].map { (name: key, value: $0) }
         }
-        change.setFields = standard + (password.map { [(name: "Password", value: $0)] } ?? []) + change.setFields
+        change.setFields = standard + (password.map { [(name: EntryField.password, value: $0)] } ?? []) + change.setFields
         let protection = session.vault.meta.memoryProtection
         let vault = try session.vault.updatingEntry(entry.uuid) { entry in try change.apply(to: &entry, protection: protection) }
         session.update(vault)

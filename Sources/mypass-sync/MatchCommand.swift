@@ -17,8 +17,8 @@ struct MatchCommand: Command {
         let result = CredentialMatcher.filter(entries: vault.autoFillCandidates, for: [ServiceIdentifier(parsing: parsed.positionals[1])])
         let revealed = parsed[reveal]
         let matches = result.suggested.map { entry in
-            Match(path: vault.path(ofEntry: entry.uuid)?.description ?? "/" + entry.title, username: entry.text("UserName"), url: entry.text("URL"),
-                  password: revealed ? entry.text("Password") : nil)
+            Match(path: vault.path(ofEntry: entry.uuid)?.description ?? "/" + entry.title, username: entry.text(EntryField.userName), url: entry.text(EntryField.url),
+                  password: revealed ? entry.text(EntryField.password) : nil)
         }
         if parsed[json] {
             output.print(try JSONText.encode(MatchReport(suggested: matches, all: result.all.count)))

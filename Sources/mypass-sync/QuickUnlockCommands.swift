@@ -23,7 +23,7 @@ struct UnlockCommand: Command {
         let parsed = try parse(arguments, count: 1...1)
         let seconds = parsed[lifetime].map(TimeInterval.init) ?? QuickUnlock.defaultLifetime
         guard QuickUnlock.isAvailable else {
-            throw FileError.system(operation: "keyctl", path: "kernel keyring", errno: ENOSYS,
+            throw FileError.system(operation: .keyctl, path: "kernel keyring", errno: ENOSYS,
                                    message: "the kernel keyring is not available here (a container may forbid it)")
         }
         let path = parsed.positionals[0]

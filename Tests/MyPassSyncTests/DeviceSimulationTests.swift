@@ -293,4 +293,40 @@ struct DeviceSimulationTests {
         let (run, folders, model, simulated) = try simulate(devices: 3, scanDelay: 10, rounds: Self.rounds, seed: Self.seed, offline: true)
         try expectSettled(run, folders, model, simulated, scanDelay: 10, label: "3 devices, one offline")
     }
+
+    /// The model against what the real Syncthing did (`RealSyncthingTests`, three devices at the
+    /// default delay, all three changing one password at once): one device's version wins everywhere,
+    /// each other device renames its own version aside under the winner's ID, and two copies made in
+    /// the same second have the same name — one of them is lost to the other.
+    @Test("the model does what real Syncthing did when three devices changed the vault at once")
+    func modelMatchesRealSyncthing() throws {
+        let root = FileManager.default.temporaryDirectory.appendingPathComponent("mypass-model-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: root) }
+        let folders = (0..<3).map { root.appendingPathComponent("folder-\($0)") }
+        for (index, folder) in folders.enumerated() {
+            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+            try Data("version 0".utf8).write(to: folder.appendingPathComponent("vault.kdbx"))
+            _ = index
+        }
+        let model = SyncthingModel(folders: folders, scanDelay: 10)
+        model.startInStep()
+        for (index, folder) in folders.enumerated() {
+            try Data("edited on \(index)".utf8).write(to: folder.appendingPathComponent("vault.kdbx"))
+            model.noticeLocalChange(on: index, byUser: true)
+        }
+        model.advance(to: 60)
+        let vaults = try folders.map { try Data(contentsOf: $0.appendingPathComponent("vault.kdbx")) }
+        #expect(Set(vaults).count == 1, "one version wins everywhere")
+        #expect(model.conflicts.count == 2, "\(model.conflicts.map(\.copy))")
+        let winner = String(decoding: vaults[0], as: UTF8.self)
+        let winnerID = model.devices[Int(String(winner.last!))!].id
+        #expect(model.conflicts.allSatisfy { $0.copy.hasSuffix("-\(winnerID).kdbx") }, "copies are named after the winner")
+        #expect(Set(model.conflicts.map(\.copy)).count == 1, "made in the same second: the same name")
+        #expect(!model.copiesOverwritten.isEmpty, "one of the two same-named copies is lost to the other")
+        let copies = Set(folders.flatMap { folder in
+            ((try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? []).filter { $0.contains(".sync-conflict-") }
+                .map { try? Data(contentsOf: folder.appendingPathComponent($0)) }
+        })
+        #expect(copies.count == 1, "every device ends with the same one copy: \(copies.count)")
+    }
 }

@@ -224,12 +224,13 @@ final class SyncthingModel {
     /// whose own version lost renames it aside, named by the winner's device; no copy is made of a copy.
     private func resolveConflict(on device: Device, name: String, local: Version, incoming: Version) {
         var merged = local.vector.merging(incoming.vector) { max($0, $1) }
-        if ConflictCopies.isConflictCopyName(name) {
+        let incomingWins = incoming.modified > local.modified || (incoming.modified == local.modified && incoming.modifiedBy < local.modifiedBy)
+        if ConflictCopies.isConflictCopyName(name) && incomingWins {
+            // "Already a conflict copy; not copying again": the losing copy is simply replaced.
             copiesOverwritten.append(name)
             apply(Version(bytes: incoming.bytes, modifiedBy: incoming.modifiedBy, modified: incoming.modified, vector: merged), to: device, name: name)
             return
         }
-        let incomingWins = incoming.modified > local.modified || (incoming.modified == local.modified && incoming.modifiedBy < local.modifiedBy)
         guard incomingWins else {
             // This device's version wins: it stays, and goes out again as the newer one.
             merged[device.index, default: 0] += 1

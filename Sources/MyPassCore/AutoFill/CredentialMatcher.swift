@@ -43,7 +43,7 @@ public enum CredentialMatcher {
 
     /// The URLs an entry offers.
     static func urls(of entry: Entry) -> [String] {
-        entry.fields.filter { $0.key == "URL" || $0.key.hasPrefix("KP2A_URL") }.map(\.value.text).filter { !$0.isEmpty }
+        entry.fields.filter { $0.key == EntryField.url || $0.key.hasPrefix("KP2A_URL") }.map(\.value.text).filter { !$0.isEmpty }
     }
 
     /// 0: same host; 1: same site (subdomain or sibling); nil: no match.

@@ -15,7 +15,7 @@ extension Vault {
         guard !title.isEmpty else { throw .invalidName("an entry needs a title") }
         var entry = Entry(uuid: uuid, times: Times(allAt: time))
         let protection = meta.memoryProtection
-        for (key, value) in [("Title", title), ("UserName", userName), ("Password", password), ("URL", url), ("Notes", notes)] {
+        for (key, value) in [(EntryField.title, title), (EntryField.userName, userName), (EntryField.password, password), (EntryField.url, url), (EntryField.notes, notes)] {
             entry.fields.append(EntryField(key: key, value: FieldValue(value, isProtected: protection.protects(key))))
         }
         try change.apply(to: &entry, protection: protection)

@@ -124,13 +124,13 @@ public struct Entry: Sendable, Hashable, Identifiable {
     }
 
     /// The title field's text.
-    public var title: String { text("Title") }
+    public var title: String { text(EntryField.title) }
     /// The user name field's text.
-    public var userName: String { text("UserName") }
+    public var userName: String { text(EntryField.userName) }
     /// The URL field's text.
-    public var url: String { text("URL") }
+    public var url: String { text(EntryField.url) }
     /// The notes field's text.
-    public var notes: String { text("Notes") }
+    public var notes: String { text(EntryField.notes) }
 
     /// The custom (non-standard) fields.
     public var customFields: [EntryField] { fields.filter { !EntryField.isStandard($0.key) } }

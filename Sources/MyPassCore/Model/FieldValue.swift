@@ -55,8 +55,19 @@ public struct EntryField: Sendable, Hashable {
         self.value = value
     }
 
+    /// The title field's key.
+    public static let title = "Title"
+    /// The user name field's key.
+    public static let userName = "UserName"
+    /// The password field's key.
+    public static let password = "Password"
+    /// The URL field's key.
+    public static let url = "URL"
+    /// The notes field's key.
+    public static let notes = "Notes"
+
     /// The five fields every KeePass entry has.
-    public static let standardKeys = ["Title", "UserName", "Password", "URL", "Notes"]
+    public static let standardKeys = [title, userName, password, url, notes]
 
     /// Whether `key` is one of the standard fields.
     public static func isStandard(_ key: String) -> Bool { standardKeys.contains(key) }

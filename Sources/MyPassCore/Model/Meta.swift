@@ -85,11 +85,11 @@ public struct Meta: Sendable, Hashable {
         /// Whether standard field `key` is protected by default.
         public func protects(_ key: String) -> Bool {
             switch key {
-            case "Title": protectTitle
-            case "UserName": protectUserName
-            case "Password": protectPassword
-            case "URL": protectURL
-            case "Notes": protectNotes
+            case EntryField.title: protectTitle
+            case EntryField.userName: protectUserName
+            case EntryField.password: protectPassword
+            case EntryField.url: protectURL
+            case EntryField.notes: protectNotes
             default: false
             }
         }

@@ -38,9 +38,9 @@ public final class LeakedPasswordList {
     /// Opens the list at `path` (a regular file).
     public init(path: String) throws {
         self.path = path
-        guard let file = SystemCalls.openForReading(path) else { throw FileReading.error(errno, "open", path) }
+        guard let file = SystemCalls.openForReading(path) else { throw FileReading.error(errno, .open, path) }
         var status = stat()
-        guard fstat(file.raw, &status) == 0 else { throw FileReading.error(errno, "fstat", path) }
+        guard fstat(file.raw, &status) == 0 else { throw FileReading.error(errno, .stat, path) }
         guard status.st_mode & S_IFMT == S_IFREG else { throw FileError.notARegularFile(path: path) }
         size = Int(status.st_size)
         self.file = file
@@ -123,7 +123,7 @@ public final class LeakedPasswordList {
         while filled < buffer.count {
             let got = buffer.withUnsafeMutableBytes { pread(file.raw, $0.baseAddress! + filled, $0.count - filled, off_t(offset + filled)) }
             if got < 0 && errno == EINTR { continue }
-            guard got >= 0 else { throw FileReading.error(errno, "read", path) }
+            guard got >= 0 else { throw FileReading.error(errno, .read, path) }
             if got == 0 { break }
             filled += got
         }

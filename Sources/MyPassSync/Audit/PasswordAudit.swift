@@ -25,7 +25,7 @@ public enum PasswordAudit {
         var counts: [String: Int] = [:]
         var found: [LeakedEntry] = []
         for (entry, path) in vault.activeEntries() where entry.qualityCheck != false {
-            let password = entry.text("Password")
+            let password = entry.text(EntryField.password)
             guard !password.isEmpty else { continue }
             let count = try counts[password] ?? list.timesLeaked(password)
             counts[password] = count

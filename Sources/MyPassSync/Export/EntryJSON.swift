@@ -39,7 +39,7 @@ extension PrettyJSONBuffer {
         member("notes", of: &object)
         string(entry.notes)
         member("password", of: &object)
-        string(entry.text("Password"))
+        string(entry.text(EntryField.password))
         member("protected", of: &object)
         var protected = openArray(depth: depth + 1)
         for field in entry.fields where field.value.isProtected {

@@ -92,7 +92,7 @@ struct ExportDocument: Encodable {
             uuid = entry.uuid.canonicalString
             title = entry.title
             username = entry.userName
-            password = entry.text("Password")
+            password = entry.text(EntryField.password)
             url = entry.url
             notes = entry.notes
             tags = entry.tags

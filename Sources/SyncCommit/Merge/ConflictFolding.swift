@@ -204,7 +204,7 @@ public enum ConflictFolding {
             }
             let kept = try retired.keep(item.bytes, originalName: item.copy.name)
             if SystemCalls.unlink(item.copy.name, in: directory) != 0 && errno != ENOENT {
-                throw FileReading.error(errno, "remove the merged conflict copy", item.copy.path)
+                throw FileReading.error(errno, .removeCopy, item.copy.path)
             }
             outcomes.append(Outcome(copy: item.copy.path, engine: item.copy.engine, result: item.newContent ? .merged : .nothingNew,
                                     changes: item.changes, movedTo: kept, explanation: item.explanation))

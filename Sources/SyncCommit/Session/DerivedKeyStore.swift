@@ -93,7 +93,7 @@ public struct KernelKeyringDerivedKeyStore: DerivedKeyStore {
         defer { MemoryMask.wipe(&payload) }
         let serial = add_key("user", description(vaultID), payload, payload.count, KEY_SPEC_USER_KEYRING)
         guard serial >= 0 else {
-            throw FileError.system(operation: "add_key", path: "kernel keyring", errno: errno, message: String(cString: strerror(errno)))
+            throw FileError.system(operation: .addKey, path: "kernel keyring", errno: errno, message: String(cString: strerror(errno)))
         }
         // The expiry first (it needs the set-attribute permission), then only the possessor may see,
         // read, find or change it: the default lets every process of the user view it. A key that
@@ -101,7 +101,7 @@ public struct KernelKeyringDerivedKeyStore: DerivedKeyStore {
         guard keyctl_set_timeout(serial, seconds) == 0, keyctl_setperm(serial, Self.permissions) == 0 else {
             let failure = errno
             _ = keyctl_invalidate(serial)
-            throw FileError.system(operation: "keyctl", path: "kernel keyring", errno: failure, message: String(cString: strerror(failure)))
+            throw FileError.system(operation: .keyctl, path: "kernel keyring", errno: failure, message: String(cString: strerror(failure)))
         }
     }
 

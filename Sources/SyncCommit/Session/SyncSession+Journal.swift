@@ -22,7 +22,7 @@ extension SyncSession {
     private func seal(_ decisions: [FieldDecision]) throws -> Data {
         let json = String(decoding: try JSONEncoder().encode(decisions), as: UTF8.self)
         let now = Timestamp.now()
-        let holder = Entry(uuid: UUID(), times: Times(allAt: now), fields: [EntryField(key: "Notes", value: FieldValue(json, isProtected: true))])
+        let holder = Entry(uuid: UUID(), times: Times(allAt: now), fields: [EntryField(key: EntryField.notes, value: FieldValue(json, isProtected: true))])
         let sealed = Vault(meta: vault.meta, root: Group(uuid: vault.root.uuid, name: "mypass-sync journal", times: Times(allAt: now), entries: [holder]))
         return try KDBXWriter.serialize(sealed, settings: settings, key: key, cachedKey: derivedKey, limits: limits).0
     }
@@ -33,7 +33,7 @@ enum SealedExplanation {
     /// The decisions sealed in `bytes`, opened with the vault's key.
     static func open(_ bytes: Data, key: CompositeKey, cachedKey: DerivedKey?, limits: ResourceLimits) throws -> [FieldDecision] {
         let opened = try KDBXReader.open(bytes, key: key, cachedKey: cachedKey, limits: limits)
-        guard let notes = opened.vault.root.entries.first?.field("Notes")?.text else { return [] }
+        guard let notes = opened.vault.root.entries.first?.field(EntryField.notes)?.text else { return [] }
         return try JSONDecoder().decode([FieldDecision].self, from: Data(notes.utf8))
     }
 }

@@ -34,7 +34,7 @@ public enum VaultCreation {
         let written = Result { () throws(SaveError) -> Fingerprint in try DurableFile.replace(atPath: path, with: bytes, policy: .onlyIf(nil)) }
         if case .failure(let error) = written {
             guard case .changedOnDisk = error else { throw error }
-            throw FileError.system(operation: "create", path: path, errno: EEXIST, message: "a file exists there already; nothing was written")
+            throw FileError.system(operation: .create, path: path, errno: EEXIST, message: "a file exists there already; nothing was written")
         }
         return VaultFormat(settings: settings)
     }

@@ -14,7 +14,7 @@ public enum AtomicFileWriter {
             switch error {
             case .file(let fileError): throw fileError
             case .changedOnDisk, .verificationFailed:
-                throw .system(operation: "write", path: path, errno: EIO, message: error.description)
+                throw .system(operation: .write, path: path, errno: EIO, message: error.description)
             }
         }
     }

@@ -20,7 +20,7 @@ public final class DirectoryHandle: @unchecked Sendable {
     /// Opens the directory at `path` (the user named it, so symlinks in `path` itself are followed).
     public init(opening path: String) throws(FileError) {
         let shown = path.isEmpty ? "." : path
-        guard let file = SystemCalls.openDirectory(shown) else { throw FileReading.error(errno, "open directory", shown) }
+        guard let file = SystemCalls.openDirectory(shown) else { throw FileReading.error(errno, .openDirectory, shown) }
         self.path = shown
         self.file = file
     }
@@ -57,7 +57,7 @@ public final class DirectoryHandle: @unchecked Sendable {
     public func read(_ name: String, limit: Int64 = FileReading.maximumSize) throws(FileError) -> (bytes: Data, status: stat) {
         guard let file = SystemCalls.open(name, in: self, O_RDONLY | O_NONBLOCK) else {
             if errno == ELOOP { throw .notARegularFile(path: pathOf(name)) }
-            throw FileReading.error(errno, "open", pathOf(name))
+            throw FileReading.error(errno, .open, pathOf(name))
         }
         return try FileReading.readAll(file, shownAs: pathOf(name), limit: limit)
     }
@@ -77,14 +77,14 @@ public final class DirectoryHandle: @unchecked Sendable {
     public func privateSubdirectory(_ name: String) throws(FileError) -> DirectoryHandle {
         guard Self.isSingleName(name) else { throw .notARegularFile(path: pathOf(name)) }
         if SystemCalls.makeDirectory(name, in: self) != 0 && errno != EEXIST {
-            throw .system(operation: "mkdir", path: pathOf(name), errno: errno, message: String(cString: strerror(errno)))
+            throw .system(operation: .makeDirectory, path: pathOf(name), errno: errno, message: String(cString: strerror(errno)))
         }
         guard let opened = SystemCalls.open(name, in: self, O_RDONLY | O_DIRECTORY) else {
             let code = errno
             if code == ELOOP || code == ENOTDIR {
-                throw .system(operation: "mkdir", path: pathOf(name), errno: ENOTDIR, message: "exists and is not a directory")
+                throw .system(operation: .makeDirectory, path: pathOf(name), errno: ENOTDIR, message: "exists and is not a directory")
             }
-            throw FileReading.error(code, "open directory", pathOf(name))
+            throw FileReading.error(code, .openDirectory, pathOf(name))
         }
         return DirectoryHandle(file: opened, path: pathOf(name))
     }

@@ -125,7 +125,7 @@ public enum DurableFile {
             } catch {
                 _ = SystemCalls.unlink(temporary, in: directory)
                 // fsync failed: never retried on the same file; one fresh temp file, then give up.
-                if case .file(.system(operation: "fsync", _, _, _)) = error, attempt == 1 { continue }
+                if case .file(.system(operation: .fsync, _, _, _)) = error, attempt == 1 { continue }
                 throw error
             }
             do throws(SaveError) {
@@ -135,7 +135,7 @@ public enum DurableFile {
                 _ = SystemCalls.unlink(temporary, in: directory)
                 throw error
             }
-            guard let status = directory.status(of: name) else { throw .file(FileReading.error(errno, "stat", directory.pathOf(name))) }
+            guard let status = directory.status(of: name) else { throw .file(FileReading.error(errno, .stat, directory.pathOf(name))) }
             return Fingerprint(status: status, bytes: data)
         }
     }
@@ -145,17 +145,17 @@ public enum DurableFile {
     ) throws(SaveError) {
         let shown = directory.pathOf(temporary)
         guard let file = SystemCalls.open(temporary, in: directory, O_WRONLY | O_CREAT | O_EXCL, 0o600) else {
-            throw .file(FileReading.error(errno, "create temp file", shown))
+            throw .file(FileReading.error(errno, .createTemporary, shown))
         }
         if let failure = data.withUnsafeBytes({ SystemCalls.writeAll(file, $0) }) {
-            throw .file(FileReading.error(failure, "write", shown))
+            throw .file(FileReading.error(failure, .write, shown))
         }
         if let owner, owner.0 != getuid() || owner.1 != getgid() { _ = SystemCalls.changeOwner(file, to: owner) }
         guard !durable || SystemCalls.fsync(file) == 0 else {
             let failure = errno
-            throw .file(.system(operation: "fsync", path: shown, errno: failure, message: String(cString: strerror(failure))))
+            throw .file(.system(operation: .fsync, path: shown, errno: failure, message: String(cString: strerror(failure))))
         }
-        guard file.close() == 0 else { throw .file(FileReading.error(errno, "close", shown)) }
+        guard file.close() == 0 else { throw .file(FileReading.error(errno, .close, shown)) }
     }
 
     private static func finish(
@@ -176,13 +176,13 @@ public enum DurableFile {
         switch policy {
         case .anything:
             guard SystemCalls.rename(temporary, to: target, in: directory) == 0 else {
-                throw .file(FileReading.error(errno, "rename", directory.pathOf(target)))
+                throw .file(FileReading.error(errno, .rename, directory.pathOf(target)))
             }
         case .onlyIf(nil):
             // Only if there is still no file: refused by the kernel otherwise, no window.
             guard SystemCalls.renameNoReplace(temporary, to: target, in: directory) == 0 else {
                 if errno == EEXIST { throw .changedOnDisk(current: try? fingerprint(of: target, in: directory)) }
-                throw .file(FileReading.error(errno, "rename", directory.pathOf(target)))
+                throw .file(FileReading.error(errno, .rename, directory.pathOf(target)))
             }
         case .onlyIf(let expected?):
             let current: Fingerprint?
@@ -194,7 +194,7 @@ public enum DurableFile {
         }
         guard !durable || SystemCalls.syncDirectory(directory) == 0 else {
             // The new file is in place; only its durability against a power cut is in doubt.
-            throw .file(FileReading.error(errno, "fsync directory", directory.path))
+            throw .file(FileReading.error(errno, .fsyncDirectory, directory.path))
         }
     }
 
@@ -206,11 +206,11 @@ public enum DurableFile {
     /// and the swap) is swapped back in, and the save reports the change, so it is merged, never
     /// overwritten.
     private static func swapIn(temporary: String, target: String, in directory: DirectoryHandle, expected: Fingerprint) throws(SaveError) {
-        guard let ours = directory.status(of: temporary) else { throw .file(FileReading.error(errno, "stat", directory.pathOf(temporary))) }
+        guard let ours = directory.status(of: temporary) else { throw .file(FileReading.error(errno, .stat, directory.pathOf(temporary))) }
         if let hook = beforeSwap { beforeSwap = nil; hook() }
         guard SystemCalls.exchange(temporary, with: target, in: directory) == 0 else {
             if errno == ENOENT { throw .changedOnDisk(current: nil) }  // the vault was removed meanwhile
-            throw .file(FileReading.error(errno, "rename", directory.pathOf(target)))
+            throw .file(FileReading.error(errno, .rename, directory.pathOf(target)))
         }
         // `temporary` now names the file that was at the target.
         if let displaced = try? read(temporary, in: directory).fingerprint,

@@ -9,7 +9,7 @@ public enum FileError: Error, Equatable, Sendable, CustomStringConvertible {
     /// The file is larger than this tool will read into memory.
     case tooLarge(path: String, size: Int64)
     /// Any other system call failure: `operation` failed with `errno`.
-    case system(operation: String, path: String, errno: Int32, message: String)
+    case system(operation: FileOperation, path: String, errno: Int32, message: String)
 
     /// The failure with its path, in one sentence.
     public var description: String {
@@ -21,4 +21,18 @@ public enum FileError: Error, Equatable, Sendable, CustomStringConvertible {
         case .system(let operation, let path, _, let message): "\(path): \(operation) failed: \(message)"
         }
     }
+}
+
+/// The file operation that failed, as a value (its description is the words a message uses).
+public enum FileOperation: String, Sendable, Equatable, CustomStringConvertible {
+    case open, read, write, close, rename, stat, lock, encode, create, fsync, keyctl
+    case openDirectory = "open directory"
+    case makeDirectory = "mkdir"
+    case createTemporary = "create temp file"
+    case fsyncDirectory = "fsync directory"
+    case readSettings = "read settings"
+    case removeCopy = "remove the merged conflict copy"
+    case addKey = "add_key"
+
+    public var description: String { rawValue }
 }

@@ -25,7 +25,7 @@ public enum FileReading {
             let (directory, name) = try DirectoryHandle.parent(of: path)
             return try directory.read(name, limit: limit)
         }
-        guard let file = SystemCalls.openForReading(path) else { throw error(errno, "open", path) }
+        guard let file = SystemCalls.openForReading(path) else { throw error(errno, .open, path) }
         return try readAll(file, shownAs: path, limit: limit)
     }
 
@@ -34,7 +34,7 @@ public enum FileReading {
     static func readAll(_ file: borrowing FileDescriptor, shownAs path: String, limit: Int64) throws(FileError) -> (bytes: Data, status: stat) {
         let descriptor = file.raw
         var status = stat()
-        guard fstat(descriptor, &status) == 0 else { throw error(errno, "fstat", path) }
+        guard fstat(descriptor, &status) == 0 else { throw error(errno, .stat, path) }
         guard (status.st_mode & S_IFMT) == S_IFREG else { throw .notARegularFile(path: path) }
         guard Int64(status.st_size) <= min(limit, maximumSize) else { throw .tooLarge(path: path, size: Int64(status.st_size)) }
 
@@ -53,12 +53,12 @@ public enum FileReading {
                 offset += count
             }
         }
-        if readError != 0 { throw error(readError, "read", path) }
+        if readError != 0 { throw error(readError, .read, path) }
         if offset < data.count { data.removeSubrange(offset...) }
         return (data, status)
     }
 
-    package static func error(_ code: Int32, _ operation: String, _ path: String) -> FileError {
+    package static func error(_ code: Int32, _ operation: FileOperation, _ path: String) -> FileError {
         switch code {
         case ENOENT, ENOTDIR: .notFound(path: path)
         case EACCES, EPERM: .permissionDenied(path: path)

@@ -46,7 +46,7 @@ public struct DeviceSettings: Codable, Sendable, Equatable {
         do {
             return try JSONDecoder().decode(DeviceSettings.self, from: data)
         } catch {
-            throw .system(operation: "read settings", path: path, errno: EINVAL, message: "not a valid settings file (expected JSON like {\"backups\": true})")
+            throw .system(operation: .readSettings, path: path, errno: EINVAL, message: "not a valid settings file (expected JSON like {\"backups\": true})")
         }
     }
 }

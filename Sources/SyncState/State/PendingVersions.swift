@@ -58,7 +58,7 @@ public struct PendingVersions: Sendable {
             _ = try DurableFile.replace(name, in: directory, with: bytes, policy: .anything, durable: false)
         } catch {
             if case .file(let fileError) = error { throw fileError }
-            throw .system(operation: "write", path: directory.pathOf(name), errno: EIO, message: error.description)
+            throw .system(operation: .write, path: directory.pathOf(name), errno: EIO, message: error.description)
         }
         prune(in: directory, now: time)
     }

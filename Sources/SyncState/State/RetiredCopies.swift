@@ -56,7 +56,7 @@ public struct RetiredCopies: Sendable {
             _ = try DurableFile.replace(kept, in: directory, with: bytes, policy: .onlyIf(nil))
         } catch {
             if case .file(let fileError) = error { throw fileError }
-            throw .system(operation: "write", path: directory.pathOf(kept), errno: EIO, message: error.description)
+            throw .system(operation: .write, path: directory.pathOf(kept), errno: EIO, message: error.description)
         }
         prune(in: directory, now: time)
         return directory.pathOf(kept)

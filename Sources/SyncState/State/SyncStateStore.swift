@@ -92,7 +92,7 @@ public struct SyncStateStore: Sendable {
         let stem = stem(for: vaultPath)
         let record = Record(path: DurableFile.resolvedPath(vaultPath), fingerprint: fingerprint)
         let json: Data
-        do { json = try JSONEncoder().encode(record) } catch { throw .system(operation: "encode", path: stem, errno: EINVAL, message: "\(error)") }
+        do { json = try JSONEncoder().encode(record) } catch { throw .system(operation: .encode, path: stem, errno: EINVAL, message: "\(error)") }
         // Atomic but not fsynced: after a power cut the state is at worst one sync old, which only
         // gives the next merge an older (still common) base.
         for (data, path) in [(bytes, stem + ".base.kdbx"), (json, stem + ".json")] {
@@ -100,7 +100,7 @@ public struct SyncStateStore: Sendable {
                 _ = try DurableFile.replace(atPath: path, with: data, policy: .anything, durable: false)
             } catch {
                 if case .file(let fileError) = error { throw fileError }
-                throw .system(operation: "write", path: path, errno: EIO, message: error.description)
+                throw .system(operation: .write, path: path, errno: EIO, message: error.description)
             }
         }
     }
@@ -109,7 +109,7 @@ public struct SyncStateStore: Sendable {
     public func lock(_ vaultPath: String) throws(FileError) -> WriterLock {
         try prepare()
         let path = stem(for: vaultPath) + ".lock"
-        guard let file = SystemCalls.lockFile(path) else { throw FileReading.error(errno, "lock", path) }
+        guard let file = SystemCalls.lockFile(path) else { throw FileReading.error(errno, .lock, path) }
         return WriterLock(file)
     }
 }

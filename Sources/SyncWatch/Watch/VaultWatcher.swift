@@ -70,18 +70,16 @@ public final class VaultWatcher {
                   emit: emit)
     }
 
+    /// The part of this watcher the file-event thread uses.
+    public let copyArrivals = CopyArrivals()
     /// Copies opened during the debounce (`prepare(copyAt:)`), for the next check.
-    package let prefetch = CopyPrefetch()
-    /// How a copy is opened now (the vault's KDF, key and size), set by each check for `prepare`,
-    /// which runs on the event thread.
-    private let openingLock = NSLock()
-    private var copyOpening: CopyPrefetch.Parameters?
+    package var prefetch: CopyPrefetch { copyArrivals.prefetch }
 
     /// A conflict copy appeared at `copyPath`: start opening it now, so that the check after the
     /// debounce finds it open (only with the merge policy, and only once the vault is known).
     public func prepare(copyAt copyPath: String) {
-        guard copyPolicy == .merge, let opening = openingLock.withLock({ copyOpening }) else { return }
-        prefetch.start(copyPath, with: opening)
+        guard copyPolicy == .merge else { return }
+        copyArrivals.prepare(copyAt: copyPath)
     }
 
     /// Keeps how copies of the vault file read now (`bytes`) are opened, for `prepare`.
@@ -93,7 +91,7 @@ public final class VaultWatcher {
         // perhaps another program's save the watcher never read): kept before the engine can
         // overwrite it with a same-named copy from elsewhere.
         opening.keepAside = PendingVersions(state: state, vaultPath: path)
-        openingLock.withLock { copyOpening = opening }
+        copyArrivals.set(opening)
     }
 
     /// Whether the last `check` failed (an error or an unreadable file, not a wait): the caller backs
@@ -287,5 +285,26 @@ public final class VaultWatcher {
             if older.allSatisfy({ uuid in copyTimes[uuid].map { $0 >= baseTimes[uuid]! } ?? false }) { return true }
         }
         return false
+    }
+}
+
+/// What a watcher does on the file-event thread when a conflict copy appears: start opening it (and
+/// keep it aside) with the parameters the last check set. `Sendable`: its one mutable value is
+/// guarded by `lock`, and `CopyPrefetch` has its own.
+public final class CopyArrivals: @unchecked Sendable {
+    /// Copies opened ahead, for the next check.
+    package let prefetch = CopyPrefetch()
+    private let lock = NSLock()
+    /// How a copy is opened now (the vault's KDF, key and size); nil until the vault was read.
+    private var opening: CopyPrefetch.Parameters?
+
+    init() {}
+
+    func set(_ opening: CopyPrefetch.Parameters) { lock.withLock { self.opening = opening } }
+
+    /// A conflict copy appeared at `copyPath`: start opening it now (once the vault is known).
+    public func prepare(copyAt copyPath: String) {
+        guard let opening = lock.withLock({ opening }) else { return }
+        prefetch.start(copyPath, with: opening)
     }
 }
