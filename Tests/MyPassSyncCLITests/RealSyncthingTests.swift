@@ -218,12 +218,6 @@ struct RealSyncthingTests {
         try check(report, root: root)
     }
 
-    @Test("2 devices, a short watcher delay (1 s), tens of random rounds on one device or both: settles, nothing lost")
-    func shortDelay() throws {
-        let (report, root) = try run(devices: 2, delay: 1, pattern: "random", rounds: Self.rounds("MYPASS_SYNCTHING_ROUNDS", default: 14))
-        try check(report, root: root)
-    }
-
     @Test("2 devices at the default delay: both change one password at once, then A edits another entry, then B adds one")
     func twoDevicesThreeRounds() throws {
         let (report, root) = try run(devices: 2, delay: 10, pattern: "three-round")

@@ -21,6 +21,11 @@ package final class CopyPrefetch: @unchecked Sendable {
         /// Where a copy that opens is kept at once (a version this device saw: the sync engine may
         /// overwrite or delete the copy before the check runs); nil: nowhere.
         package var keepAside: PendingVersions?
+        /// Which copies are kept aside: those with one of these inodes (the vault's own versions,
+        /// renamed aside by the sync engine), or every one when `keepsEveryCopy`.
+        package var ownInodes: Set<UInt64> = []
+        /// Keep every copy that opens (no grace for other devices' copies), not only this device's own.
+        package var keepsEveryCopy = true
     }
 
     /// An empty cache.
@@ -94,7 +99,9 @@ package final class CopyPrefetch: @unchecked Sendable {
               let read = try? DurableFile.read(name, in: folder, limit: parameters.sizeLimit),
               let vault = try? KDBXReader.open(read.bytes, key: parameters.key, cachedKey: parameters.cachedKey, limits: parameters.limits)
         else { return nil }
-        try? parameters.keepAside?.keep(read.bytes)
+        if parameters.keepsEveryCopy || parameters.ownInodes.contains(read.fingerprint.inode) {
+            try? parameters.keepAside?.keep(read.bytes)
+        }
         return (read.fingerprint, vault)
     }
 }

@@ -82,15 +82,19 @@ public final class VaultWatcher {
         copyArrivals.prepare(copyAt: copyPath)
     }
 
-    /// Keeps how copies of the vault file read now (`bytes`) are opened, for `prepare`.
-    private func rememberCopyOpening(for bytes: Data) {
+    /// Keeps how copies of the vault file read now (`bytes`, inode `inode`) are opened, for `prepare`.
+    private func rememberCopyOpening(for bytes: Data, inode: UInt64) {
         guard let header = try? KDBXReader.header(of: bytes) else { return }
         var opening = ConflictFolding.copyOpening(forVaultAt: path, vaultKDF: header.kdf, key: key,
                                                   cachedKey: cachedKey, limits: limits)
         // A copy is a version this device saw (often its own, renamed aside by the sync engine,
         // perhaps another program's save the watcher never read): kept before the engine can
         // overwrite it with a same-named copy from elsewhere.
+        // With a grace for other devices' copies, only this device's own are kept (a kept copy is
+        // merged at once).
         opening.keepAside = PendingVersions(state: state, vaultPath: path)
+        opening.keepsEveryCopy = reconcilerPolicy.foreignCopyGrace == 0
+        opening.ownInodes = Set(memory.vaultInodes + [inode])
         copyArrivals.set(opening)
     }
 
@@ -142,7 +146,7 @@ public final class VaultWatcher {
         }
         if missingReported { report(.vaultBack(vault: path)) }
         missingReported = false
-        rememberCopyOpening(for: bytes)
+        rememberCopyOpening(for: bytes, inode: fingerprint.inode)
         let record = state.base(for: path)
         var versions = Reconciler.Versions(base: nil, disk: nil)
         if let record { versions.base = version(record.bytes, sha256: record.record.fingerprint.sha256) }
