@@ -89,7 +89,7 @@ let package = Package(
         // The watch: folder snapshots, the pure reconciler, the per-vault watcher, the engine.
         .target(
             name: "SyncWatch",
-            dependencies: ["SyncCommit", "SyncState", "SyncFiles", "MyPassCore", "KDBXFormat", "MyPassMerge", "CInotifyTools"],
+            dependencies: ["SyncCommit", "SyncState", "SyncFiles", "MyPassCore", "MyPassCrypto", "KDBXFormat", "MyPassMerge", "CInotifyTools"],
             swiftSettings: strictSettings
         ),
         // Remotes: WebDAV and SFTP through libcurl, kept in step by a verified compare-and-swap.

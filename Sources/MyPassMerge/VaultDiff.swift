@@ -39,6 +39,8 @@ public enum VaultDiff {
             case (let removed?, nil):
                 changes.append(Change(.deleted, .entry, uuid: id, path: entryPath(removed, left), title: removed.entry.title,
                                       detail: b.deletedObjects.contains { $0.uuid == id } ? "tombstone" : "missing without a tombstone"))
+            case let (old?, new?) where old.parent == new.parent && old.entry == new.entry:
+                continue  // the same version in the same place: nothing to compare field by field
             case let (old?, new?):
                 let fields = entryFields(old.entry, new.entry)
                 let path = entryPath(new, right)

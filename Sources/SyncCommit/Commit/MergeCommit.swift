@@ -82,7 +82,9 @@ package enum MergeCommit {
     /// Writes `merged` through `session` (whose snapshot it was merged into) and journals it once as
     /// `kind`; nothing is written or journaled when the file already holds its content.
     package static func commit(_ merged: Merged, through session: SyncSession, journal kind: MergeJournal.Kind) throws -> Outcome {
-        session.updateWithMerge(merged.vault)
+        // A merge that brought content into a snapshot of the file's content is known to differ from
+        // the file; one that brought none is compared with it (only its form may differ).
+        session.updateWithMerge(merged.vault, addsContent: merged.bringsContent && session.matchesDisk)
         let save = try session.saveMerging(journaling: false)
         if save.wroteFile, let before = session.replacedBytes {
             let changes = merged.steps.map(\.changes.count).reduce(0, +) + save.mergedFromDisk.count

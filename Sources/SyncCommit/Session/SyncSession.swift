@@ -229,10 +229,11 @@ public final class SyncSession {
     }
 
     /// Replaces the working snapshot with a merge of the file's content and other versions: the next
-    /// save writes only if the merge holds content the file lacks.
-    func updateWithMerge(_ vault: Vault) {
+    /// save writes only if the merge holds content the file lacks. `addsContent`: the merge is known
+    /// to have changed the content of the snapshot it was merged into (no second comparison).
+    func updateWithMerge(_ vault: Vault, addsContent: Bool = false) {
         self.vault = vault
-        workingIsMerge = true
+        workingIsMerge = !addsContent
     }
 
     /// The rule every write after a merge obeys, in this one place: a merge whose content equals the

@@ -5,6 +5,7 @@ public import SyncCommit
 public import KDBXFormat
 internal import MyPassCore
 internal import MyPassMerge
+internal import MyPassCrypto
 
 /// Keeps one vault in step with its file: notices external changes (by fingerprint), takes them in
 /// as the new base, folds sync-conflict copies in, recognises its own writes, waits for a vault that
@@ -39,6 +40,8 @@ public final class VaultWatcher {
     /// The versions in use (the base, the disk version, the pending ones) as opened, by the SHA-256 of
     /// their bytes: a check after a change elsewhere does not parse them again.
     private var openedVersions: [String: OpenedVault] = [:]
+    /// Copies beside the vault whose bytes are among the pending versions: path -> SHA-256.
+    private var copiesKept: [String: String] = [:]
     /// The version this watcher last wrote, until its own inotify event has been seen.
     private var ownWrite: Fingerprint?
     private var missingReported = false
@@ -170,7 +173,11 @@ public final class VaultWatcher {
             }
         }
         let pending = PendingVersions(state: state, vaultPath: path)
-        versions.pending = pending.list().compactMap { kept in
+        // A kept version that is still beside the vault as a copy is the copy's business (folded,
+        // then retired here): not opened and merged a second time.
+        let kept = pending.list()
+        copiesKept = kept.isEmpty ? [:] : copiesHeld(in: kept, copies: snapshot.copies)
+        versions.pending = kept.filter { !copiesKept.values.contains($0.sha256) }.compactMap { kept in
             // A version that no longer opens with this key (changed since) or is gone can never be merged here.
             guard let opened = pending.bytes(of: kept).flatMap({ version($0, sha256: kept.sha256) }) else {
                 pending.retire(sha256: kept.sha256)
@@ -203,6 +210,19 @@ public final class VaultWatcher {
             waitingForCopy = false
             return carryOut(reconciliation, versions: versions, bytes: bytes, fingerprint: fingerprint)
         }
+    }
+
+    /// The copies (path -> SHA-256) whose bytes are among `kept` (read within the copy size limit).
+    private func copiesHeld(in kept: [PendingVersions.Version], copies: [CopyFile]) -> [String: String] {
+        let hashes = Set(kept.map(\.sha256))
+        let limit = ConflictFolding.copySizeLimit(forVaultOf: SystemCalls.status(atPath: path).map { Int($0.size) } ?? 0)
+        var held: [String: String] = [:]
+        for copy in copies where copy.size <= limit {
+            guard let bytes = try? FileReading.readAll(atPath: copy.path, followSymlinks: false, limit: limit) else { continue }
+            let sha256 = SHA256.hexHash(bytes)
+            if hashes.contains(sha256) { held[copy.path] = sha256 }
+        }
+        return held
     }
 
     /// The version whose bytes are `bytes`, opened (once: kept by SHA-256 while it is in use); nil
@@ -243,9 +263,16 @@ public final class VaultWatcher {
             let folded = try ConflictFolding.fold(plan.fold.map(\.copy), into: session, base: opened.vault, key: key,
                                                   cachedKey: opened.derivedKey, limits: limits, dryRun: false, sizeLimit: nil,
                                                   prefetched: prefetch, restoring: restoring)
-            if folded.wroteVault { ownWrite = session.fingerprint }
+            if folded.wroteVault {
+                ownWrite = session.fingerprint
+                // The version written is the next check's base: kept open, not parsed again.
+                openedVersions[session.fingerprint.sha256] = session.opened
+            }
             // Every version merged is in the vault now (written, or found there already).
             for sha256 in plan.restoreFrom { pending.retire(sha256: sha256) }
+            for outcome in folded.outcomes where [.merged, .nothingNew].contains(outcome.result) {
+                if let sha256 = copiesKept[outcome.copy] { pending.retire(sha256: sha256) }
+            }
             if !folded.restored.isEmpty { report(.restored(vault: path, changes: folded.restored)) }
             var retryLater = plan.retryAt != nil
             for outcome in folded.outcomes {
