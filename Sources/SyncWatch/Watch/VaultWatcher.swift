@@ -185,8 +185,11 @@ public final class VaultWatcher {
             }
             return opened
         }
-        openedVersions = openedVersions.filter { sha, _ in
-            sha == fingerprint.sha256 || sha == versions.base?.sha256 || versions.pending.contains { $0.sha256 == sha }
+        // Versions no longer in use are freed off this thread (tens of thousands of objects each).
+        let inUse = Set([fingerprint.sha256] + [versions.base?.sha256].compactMap { $0 } + versions.pending.map(\.sha256))
+        for (sha256, opened) in openedVersions where !inUse.contains(sha256) {
+            openedVersions[sha256] = nil
+            DeferredRelease.drop(opened)
         }
         let plan = Reconciler.plan(snapshot, versions: versions, memory: &memory, now: now, policy: reconcilerPolicy) {
             copyHoldsNewerVersions(than: versions.disk?.vault ?? versions.base!.vault, base: versions.base!.vault, copies: snapshot.copies)
