@@ -204,7 +204,7 @@ struct ReconcilerTests {
         var memory = Reconciler.Memory()
         let base = Self.version("b", try Self.original())
         let junk = Self.copy("JUNKJUN", inode: 3)
-        memory.copyFailed(junk)
+        memory.copyFailed(junk, reason: "unreadable")
         var plan = Self.reconciliation(Reconciler.plan(Self.snapshot(base, copies: [junk]), versions: .init(base: base, disk: nil),
                                                        memory: &memory, now: Self.start, policy: .init()))
         #expect(plan?.fold == [])

@@ -9,6 +9,9 @@ import MyPassMerge
 @testable import SyncState
 @testable import SyncWatch
 import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
 import TestSupport
 
 /// The watcher's reaction to a new version of the vault, driven step by step (no inotify).
@@ -148,5 +151,63 @@ struct VaultWatcherTests {
         }
         #expect(events.all.filter { $0 == "reloaded" }.count == 10, "\(events.described)")
         #expect(!events.all.contains("restored"), "\(events.described)")
+    }
+
+    /// A copy that does not open is remembered in the state directory as it was (inode, size, time):
+    /// a later run (`watch --once` from a timer is a new process each time) does not open it again
+    /// while it looks the same, and says so once; once it changes it is tried again. Shown with a
+    /// copy rewritten in place to a valid one of the same size, its time put back: a run that opened
+    /// it would merge it.
+    @Test("a failed copy is not opened again by a later run while it is unchanged; a changed one is tried again")
+    func failedCopyRemembered() throws {
+        let workspace = try Workspace()
+        defer { workspace.remove() }
+        let key = Workspace.key
+        let watch: (Events) -> VaultWatcher = { events in
+            VaultWatcher(path: workspace.vaultPath, key: key, state: workspace.state, limits: .standard, policy: .merge,
+                         copyPolicy: .merge) { events.add($0) }
+        }
+        let first = Events()
+        #expect(watch(first).check())
+        let original = try KDBXReader.open(workspace.bytes(), key: key).vault
+        let settings = FormatSettings(version: .v4_0, cipher: .chaCha20, kdf: .aesKDF(seed: Data(repeating: 5, count: 32), rounds: 10),
+                                      compression: .none)
+        let later = Timestamp(unixSeconds: 1_800_000_100)
+        let stranger = try KDBXWriter.serialize(try original.addingEntry(title: "Not for this key", to: original.root.uuid, at: later).vault,
+                                                settings: settings, key: CompositeKey(password: "another password")).file
+        let valid = try KDBXWriter.serialize(try original.addingEntry(title: "Would be merged!", to: original.root.uuid, at: later).vault,
+                                             settings: settings, key: key).file
+        try #require(stranger.count == valid.count, "the two copies must have the same size")
+        let copy = workspace.directory.appendingPathComponent("vault.sync-conflict-20261201-120000-JUNKJUN.kdbx").path
+        try stranger.write(to: URL(fileURLWithPath: copy))
+        let watcher = watch(first)
+        #expect(watcher.check())
+        #expect(first.all.last == "conflictCopyLeft", "\(first.described)")
+        #expect(FailedCopies(state: workspace.state, vaultPath: DurableFile.resolvedPath(workspace.vaultPath)).load().values.map(\.reason) == ["otherCredentials"])
+
+        // Rewritten in place (same inode, same size), its modification time put back.
+        var before = stat()
+        #expect(stat(copy, &before) == 0)
+        let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: copy))
+        try handle.write(contentsOf: valid)
+        try handle.close()
+        var times = [before.st_atim, before.st_mtim]
+        #expect(utimensat(AT_FDCWD, copy, &times, 0) == 0)
+
+        let second = Events()
+        let nextRun = watch(second)
+        #expect(nextRun.check())
+        #expect(second.all.filter { $0 == "conflictCopyLeft" }.count == 1, "said once: \(second.described)")
+        #expect(!(try KDBXReader.open(workspace.bytes(), key: key).vault.root.entries.map(\.title).contains("Would be merged!")),
+                "the remembered copy was opened again")
+        #expect(nextRun.check())
+        #expect(second.all.filter { $0 == "conflictCopyLeft" }.count == 1, "said again: \(second.described)")
+
+        // Changed (a new modification time): tried again, and merged.
+        var now = [timespec(tv_sec: before.st_mtim.tv_sec + 60, tv_nsec: 0), timespec(tv_sec: before.st_mtim.tv_sec + 60, tv_nsec: 0)]
+        #expect(utimensat(AT_FDCWD, copy, &now, 0) == 0)
+        #expect(nextRun.check())
+        #expect(try KDBXReader.open(workspace.bytes(), key: key).vault.root.entries.map(\.title).contains("Would be merged!"), "\(second.described)")
+        #expect(FailedCopies(state: workspace.state, vaultPath: DurableFile.resolvedPath(workspace.vaultPath)).load().isEmpty)
     }
 }

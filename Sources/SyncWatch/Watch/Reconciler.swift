@@ -71,6 +71,8 @@ public enum Reconciler {
         var foreignCopiesSeen: [CopyFile: Date] = [:]
         /// Copies that could not be merged, as they were then: not tried again until they change.
         var failedCopies: [String: CopyFile] = [:]
+        /// Why each of them failed (the fold's result).
+        var failureReasons: [String: String] = [:]
         /// Copies already reported (copy policy `report`, or left after a failure).
         var reportedCopies: Set<String> = []
         /// The version that looked like a rollback, and since when.
@@ -81,8 +83,11 @@ public enum Reconciler {
         /// Nothing remembered yet.
         public init() {}
 
-        /// A copy could not be merged as it is now: left until it changes.
-        mutating func copyFailed(_ copy: CopyFile) { failedCopies[copy.path] = copy }
+        /// A copy could not be merged as it is now (`reason`): left until it changes.
+        mutating func copyFailed(_ copy: CopyFile, reason: String) {
+            failedCopies[copy.path] = copy
+            failureReasons[copy.path] = reason
+        }
 
         /// Whether `copy` was already reported; marks it reported.
         mutating func firstReport(of copy: String) -> Bool { reportedCopies.insert(copy).inserted }
@@ -128,6 +133,8 @@ public enum Reconciler {
         public var fold: [CopyFile] = []
         /// Conflict copies to report (copy policy `report`), each once.
         public var report: [CopyFile] = []
+        /// Copies left because they failed before and have not changed since (not opened again).
+        public var leftAsFailed: [CopyFile] = []
         /// Copies from another device are in their grace: check again at this time.
         public var retryAt: Date?
 
@@ -222,6 +229,7 @@ public enum Reconciler {
     private static func planCopies(_ copies: [CopyFile], into plan: inout Reconciliation, memory: inout Memory, now: Date, policy: Policy) {
         let present = Set(copies.map(\.path))
         memory.failedCopies = memory.failedCopies.filter { present.contains($0.key) }
+        memory.failureReasons = memory.failureReasons.filter { memory.failedCopies[$0.key] != nil }
         memory.foreignCopiesSeen = memory.foreignCopiesSeen.filter { copies.contains($0.key) }
         switch policy.copies {
         case .ignore:
@@ -232,6 +240,7 @@ public enum Reconciler {
         case .merge:
             break
         }
+        plan.leftAsFailed = copies.filter { memory.failedCopies[$0.path] == $0 }
         for copy in copies where memory.failedCopies[copy.path] != copy {
             guard policy.foreignCopyGrace > 0, !memory.vaultInodes.contains(copy.inode) else {
                 plan.fold.append(copy)

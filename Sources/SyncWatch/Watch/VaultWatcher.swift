@@ -61,6 +61,26 @@ public final class VaultWatcher {
         self.context = context
         self.reconcilerPolicy = policy
         self.emit = emit
+        // Copies an earlier run could not merge: not opened again while they are unchanged.
+        for (copyPath, failure) in FailedCopies(state: context.state, vaultPath: context.path).load() {
+            guard let engine = ConflictCopies.engine(ofName: (copyPath as NSString).lastPathComponent,
+                                                     forVaultNamed: (context.path as NSString).lastPathComponent) else { continue }
+            memory.copyFailed(CopyFile(path: copyPath, engine: engine, inode: failure.inode, size: failure.size, modified: failure.modified),
+                              reason: failure.reason)
+        }
+        savedFailures = memory.failedCopies
+    }
+
+    /// The failed copies as last remembered in the state directory.
+    private var savedFailures: [String: CopyFile] = [:]
+
+    /// Remembers the failed copies in the state directory when they changed.
+    private func saveFailedCopies() {
+        guard memory.failedCopies != savedFailures else { return }
+        savedFailures = memory.failedCopies
+        FailedCopies(state: state, vaultPath: path).save(memory.failedCopies.mapValues {
+            FailedCopies.Failure(inode: $0.inode, size: $0.size, modified: $0.modified, reason: memory.failureReasons[$0.path] ?? "unreadable")
+        })
     }
 
     /// A watcher of the vault at `path` with the device's default settings (tests, benchmarks).
@@ -255,6 +275,12 @@ public final class VaultWatcher {
         }
         for sha256 in plan.retire { pending.retire(sha256: sha256) }
         for copy in plan.report { report(.conflictCopyFound(vault: path, copy: copy.path)) }
+        // Left because it failed before and has not changed: said once, not opened again.
+        for copy in plan.leftAsFailed where memory.firstReport(of: copy.path) {
+            let reason = memory.failureReasons[copy.path].flatMap(ConflictFolding.Result.init(rawValue:)) ?? .unreadable
+            report(.conflictCopyLeft(vault: path, copy: copy.path, reason: reason))
+        }
+        defer { saveFailedCopies() }
         guard !plan.fold.isEmpty || !plan.restoreFrom.isEmpty else { return plan.retryAt == nil }
         let known = [versions.base, versions.disk].compactMap { $0 } + versions.pending
         let restoring = plan.restoreFrom.compactMap { sha256 in known.first { $0.sha256 == sha256 } }.map {
@@ -275,6 +301,7 @@ public final class VaultWatcher {
             for sha256 in plan.restoreFrom { pending.retire(sha256: sha256) }
             for outcome in folded.outcomes where [.merged, .nothingNew].contains(outcome.result) {
                 if let sha256 = copiesKept[outcome.copy] { pending.retire(sha256: sha256) }
+                memory.failedCopies[outcome.copy] = nil
             }
             if !folded.restored.isEmpty { report(.restored(vault: path, changes: folded.restored)) }
             var retryLater = plan.retryAt != nil
@@ -288,7 +315,7 @@ public final class VaultWatcher {
                 case .changedMeanwhile, .wouldMerge:
                     retryLater = true
                 case .otherCredentials, .otherDatabase, .unreadable, .tooLarge, .tooCostly:
-                    if let copy = plan.fold.first(where: { $0.path == outcome.copy }) { memory.copyFailed(copy) }
+                    if let copy = plan.fold.first(where: { $0.path == outcome.copy }) { memory.copyFailed(copy, reason: outcome.result.rawValue) }
                     if memory.firstReport(of: outcome.copy) {
                         report(.conflictCopyLeft(vault: path, copy: outcome.copy, reason: outcome.result))
                     }

@@ -1,0 +1,59 @@
+public import Foundation
+public import SyncFiles
+#if canImport(Glibc)
+internal import Glibc
+#endif
+
+/// Conflict copies that could not be merged, remembered in the state directory as they were then
+/// (inode, size, modification time) with why, so that a later run — `watch --once` from a timer —
+/// does not open an unchanged one again: a planted copy with a costly KDF would cost its whole
+/// derivation on every run. A copy that changed is tried again. Bounded: `maximumCount` per vault.
+public struct FailedCopies: Sendable {
+    /// How many failed copies are remembered per vault.
+    public static let maximumCount = 64
+
+    /// One copy that failed.
+    public struct Failure: Codable, Sendable, Equatable {
+        /// The copy's inode, size and modification time when it failed.
+        public let inode: UInt64
+        public let size: Int64
+        public let modified: FileTime
+        /// Why it could not be merged (the fold's result, e.g. `otherCredentials`).
+        public let reason: String
+
+        /// A failure of a copy as it was then.
+        public init(inode: UInt64, size: Int64, modified: FileTime, reason: String) {
+            self.inode = inode
+            self.size = size
+            self.modified = modified
+            self.reason = reason
+        }
+    }
+
+    /// The state directory.
+    public let state: SyncStateStore
+    /// The vault the copies are copies of.
+    public let vaultPath: String
+
+    /// The failed copies of the vault at `vaultPath`.
+    public init(state: SyncStateStore, vaultPath: String) {
+        self.state = state
+        self.vaultPath = vaultPath
+    }
+
+    private var file: String { state.stem(for: vaultPath) + ".failed-copies.json" }
+
+    /// The remembered failures by copy path (none when nothing is remembered or the file is unreadable).
+    public func load() -> [String: Failure] {
+        guard let data = try? FileReading.readAll(atPath: file, followSymlinks: false, limit: 1 << 20),
+              let failures = try? JSONDecoder().decode([String: Failure].self, from: data) else { return [:] }
+        return failures
+    }
+
+    /// Remembers exactly `failures` (at most `maximumCount`; a best effort: forgetting costs one more open).
+    public func save(_ failures: [String: Failure]) {
+        let kept = Dictionary(uniqueKeysWithValues: failures.sorted { $0.key < $1.key }.prefix(Self.maximumCount).map { ($0.key, $0.value) })
+        guard let data = try? JSONEncoder().encode(kept), (try? state.prepare()) != nil else { return }
+        _ = try? DurableFile.replace(atPath: file, with: data, policy: .anything, durable: false)
+    }
+}
