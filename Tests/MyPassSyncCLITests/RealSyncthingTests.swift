@@ -172,15 +172,17 @@ struct RealSyncthingTests {
         #expect(report.emptyWrites.isEmpty, "\(name): watcher writes with an empty change list: \(report.emptyWrites.map { "\($0.device): \($0.line)" })")
 
         // At most one extra copy per real conflict: in a round alone in a quiet folder, at most two
-        // copies per real conflict (k devices at once: k - 1), none without one; over the whole run,
-        // no more copies that carried nothing new than copies that carried something.
+        // copies per real conflict (k devices at once: k - 1), none without one; over the whole run
+        // too. A copy may carry nothing new because its device already put its version back from its
+        // own kept versions (the copy is the second route): that is not a storm, so it is not counted
+        // against the copies that carried something.
         let perConflict = try #require(report.copiesPerConflict)
         for round in perConflict.rounds where round.isolated {
             #expect(round.copies.count <= 2 * round.realConflicts,
                     "\(name): round \(round.round) (\(round.devices.joined(separator: ", ")) at once, \(round.realConflicts) real conflicts): \(round.copies)")
         }
-        #expect(perConflict.copiesWithNothingNew <= perConflict.copies - perConflict.copiesWithNothingNew,
-                "\(name): \(perConflict.copiesWithNothingNew) of \(perConflict.copies) copies carried nothing new")
+        #expect(perConflict.copies <= 2 * perConflict.realConflicts,
+                "\(name): \(perConflict.copies) copies for \(perConflict.realConflicts) real conflicts (\(perConflict.copiesWithNothingNew) carried nothing new)")
 
         // Quiet within the watcher delay, the debounce and a few seconds of the last copy: after the
         // last round, and after every round that made copies and was waited for.
