@@ -28,7 +28,10 @@ folder are copies of the <defaults> that `syncthing generate` writes, so that re
 fsWatcherDelayS, set by --delay (10 is the default). The report's `nonDefaultFolderSettings` is what
 Syncthing's REST API says differs from its folder defaults. Of each pair of devices only the first
 dials the other (the second has its address as "dynamic", which with discovery off finds nothing):
-when both dial at once, Syncthing 1.19 drops one connection only after a 20 s Hello timeout.
+when both dial at once, Syncthing 1.19 drops one connection only after a 20 s Hello timeout. The
+devices that are dialled start first and answer on their REST API before the ones that dial them
+start: a first dial that finds nobody listening is retried only after Syncthing's 60 s reconnect
+interval.
 
 The vault password is the first line of standard input (never in argv). Every loop and wait is
 bounded in count and time. Every process this starts is stopped by its own PID at the end, also on
@@ -223,6 +226,13 @@ class Device:
                  f"--gui-address=127.0.0.1:{self.gui_port}"],
                 stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, env=environment, start_new_session=True,
                 preexec_fn=die_with_parent(signal.SIGTERM))  # the monitor process passes SIGTERM on to Syncthing
+
+    def answers(self):
+        """Whether this instance's REST API answers (it then listens for its peers too)."""
+        try:
+            return self.rest("/rest/system/ping") is not None
+        except Exception:
+            return False
 
     def rest(self, path):
         request = urllib.request.Request(f"http://127.0.0.1:{self.gui_port}{path}", headers={"X-API-Key": self.api_key})
@@ -467,10 +477,11 @@ def main():
             device.configure([peer for peer in devices if peer is not device], arguments.delay)
         shutil.copyfile(arguments.vault, devices[0].vault)
         os.chmod(devices[0].vault, 0o600)
-        for device in devices:
+        for device in reversed(devices):
             device.start_syncthing()
+            wait_for(lambda: device.answers(), 30, f"Syncthing on {device.name} to answer")
         pairs = [(device, peer) for device in devices for peer in devices if peer is not device]
-        wait_for(lambda: all(device.connected_to(peer) for device, peer in pairs), 60, "the Syncthing instances to connect")
+        wait_for(lambda: all(device.connected_to(peer) for device, peer in pairs), 130, "the Syncthing instances to connect")
         report["peerAddresses"] = [device.connected_to(peer) for device, peer in pairs]
         report["nonDefaultFolderSettings"] = devices[0].non_default_folder_settings()
         report["nonDefaultFolderSettingNames"] = sorted(report["nonDefaultFolderSettings"])
