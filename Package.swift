@@ -108,13 +108,17 @@ let package = Package(
         // The command-line tool: arguments, terminal I/O, human and JSON output, exit codes.
         .executableTarget(
             name: "mypass-sync",
-            dependencies: ["MyPassSync", "MyPassCore", "MyPassCrypto", "KDBXFormat"],
+            // The sync targets MyPassSync re-exports are named too: an incremental build then
+            // recompiles this target when one of them changes its layout.
+            dependencies: ["MyPassSync", "SyncFiles", "SyncState", "SyncCommit", "SyncWatch", "SyncRemote", "MyPassCore", "MyPassCrypto",
+                           "KDBXFormat"],
             swiftSettings: strictSettings
         ),
         // Prints timings of the primitives (figures, not pass/fail): `swift run -c release mypass-bench`.
         .executableTarget(
             name: "mypass-bench",
-            dependencies: ["MyPassCrypto", "MyPassCore", "KDBXFormat", "MyPassMerge", "MyPassSync"],
+            dependencies: ["MyPassCrypto", "MyPassCore", "KDBXFormat", "MyPassMerge", "MyPassSync", "SyncFiles", "SyncState", "SyncCommit",
+                           "SyncWatch", "SyncRemote"],
             swiftSettings: strictSettings
         ),
 
