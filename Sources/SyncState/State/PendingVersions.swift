@@ -52,8 +52,9 @@ public struct PendingVersions: Sendable {
     public func keep(_ bytes: Data, at time: Date = Date()) throws(FileError) {
         try state.prepare()
         let directory = try DirectoryHandle.privateDirectory(folder)
-        let name = Self.fileName(sha256: SHA256.hexHash(bytes), kept: time)
-        if list(in: directory).contains(where: { $0.sha256 == SHA256.hexHash(bytes) }) { return }
+        let sha256 = SHA256.hexHash(bytes)
+        if list(in: directory).contains(where: { $0.sha256 == sha256 }) { return }
+        let name = Self.fileName(sha256: sha256, kept: time)
         do {
             _ = try DurableFile.replace(name, in: directory, with: bytes, policy: .anything, durable: false)
         } catch {
