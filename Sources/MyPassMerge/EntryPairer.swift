@@ -46,11 +46,24 @@ struct EntryPairer: Sendable {
     /// version a watcher took in since, say. Its ancestor is then inferred from shared history.
     static func isOnLine(_ baseVersion: Entry, of side: Entry) -> Bool {
         side.history.isEmpty || side.isSameOrLater(than: baseVersion) || baseVersion.isSameOrLater(than: side)
+            || side.isTouched(from: baseVersion)
     }
 
-    /// The newest version both sides hold (current or in history) with the same time and content: the
-    /// entry's ancestor when the base does not know it (MERGE.md rule 2).
+    /// The entry's ancestor when the base does not know it (MERGE.md rule 2): the newest version both
+    /// sides hold, or the version in one side's history that the other side's current version only
+    /// touched (moved or recycled without changing a property: that side edited nothing since).
     static func inferredAncestor(_ mine: Entry, _ theirs: Entry) -> Entry? {
+        let touched = [touchedVersion(mine, in: theirs), touchedVersion(theirs, in: mine)]
+        return ([sharedVersion(mine, theirs)] + touched).compactMap { $0 }.max { $0.times.lastModified < $1.times.lastModified }
+    }
+
+    /// The newest version in `other`'s history that `current` is a touched copy of.
+    static func touchedVersion(_ current: Entry, in other: Entry) -> Entry? {
+        other.history.last { current.isTouched(from: $0) }
+    }
+
+    /// The newest version both sides hold (current or in history) with the same time and content.
+    static func sharedVersion(_ mine: Entry, _ theirs: Entry) -> Entry? {
         let theirVersions = Set(([theirs.withoutHistory] + theirs.history).map(VersionKey.init))
         // Histories are oldest first: of two shared versions from the same second, the later one in
         // this side's sequence is the newer.

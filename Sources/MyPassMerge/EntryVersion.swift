@@ -11,6 +11,13 @@ extension Entry {
     func isSameOrLater(than earlier: Entry) -> Bool {
         isSameVersion(as: earlier) || history.contains { $0.isSameVersion(as: earlier) }
     }
+
+    /// Whether this version is `earlier` saved again later with no property changed: moved, or
+    /// recycled by KeePassXC, which bumps the modification and location times and adds no history
+    /// item. Location and times take no part in an entry's content.
+    func isTouched(from earlier: Entry) -> Bool {
+        times.lastModified > earlier.times.lastModified && hasSameContent(as: earlier)
+    }
 }
 
 /// A version of an entry as a set or dictionary key: equal exactly when `isSameVersion` (same time

@@ -32,12 +32,19 @@ struct KeePassXCEditScenarioTests {
     /// Copies the fixture to base/laptop/phone, lets `edit` change laptop and phone with keepassxc-cli.
     static func withReplicas(_ body: (Replicas) throws -> Void, edit: (URL, URL, String) throws -> Void) throws {
         let fixture = try FixtureVault.named(Self.fixture)
-        let password = try #require(fixture.credentials.password)
+        try withReplicas(of: { base in try FileManager.default.copyItem(at: fixture.path, to: base) },
+                         password: try #require(fixture.credentials.password), body, edit: edit)
+    }
+
+    /// Lets `makeBase` write base.kdbx, copies it to laptop/phone and lets `edit` change them.
+    static func withReplicas(of makeBase: (URL) throws -> Void, password: String,
+                             _ body: (Replicas) throws -> Void, edit: (URL, URL, String) throws -> Void) throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("mypass-kxc-merge-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
-        for name in ["base.kdbx", "laptop.kdbx", "phone.kdbx"] {
-            try FileManager.default.copyItem(at: fixture.path, to: directory.appendingPathComponent(name))
+        try makeBase(directory.appendingPathComponent("base.kdbx"))
+        for name in ["laptop.kdbx", "phone.kdbx"] {
+            try FileManager.default.copyItem(at: directory.appendingPathComponent("base.kdbx"), to: directory.appendingPathComponent(name))
         }
         try edit(directory.appendingPathComponent("laptop.kdbx"), directory.appendingPathComponent("phone.kdbx"), password)
         let key = try CompositeKey(password: password)
@@ -139,6 +146,41 @@ struct KeePassXCEditScenarioTests {
                 try Self.keepassxc(["edit", "-q", "-u", "alice-laptop", laptop.path, "Internet/GitHub"], password: password)
                 Self.nextSecond()
                 try Self.keepassxc(["rm", "-q", phone.path, "Internet/GitHub"], password: password)
+            }
+        })
+    }
+
+    /// A vault made by keepassxc-cli whose entry Internet/Shop has no history item (nothing both
+    /// sides share by time), with a recycle bin already there when `withBin`.
+    static func makeShopVault(withBin: Bool, password: String) -> (URL) throws -> Void {
+        { base in
+            try keepassxc(["db-create", "-q", "-p", "-t", "100", base.path], password: password, extraInput: password + "\n")
+            try keepassxc(["mkdir", "-q", base.path, "Internet"], password: password)
+            try keepassxc(["add", "-q", "-u", "dave", base.path, "Internet/Shop"], password: password)
+            if withBin {
+                try keepassxc(["add", "-q", base.path, "Internet/Old"], password: password)
+                try keepassxc(["rm", "-q", base.path, "Internet/Old"], password: password)
+            }
+        }
+    }
+
+    @Test("an entry without history edited on one device and recycled on the other with keepassxc-cli (no version shared by time): the edit is current, in the bin — both ways, with and without a base, the bin made by the recycle or already there, recycled after or before the edit",
+          arguments: [false, true], [false, true])
+    func editThenRecycleWithoutSharedHistory(withBin: Bool, recycleFirst: Bool) throws {
+        let password = "kxc-pässword"
+        try Self.withReplicas(of: Self.makeShopVault(withBin: withBin, password: password), password: password, { replicas in
+            try Self.everyWay(replicas) { view, label in
+                let shop = try #require(view.entries.values.first { $0.title == "Shop" }, "\(label)")
+                #expect(shop.username == "dave-REMOTE", "\(label): the edit is not current")
+                #expect(shop.inRecycleBin, "\(label): the entry left the recycle bin")
+                #expect(view.groups.filter { $0 == "/Recycle Bin" }.count == 1, "\(label)")
+            }
+        }, edit: { laptop, phone, password in
+            let edit = { try Self.keepassxc(["edit", "-q", "-u", "dave-REMOTE", laptop.path, "Internet/Shop"], password: password) }
+            let recycle = { try Self.keepassxc(["rm", "-q", phone.path, "Internet/Shop"], password: password) }
+            for step in recycleFirst ? [recycle, edit] : [edit, recycle] {
+                Self.nextSecond()
+                try step()
             }
         })
     }
