@@ -11,7 +11,9 @@ struct ConvertCommand: Command {
         with the same credentials before it replaces anything. Content that the requested --version
         cannot store (KDBX 4.1's PreviousParentGroup, group tags, QualityCheck, custom-data and icon
         times; KDBX 4's header plugin data) is refused (exit 6, naming it) unless --drop-unsupported;
-        without --version the input's version is kept.
+        without --version the input's version is kept. KDBX 3.1 keeps no per-attachment protection
+        flag (attachments stay encrypted with the file, written unflagged as KeePassXC writes them, so
+        that every reader reads them); a conversion that clears flags says how many.
         """
     let outputPath = Option<String>("--output", "-o", valueName: "out", help: "Where to write the converted vault (replaced atomically).")
     let version = Option<FormatChange.Version>("--version", help: "Container version (default: the input's; 4.1 content keeps 4.1).")
@@ -48,6 +50,9 @@ struct ConvertCommand: Command {
         }
         output.print("wrote \(target.terminalSafe): " + conversion.format.oneLine)
         for gap in conversion.dropped { output.print("dropped: \(gap)") }
+        if conversion.unkeptAttachmentProtection > 0 {
+            output.print("note: \(conversion.unkeptAttachmentProtection) attachment(s) flagged protected: KDBX \(conversion.format.version) keeps no per-attachment protection flag (they stay encrypted with the file)")
+        }
         return .success
     }
 }

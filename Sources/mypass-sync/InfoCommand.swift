@@ -21,6 +21,7 @@ struct InfoCommand: Command {
                 cipher:      \(format.cipher)
                 kdf:         \(format.kdfText)
                 compression: \(format.compression)
+                attachments: \(format.attachmentProtectionText)
                 """)
         }
         return .success

@@ -47,6 +47,9 @@ struct VaultCommandTests {
         #expect(outcome.standardOutput.contains("cipher:      chacha20"))
         #expect(outcome.standardOutput.contains("argon2id (iterations 2, memory 1 MiB, parallelism 2"))
         #expect(outcome.standardOutput.contains("compression: none"))
+        #expect(outcome.standardOutput.contains("attachments: encrypted with the payload, each with its protection flag"))
+        let old = try ToolRunner.run(["info", CLIFixtures.kdbx31])
+        #expect(old.standardOutput.contains("KDBX 3.1 keeps no per-attachment protection flag"), "\(old.standardOutput)")
     }
 
     @Test("info --json has the format keys")
@@ -57,6 +60,7 @@ struct VaultCommandTests {
         let format = try #require(json?["format"] as? [String: Any])
         #expect(json?["schema"] as? Int == 1)
         #expect(format["version"] as? String == "3.1")
+        #expect(format["keepsAttachmentProtection"] as? Bool == false)
         #expect(format["kdf"] as? String == "aes-kdf")
     }
 
@@ -179,6 +183,8 @@ struct VaultCommandTests {
         #expect(dropped.status == 0, "\(dropped.standardError)")
         #expect(dropped.standardOutput.contains("KDBX 3.1"))
         #expect(dropped.standardOutput.contains("dropped: PreviousParentGroup"))
+        #expect(dropped.standardOutput.contains("attachment(s) flagged protected: KDBX 3.1 keeps no per-attachment protection flag"),
+                "\(dropped.standardOutput)")
         let info = try ToolRunner.run(["info", output])
         #expect(info.standardOutput.contains("KDBX 3.1"), "\(info.standardOutput)")
         let listed = try ToolRunner.run(["ls", "-R", "--password-stdin", output], input: CLIFixtures.kdbx4Password + "\n")

@@ -24,6 +24,13 @@ public struct KDBXVersion: Sendable, Hashable, Comparable, CustomStringConvertib
     /// Whether this is a KDBX 4.x file (VariantDictionary KDF, HMAC blocks, inner header).
     public var isKDBX4: Bool { major == 4 }
 
+    /// Whether attachments carry their protection flag (KDBX 4's inner header). A 3.1 file written
+    /// here keeps none, as KeePassXC writes them: `<Binary Protected="True">` is XORed with the inner
+    /// stream, which readers that unprotect only `Value` elements (pykeepass) do not expect, so every
+    /// later password of the file would read as garbage. The contents stay encrypted with the payload;
+    /// the flag only asks a reader to keep them protected in memory.
+    public var keepsAttachmentProtection: Bool { isKDBX4 }
+
     /// `major.minor`.
     public var description: String { "\(major).\(minor)" }
 

@@ -69,6 +69,23 @@ public enum VersionFit {
         return Gap.Kind.allCases.compactMap { kind in counts[kind].map { Gap(kind: kind, count: $0) } }
     }
 
+    /// How many attachment contents are flagged protected, a flag `version` does not keep
+    /// (`KDBXVersion.keepsAttachmentProtection`). Not a gap: nothing the user stored is lost.
+    public static func unkeptAttachmentProtection(in vault: Vault, writtenAs version: KDBXVersion) -> Int {
+        guard !version.keepsAttachmentProtection else { return 0 }
+        let used = vault.root.referencedBinaries()
+        return vault.binaries.binaries.filter { used.contains($0.key) && $0.value.isProtected }.count
+    }
+
+    /// `vault` as a `version` file reads back: without its attachments' protection flags where the
+    /// version keeps none.
+    public static func asStored(_ vault: Vault, writtenAs version: KDBXVersion) -> Vault {
+        guard !version.keepsAttachmentProtection else { return vault }
+        var vault = vault
+        vault.binaries.clearProtectionFlags()
+        return vault
+    }
+
     /// `vault` and `settings` without what `version` cannot store (nothing else changes).
     public static func dropping(
         unsupportedBy version: KDBXVersion, from vault: Vault, settings: FormatSettings

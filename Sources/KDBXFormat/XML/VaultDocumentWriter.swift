@@ -71,12 +71,6 @@ struct VaultDocumentWriter {
 
     private func optionalBool(_ value: Bool?) -> String { value.map(bool) ?? "null" }
 
-    /// Masks `bytes` with the inner stream and returns base64.
-    private func protect(_ bytes: [UInt8]) throws(KDBXError) -> String {
-        var masked = bytes
-        return try protect(inPlace: &masked)
-    }
-
     /// Masks `bytes` in place with the inner stream and returns base64.
     private func protect(inPlace bytes: inout [UInt8]) throws(KDBXError) -> String {
         if let innerStream {
@@ -146,10 +140,8 @@ struct VaultDocumentWriter {
                 guard let binary = vault.binaries[id] else { throw .unwritable("attachment content \(id) is missing") }
                 xml.start("Binary")
                 xml.attribute("ID", String(index))
-                if binary.isProtected && !plainExport {
-                    xml.attribute("Protected", "True")
-                    xml.text(try protect([UInt8](binary.data)))
-                } else if compressMetaBinaries {
+                // Never `Protected="True"`: see `KDBXVersion.keepsAttachmentProtection`.
+                if compressMetaBinaries {
                     xml.attribute("Compressed", "True")
                     xml.text(try Gzip.compress(binary.data).base64EncodedString())
                 } else {

@@ -62,6 +62,11 @@ public struct BinaryPool: Sendable, Hashable {
     /// The content for `id`.
     public subscript(id: BinaryID) -> PooledBinary? { binaries[id] }
 
+    /// Marks every content unprotected (as a KDBX 3.1 file written here reads back).
+    public mutating func clearProtectionFlags() {
+        for id in binaries.keys { binaries[id]?.isProtected = false }
+    }
+
     /// Keeps only the binaries whose identities are in `used`.
     public mutating func retainOnly(_ used: Set<BinaryID>) {
         binaries = binaries.filter { used.contains($0.key) }

@@ -128,6 +128,9 @@ public struct Conversion: Sendable {
     public let format: VaultFormat
     /// What the requested version cannot store and was left out (each said).
     public let dropped: [String]
+    /// How many attachment contents were flagged protected, a flag the version written keeps none of
+    /// (KDBX 3.1: the contents stay encrypted with the file; `KDBXVersion.keepsAttachmentProtection`).
+    public let unkeptAttachmentProtection: Int
 }
 
 extension UnlockedVault {
@@ -147,7 +150,9 @@ extension UnlockedVault {
         let key = try requireCredentials().key
         let (file, _) = try VerifiedEncoding.encode(vault, settings: settings, key: key, cachedKey: opened.derivedKey, limits: self.file.limits)
         try AtomicFileWriter.write(file, toPath: target)
-        return Conversion(format: VaultFormat(try KDBXReader.header(of: file)), dropped: gaps.map(\.description))
+        let header = try KDBXReader.header(of: file)
+        return Conversion(format: VaultFormat(header), dropped: gaps.map(\.description),
+                          unkeptAttachmentProtection: VersionFit.unkeptAttachmentProtection(in: vault, writtenAs: header.version))
     }
 }
 

@@ -26,6 +26,16 @@ public struct VaultFormat: Sendable, Encodable {
     public var compression: String { settings.compression.name }
     /// The file's version is read but not written (KDBX 2.x): a save writes 3.1.
     public var isReadOnlyVersion: Bool { !settings.version.isWritten }
+    /// Whether the file keeps a protection flag per attachment (KDBX 4). A 3.1 file keeps none: its
+    /// attachments are encrypted with the payload and read back unflagged.
+    public var keepsAttachmentProtection: Bool { settings.version.keepsAttachmentProtection }
+
+    /// What `info` says about attachment protection.
+    public var attachmentProtectionText: String {
+        keepsAttachmentProtection
+            ? "encrypted with the payload, each with its protection flag"
+            : "encrypted with the payload; KDBX \(version) keeps no per-attachment protection flag"
+    }
 
     /// KDF parameters in user units.
     public struct KDFFacts: Sendable, Encodable {
@@ -52,7 +62,7 @@ public struct VaultFormat: Sendable, Encodable {
         }
     }
 
-    private enum CodingKeys: String, CodingKey { case version, cipher, kdf, compression, kdfParameters }
+    private enum CodingKeys: String, CodingKey { case version, cipher, kdf, compression, kdfParameters, keepsAttachmentProtection }
 
     /// The `format` object of `info --json` and `export`.
     public func encode(to encoder: any Encoder) throws {
@@ -62,6 +72,7 @@ public struct VaultFormat: Sendable, Encodable {
         try container.encode(kdf, forKey: .kdf)
         try container.encode(compression, forKey: .compression)
         try container.encode(kdfParameters, forKey: .kdfParameters)
+        try container.encode(keepsAttachmentProtection, forKey: .keepsAttachmentProtection)
     }
 
     /// The KDF with its parameters: `argon2id (iterations 2, memory 64 MiB, parallelism 2, version 0x13)`.
