@@ -37,3 +37,10 @@ static inline CURLcode mypass_curl_set_host_key_callback(CURL *handle, curl_sshk
     return curl_easy_setopt(handle, CURLOPT_SSH_KEYFUNCTION, value);
 }
 static inline long mypass_curl_ssh_auth_keys_or_agent(void) { return (long)(CURLSSH_AUTH_PUBLICKEY | CURLSSH_AUTH_AGENT); }
+
+/* Progress: lets a transfer be cancelled from another thread (a non-zero return aborts it). */
+static inline CURLcode mypass_curl_set_progress_callback(CURL *handle, curl_xferinfo_callback value, void *context) {
+    curl_easy_setopt(handle, CURLOPT_XFERINFODATA, context);
+    curl_easy_setopt(handle, CURLOPT_NOPROGRESS, 0L);
+    return curl_easy_setopt(handle, CURLOPT_XFERINFOFUNCTION, value);
+}

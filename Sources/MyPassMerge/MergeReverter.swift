@@ -61,7 +61,7 @@ private struct Reversal {
     }
 
     private func path(ofEntry entry: Entry, in index: VaultIndex, parent: UUID) -> String {
-        (parent == index.rootUUID ? "" : index.path(ofGroup: parent)) + "/" + entry.title
+        (parent == index.rootUUID ? "" : index.path(ofGroup: parent)) + "/" + VaultPath.escaped(entry.title)
     }
 
     private mutating func revertEntry(_ id: UUID, current: VaultIndex) throws {

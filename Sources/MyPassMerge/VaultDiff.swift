@@ -88,7 +88,7 @@ public enum VaultDiff {
     }
 
     private static func entryPath(_ record: VaultIndex.EntryRecord, _ index: VaultIndex) -> String {
-        (record.parent == index.rootUUID ? "" : index.path(ofGroup: record.parent)) + "/" + record.entry.title
+        (record.parent == index.rootUUID ? "" : index.path(ofGroup: record.parent)) + "/" + VaultPath.escaped(record.entry.title)
     }
 
     /// Names of the properties that differ between two versions of an entry.

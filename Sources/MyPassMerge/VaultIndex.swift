@@ -59,7 +59,7 @@ struct VaultIndex {
             current = record.parent
             guardCount += 1
         }
-        return "/" + names.reversed().joined(separator: "/")
+        return "/" + names.reversed().map(VaultPath.escaped).joined(separator: "/")
     }
 }
 

@@ -239,7 +239,7 @@ private final class MergeRun {
     }
 
     private func logEntry(_ outcome: EntryMerger.Outcome, entry: Entry, movedFrom: UUID?) {
-        let path = "/" + entry.title
+        let path = "/" + VaultPath.escaped(entry.title)
         var located = path
         if let parent = entries[entry.uuid]?.parent {
             located = (parent == local.rootUUID ? "" : (local.groups[parent] != nil ? local.path(ofGroup: parent) : remote.path(ofGroup: parent))) + path
@@ -324,7 +324,7 @@ private final class MergeRun {
     }
 
     private func entryPath(_ parent: UUID, _ entry: Entry, in index: VaultIndex) -> String {
-        (parent == index.rootUUID ? "" : index.path(ofGroup: parent)) + "/" + entry.title
+        (parent == index.rootUUID ? "" : index.path(ofGroup: parent)) + "/" + VaultPath.escaped(entry.title)
     }
 
     // MARK: Parents, bins, tree
@@ -376,7 +376,7 @@ private final class MergeRun {
         tombstones[drop] = foldTime
         meta.recycleBinUUID = keep
         meta.recycleBinChanged = foldTime
-        changes.append(Change(.recycleBinMerged, .group, uuid: keep, path: "/" + (groups[keep]?.group.name ?? "Recycle Bin"),
+        changes.append(Change(.recycleBinMerged, .group, uuid: keep, path: "/" + VaultPath.escaped(groups[keep]?.group.name ?? "Recycle Bin"),
                               title: groups[keep]?.group.name ?? "Recycle Bin", detail: "two recycle bins folded into one"))
     }
 

@@ -29,7 +29,7 @@ public enum FailureKind: Sendable, Equatable {
         case let error as SaveError:
             if case .file = error { self = .ioError } else { self = .refusedForSafety }
         case is MergeError, is MergeRefusal, is FormatChange.Unstorable: self = .refusedForSafety
-        case is VaultEditError, is FormatChange.Invalid, is JournalError: self = .invalidRequest
+        case is VaultEditError, is FormatChange.Invalid: self = .invalidRequest
         case let error as any ClassifiedFailure: self = error.failureKind
         default: self = .ioError
         }

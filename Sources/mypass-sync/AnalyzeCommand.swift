@@ -33,7 +33,7 @@ struct AnalyzeCommand: Command {
         } else {
             for entry in leaked {
                 // keepassxc-cli's line (its paths have no leading slash), so that scripts carry over.
-                output.print("Password for '\(entry.path.components.joined(separator: "/").terminalSafe)' has been leaked \(entry.timesLeaked) time\(entry.timesLeaked == 1 ? "" : "s")!")
+                output.print("Password for '\(String(entry.path.description.dropFirst()).terminalSafe)' has been leaked \(entry.timesLeaked) time\(entry.timesLeaked == 1 ? "" : "s")!")
             }
             output.printError("\(checked) entries checked, \(leaked.count) with a leaked password")
         }

@@ -123,7 +123,11 @@ struct ParsedArguments {
                 name = String(word[..<equals])
                 inlineValue = String(word[word.index(after: equals)...])
             }
-            guard let spec = options.first(where: { $0.names.contains(name) }) else { throw usage("unknown option '\(name)'") }
+            guard let spec = options.first(where: { $0.names.contains(name) }) else {
+                // `-pSECRET`: a short option's glued value may be a secret; never echoed.
+                let shown = name.hasPrefix("--") || name.count <= 2 ? name : String(name.prefix(2)) + "…"
+                throw usage("unknown option '\(shown)'")
+            }
             let text: String
             if spec.valueName == nil {
                 guard inlineValue == nil else { throw usage("option '\(name)' takes no value") }

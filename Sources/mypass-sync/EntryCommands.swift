@@ -58,9 +58,9 @@ struct ListCommand: Command {
         let group = try requireGroup(parsed.positionals.count > 1 ? parsed.positionals[1] : "/", vault, name)
         var lines: [String] = []
         func list(_ group: Group, indent: String) {
-            for entry in group.entries { lines.append(indent + entry.title.terminalSafe + (entry.isExpired() ? " [expired]" : "")) }
+            for entry in group.entries { lines.append(indent + VaultPath.escaped(entry.title).terminalSafe + (entry.isExpired() ? " [expired]" : "")) }
             for child in group.groups {
-                lines.append(indent + child.name.terminalSafe + "/")
+                lines.append(indent + VaultPath.escaped(child.name).terminalSafe + "/")
                 if parsed[recursive] { list(child, indent: indent + "  ") }
             }
         }
@@ -156,6 +156,9 @@ struct AddCommand: Command {
         let entryTitle: String
         if let given = parsed[title] {
             (groupPath, entryTitle) = (VaultPath(parsed.positionals[1]), given)
+        } else if VaultPath.endsWithSeparator(parsed.positionals[1]) {
+            throw CommandLineError.usage(message: "\(parsed.positionals[1].terminalSafe) ends in '/', which names a group: give the entry's title "
+                                         + "after it (a slash inside a title is written \\/)", command: name)
         } else if let (parent, last) = VaultPath(parsed.positionals[1]).parentAndName {
             (groupPath, entryTitle) = (parent, last)
         } else {
@@ -163,6 +166,7 @@ struct AddCommand: Command {
         }
         let group = try session.vault.checkNewEntry(titled: entryTitle, in: groupPath)
         let password = try passwordOptions.password(parsed, command: name) ?? ""
+        for warning in fieldOptions.argvWarnings(parsed) { output.printError("warning: \(warning)") }
         let change = try fieldOptions.change(parsed, command: name)
         let (vault, uuid) = try session.vault.addingEntry(
             title: entryTitle, userName: parsed[userName] ?? "", password: password, url: parsed[url] ?? "", notes: parsed[notes] ?? "",
@@ -193,6 +197,7 @@ struct EditCommand: Command {
         let session = try editing.session(parsed, path: parsed.positionals[0], command: name)
         let entry = try requireEntry(parsed.positionals[1], session.vault, name)
         let password = try passwordOptions.password(parsed, command: name)
+        for warning in fieldOptions.argvWarnings(parsed) { output.printError("warning: \(warning)") }
         var change = try fieldOptions.change(parsed, command: name)
         let standard = [(EntryField.title, title), (EntryField.userName, userName), (EntryField.url, url), (EntryField.notes, notes)].compactMap { key, option in
             parsed[option].map { (name: key, value: $0) }

@@ -22,6 +22,15 @@ struct EntryFieldOptions: OptionGroup {
     let totp = Option<String>("--totp", valueName: "uri", help: "An otpauth://totp/ URI, stored as KeePassXC does (visible in the process list: prefer --totp-stdin).")
     let totpFromStandardInput = Flag("--totp-stdin", help: "The otpauth://totp/ URI is the next line of standard input.")
 
+    /// Warnings for secrets given in argv, where every process of the machine can read them: an
+    /// entry's password through `--field Password=…` (`--field-stdin Password` keeps it out).
+    func argvWarnings(_ parsed: ParsedArguments) -> [String] {
+        parsed.all(field).filter { $0.name == "Password" }.map { _ in
+            "--field Password=… puts the password in the process list, readable by every user of this machine; "
+                + "use --field-stdin Password (or -p) instead"
+        }
+    }
+
     /// The change the options ask for (reading standard input for the `-stdin` options).
     func change(_ parsed: ParsedArguments, command: String) throws -> EntryChange {
         var change = EntryChange()
@@ -65,7 +74,18 @@ struct FieldAssignment: Sendable {
     /// `never`, a date (`2027-01-31`, midnight UTC) or an ISO 8601 time.
     static func expiry(parsing text: String) -> EntryChange.Expiry? {
         if text == "never" { return .never }
+        guard isCalendarDate(text.prefix(10)) else { return nil }  // 2027-02-30 is refused, not moved to March
         let time = text.count == 10 ? text + "T00:00:00Z" : text
         return Timestamp(iso8601: time).map { .at($0) }
+    }
+
+    /// Whether `date` is `YYYY-MM-DD` naming a day that exists (leap years counted).
+    private static func isCalendarDate(_ date: Substring) -> Bool {
+        let parts = date.split(separator: "-", omittingEmptySubsequences: false)
+        guard date.count == 10, parts.count == 3, let year = Int(parts[0]), let month = Int(parts[1]), let day = Int(parts[2]),
+              (1...12).contains(month) else { return false }
+        let leap = year % 4 == 0 && (year % 100 != 0 || year % 400 == 0)
+        let days = [31, leap ? 29 : 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31][month - 1]
+        return (1...days).contains(day)
     }
 }

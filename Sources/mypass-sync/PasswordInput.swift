@@ -1,36 +1,18 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+internal import Foundation
 internal import MyPassCrypto
 
 /// Where passwords come from: standard input lines (`--password-stdin`) or a prompt on the terminal
 /// with echo off. Never argv, never the environment.
 enum PasswordInput {
-    /// Reads one line from standard input (without its line ending); nil at end of input.
-    /// Reads byte by byte so that later lines stay available for later reads.
+    /// Reads one line from standard input (without its line ending); nil at end of input. Reads in
+    /// 64 KiB blocks into one buffer of the process (every line of standard input is read here, and
+    /// a child process gets its own): a 10 MB value costs one pass, not a system call per byte.
+    /// Every copy of a line's bytes is wiped once it is handed over.
     static func readStandardInputLine() -> SecureBytes? {
-        var line = SecureBytes(count: 0)
-        var byte: UInt8 = 0
-        var sawAnything = false
-        var chunk = [UInt8]()
-        defer { MemoryMask.wipe(&chunk) }
-        while true {
-            let count = read(STDIN_FILENO, &byte, 1)
-            if count < 0 && errno == EINTR { continue }
-            if count <= 0 { break }
-            sawAnything = true
-            if byte == UInt8(ascii: "\n") { break }
-            chunk.append(byte)
-            if chunk.count >= 4096 {
-                line = line.appending(chunk)
-                MemoryMask.wipe(&chunk)
-                chunk.removeAll(keepingCapacity: true)
-            }
-        }
-        byte = 0
-        guard sawAnything else { return nil }
-        if chunk.last == UInt8(ascii: "\r") { chunk.removeLast() }
-        return line.appending(chunk)
+        StandardInputLines.shared.next()
     }
 
     /// Prompts on the controlling terminal with echo off and reads one line. Restores the terminal
@@ -94,5 +76,47 @@ private enum TerminalRestore {
             _ = write(TerminalRestore.descriptor, "\n", 1)
         }
         _exit(130)
+    }
+}
+
+/// The buffered lines of standard input (`PasswordInput.readStandardInputLine`).
+private final class StandardInputLines: @unchecked Sendable {
+    static let shared = StandardInputLines()
+    private let lock = NSLock()
+    /// Read but not yet handed over; wiped as it is consumed.
+    private var pending: [UInt8] = []
+    private var ended = false
+
+    func next() -> SecureBytes? {
+        lock.lock()
+        defer { lock.unlock() }
+        var searched = 0
+        while true {
+            if let newline = pending[searched...].firstIndex(of: UInt8(ascii: "\n")) {
+                return take(through: newline, dropping: 1)
+            }
+            searched = pending.count
+            if ended { return pending.isEmpty ? nil : take(through: pending.count, dropping: 0) }
+            var block = [UInt8](repeating: 0, count: 64 << 10)
+            let count = read(STDIN_FILENO, &block, block.count)
+            if count < 0 && errno == EINTR { continue }
+            if count <= 0 {
+                ended = true
+            } else {
+                pending.append(contentsOf: block[0..<count])
+            }
+            MemoryMask.wipe(&block)
+        }
+    }
+
+    /// The bytes before `end` as a line (a trailing CR dropped), removing them and `dropping` more.
+    private func take(through end: Int, dropping: Int) -> SecureBytes {
+        var lineEnd = end
+        if lineEnd > 0 && pending[lineEnd - 1] == UInt8(ascii: "\r") { lineEnd -= 1 }
+        let line = pending.withUnsafeBufferPointer { SecureBytes(UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer($0)[0..<lineEnd])) }
+        let rest = Array(pending[(end + dropping)...])
+        MemoryMask.wipe(&pending)
+        pending = rest
+        return line
     }
 }

@@ -32,8 +32,9 @@ struct SyncCommand: Command {
     func run(arguments: [String], output: inout StandardStreams) throws -> ExitCode {
         let parsed = try parse(arguments, count: 1...1)
         guard let url = parsed[remote] else { throw CommandLineError.usage(message: "--remote URL is required", command: name) }
+        let cancellation = TransferCancellation()
         let target = try RemoteTarget(url: url, options: RemoteOptions(netrcFile: parsed[netrcFile], identityFile: parsed[identity],
-                                                                         knownHostsFile: parsed[knownHosts]))
+                                                                         knownHostsFile: parsed[knownHosts], cancellation: cancellation))
         let vaultPath = parsed.positionals[0]
         _ = try credentials.read(parsed, path: vaultPath)  // a file that is not a vault is said before the password
         let vaultCredentials = try credentials.credentials(parsed, for: vaultPath, command: name)
@@ -41,7 +42,7 @@ struct SyncCommand: Command {
         let round = { try RemoteSync.run(vaultPath: vaultPath, remote: target, credentials: vaultCredentials, state: state, dryRun: parsed[dryRun]) }
         if parsed[watch] {
             guard !parsed[dryRun] else { throw CommandLineError.usage(message: "--watch and --dry-run exclude each other", command: name) }
-            let loop = RemoteSyncLoop()
+            let loop = RemoteSyncLoop(cancellation: cancellation)
             let signals = ShutdownSignals { loop.stop() }
             var streams = StandardStreams()
             loop.run(vaultPath: vaultPath, interval: Double(parsed[interval] ?? 60), round: round) { outcome in

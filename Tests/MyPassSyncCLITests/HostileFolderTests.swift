@@ -66,6 +66,36 @@ struct HostileFolderTests {
         }
     }
 
+    @Test("merge -o, convert -o and attachment-export onto a FIFO or a device node: refused (exit 7), the node left as it was")
+    func specialFileOutputs() throws {
+        let (root, vault, state) = try folder()
+        defer { try? FileManager.default.removeItem(at: root) }
+        let fifo = root.appendingPathComponent("out.fifo").path
+        #expect(mkfifo(fifo, 0o600) == 0)
+        var outputs = [fifo]
+        // A character device like /dev/null, made in the scratch folder (needs root, as in CI).
+        let node = root.appendingPathComponent("null").path
+        if getuid() == 0 {
+            #expect(mknod(node, S_IFCHR | 0o666, dev_t(1 << 8 | 3)) == 0)  // makedev(1, 3), as /dev/null
+            outputs.append(node)
+        }
+        for out in outputs {
+            let kind = { (path: String) -> mode_t in
+                var status = stat()
+                return lstat(path, &status) == 0 ? status.st_mode & S_IFMT : 0
+            }
+            let before = kind(out)
+            for arguments in [["merge", "--password-stdin", "--state-dir", state, vault, CLIFixtures.kdbx31, "-o", out],
+                              ["convert", "--password-stdin", vault, "-o", out],
+                              ["attachment-export", "--password-stdin", "--state-dir", state, vault, "/Internet/GitHub", "recovery.txt", out]] {
+                let result = try runBounded(arguments)
+                #expect(result.status == 7, "\(arguments[0]) onto \(out): \(result.standardError)")
+                #expect(result.standardError.contains("not a regular file"), "\(arguments[0]): \(result.standardError)")
+                #expect(kind(out) == before, "\(arguments[0]) replaced \(out)")
+            }
+        }
+    }
+
     @Test("a copy that is a symlink to a private vault of the same database is not merged")
     func symlinkedCopy() throws {
         let (root, vault, state) = try folder()
@@ -229,19 +259,8 @@ struct HostileFolderTests {
         defer { try? FileManager.default.removeItem(at: root) }
         let vault = root.appendingPathComponent("pw.kdbx").path
         try FileManager.default.copyItem(atPath: CLIFixtures.kdbx4, toPath: vault)
-        // The same file with its Argon2 memory and iterations raised in the (unauthenticated) header.
-        var bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: vault)))
-        for (name, value) in [(UInt8(ascii: "M"), UInt64(2) << 30), (UInt8(ascii: "I"), UInt64(10_000))] {
-            let marker: [UInt8] = [0x05, 0x01, 0, 0, 0, name, 0x08, 0, 0, 0]
-            let at = try #require((0..<(bytes.count - marker.count)).first { Array(bytes[$0..<$0 + marker.count]) == marker })
-            withUnsafeBytes(of: value.littleEndian) { bytes.replaceSubrange(at + marker.count..<at + marker.count + 8, with: $0) }
-        }
-        // The header's SHA-256 is not keyed: whoever plants the file recomputes it.
-        let end: [UInt8] = [0x00, 0x04, 0, 0, 0, 0x0D, 0x0A, 0x0D, 0x0A]
-        let headerEnd = try #require((0..<(bytes.count - end.count)).first { Array(bytes[$0..<$0 + end.count]) == end }) + end.count
-        bytes.replaceSubrange(headerEnd..<headerEnd + 32, with: [UInt8](SHA256.hash(Data(bytes[0..<headerEnd]))))
         let copy = root.appendingPathComponent("pw.sync-conflict-20261130-101010-COSTLYC.kdbx").path
-        try Data(bytes).write(to: URL(fileURLWithPath: copy))
+        try KDFBomb.made(from: Data(contentsOf: URL(fileURLWithPath: vault))).write(to: URL(fileURLWithPath: copy))
         let started = Date()
         let watch = try ProcessRunner.run(URL(fileURLWithPath: "/usr/bin/timeout"),
                                           ["20", try ToolRunner.binary().path, "watch", "--once", "--json", "--password-stdin",

@@ -86,6 +86,57 @@ struct JournalUndoTests {
         }
     }
 
+    /// The journal file of record `id` ending in `suffix` (`.before.kdbx`, `.json`).
+    static func journalFile(_ devices: Devices, _ id: String, _ suffix: String) throws -> URL {
+        let state = URL(fileURLWithPath: devices.vault.stateDirectory)
+        let path = try #require(try FileManager.default.subpathsOfDirectory(atPath: state.path).first { $0.hasSuffix(id + suffix) })
+        return state.appendingPathComponent(path)
+    }
+
+    @Test("a journal record whose file was replaced (another database with the same password, its hash in the record fixed up too) or cut short is not used: 'the journal record is damaged', exit 6, the vault untouched")
+    func damagedRecordRefused() throws {
+        let devices = try Devices()
+        defer { devices.vault.remove() }
+        #expect(try devices.vault.run(["merge", devices.vault.vault, devices.other]).status == 0)
+        let id = try #require(try devices.ids().first)
+        let before = try #require(try Self.journalFile(devices, id, ".before.kdbx"))
+        let summary = try Self.journalFile(devices, id, ".json")
+        let original = try Data(contentsOf: before)
+        let vaultBytes = try Data(contentsOf: URL(fileURLWithPath: devices.vault.vault))
+        // Another database with the same password (a fixture of the same template: same root group).
+        let other = try Data(contentsOf: URL(fileURLWithPath: CLIFixtures.vault("py-4.0-chacha20-argon2id-none.kdbx")))
+        let originalSummary = try Data(contentsOf: summary)
+        let fixedUp = String(decoding: originalSummary, as: UTF8.self)
+            .replacingOccurrences(of: SHA256.hexHash(original), with: SHA256.hexHash(other))
+        for (label, file, record) in [("replaced", other, originalSummary), ("replaced, hash fixed up", other, Data(fixedUp.utf8)),
+                                      ("cut short", original.prefix(original.count / 2), originalSummary)] {
+            try file.write(to: before)
+            try record.write(to: summary)
+            let undone = try devices.vault.run(["undo", devices.vault.vault, id])
+            #expect(undone.status == 6, "\(label): \(undone.standardError)")
+            #expect(undone.standardError.contains("the journal record \(id) is damaged"), "\(label): \(undone.standardError)")
+            #expect(try Data(contentsOf: URL(fileURLWithPath: devices.vault.vault)) == vaultBytes, "\(label): the vault was written")
+        }
+    }
+
+    @Test("an undo is journaled itself and can be undone: the merge's result comes back")
+    func undoOfUndo() throws {
+        let devices = try Devices()
+        defer { devices.vault.remove() }
+        #expect(try devices.vault.run(["merge", devices.vault.vault, devices.other]).status == 0)
+        let merged = try devices.content()
+        let id = try #require(try devices.ids().first)
+        #expect(try devices.vault.run(["undo", devices.vault.vault, id]).status == 0)
+        #expect(try devices.content() != merged)
+        let ids = try devices.ids()
+        #expect(ids.count == 2, "the undo is not journaled: \(ids)")
+        let listed = try ToolRunner.run(["journal", devices.vault.vault, "--state-dir", devices.vault.stateDirectory])
+        #expect(listed.standardOutput.contains("undo"), "\(listed.standardOutput)")
+        let again = try devices.vault.run(["undo", devices.vault.vault, ids[0]])
+        #expect(again.status == 0, "\(again.standardError)")
+        #expect(try devices.content() == merged, "undoing the undo brings the merge's result back")
+    }
+
     @Test("undo after later edits keeps those edits (reported); undo of the older of two merges keeps the newer one")
     func undoKeepsLaterWork() throws {
         let devices = try Devices()

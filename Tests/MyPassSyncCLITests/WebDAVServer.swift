@@ -16,6 +16,9 @@ final class WebDAVServer {
         case naive
         /// The same server answering every PUT with one status (404, 507): what no real server here can be made to do.
         case refusingPuts(status: Int)
+        /// A server that honours preconditions but makes the vault's GET or PUT hostile
+        /// (Helpers/hostile_dav.py: `chunked`, `announced`, `drip`, `forgetful`, `normal`).
+        case hostile(mode: String)
         var description: String { "\(self)" }
     }
 
@@ -49,6 +52,10 @@ final class WebDAVServer {
         switch kind {
         case .apache: try configureApache()
         case .wsgidav: try configureWsgidav()
+        case .hostile(let mode):
+            let helper = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Helpers/hostile_dav.py").path
+            process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+            process.arguments = ["python3", unblockedHelper, "python3", helper, "\(port)", root.path, mode]
         case .naive, .refusingPuts:
             let helper = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Helpers/naive_dav.py").path
             process.executableURL = URL(fileURLWithPath: "/usr/bin/env")

@@ -51,11 +51,23 @@ public struct EntryChange: Sendable, Equatable {
         return tags
     }
 
+    /// The first character of `text` that XML 1.0 cannot hold (NUL, the C0 controls but tab, line
+    /// feed and carriage return, ESC among them; U+FFFE, U+FFFF), as `U+001B`; nil when it has none.
+    public static func unstorableCharacter(in text: String) -> String? {
+        text.unicodeScalars.first { scalar in
+            (scalar.value < 0x20 && ![0x09, 0x0A, 0x0D].contains(scalar.value)) || scalar.value == 0xFFFE || scalar.value == 0xFFFF
+        }.map { "U+" + String(format: "%04X", $0.value) }
+    }
+
     /// Applies the change to `entry` (`protection`: the vault's memory protection, for new standard fields).
     public func apply(to entry: inout Entry, protection: Meta.MemoryProtection) throws(VaultEditError) {
         for (name, value) in setFields {
             guard !name.isEmpty, !name.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
                 throw .invalidName("a field name must be non-empty text without control characters")
+            }
+            if let character = Self.unstorableCharacter(in: value) {
+                throw .invalidName("field \(name): its value holds \(character), a control character that a KeePass file (XML 1.0) "
+                                   + "cannot store; KeePassXC, pykeepass and KeePass would each read something else. Nothing was written")
             }
             let isProtected = entry.field(name)?.isProtected ?? (EntryField.isStandard(name) && protection.protects(name))
             entry.setField(name, FieldValue(value, isProtected: isProtected))

@@ -7,9 +7,44 @@ public struct VaultPath: Sendable, Hashable, CustomStringConvertible {
     /// The names from the root, without the root.
     public let components: [String]
 
-    /// The path spelled `text`.
+    /// The path spelled `text`: names separated by `/`, where `\/` is a slash inside a name (a title
+    /// such as `Work/Mail`) and `\\` a backslash — the spelling every command prints; any other
+    /// backslash is itself.
     public init(_ text: String) {
-        components = text.split(separator: "/", omittingEmptySubsequences: true).map(String.init)
+        var components: [String] = []
+        var name = ""
+        var escaping = false
+        for character in text {
+            if escaping {
+                // Only `\/` and `\\` are escapes: a backslash before anything else is itself (C:\Users).
+                if character != "/" && character != "\\" { name.append("\\") }
+                name.append(character)
+                escaping = false
+            } else if character == "\\" {
+                escaping = true
+            } else if character == "/" {
+                if !name.isEmpty { components.append(name) }
+                name = ""
+            } else {
+                name.append(character)
+            }
+        }
+        if escaping { name.append("\\") }
+        if !name.isEmpty { components.append(name) }
+        self.components = components
+    }
+
+    /// Whether `text` ends in an unescaped `/` after a name (`/Internet/`): it names a group, never
+    /// an entry.
+    public static func endsWithSeparator(_ text: String) -> Bool {
+        guard text.hasSuffix("/"), text != "/" else { return false }
+        let backslashes = text.dropLast().reversed().prefix { $0 == "\\" }.count
+        return backslashes % 2 == 0
+    }
+
+    /// `name` as one component of a path: `/` written `\/`, `\` written `\\`.
+    public static func escaped(_ name: String) -> String {
+        name.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "/", with: "\\/")
     }
 
     /// The path of these group and entry names, from the root.
@@ -18,7 +53,7 @@ public struct VaultPath: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// `/A/B/Title`.
-    public var description: String { "/" + components.joined(separator: "/") }
+    public var description: String { "/" + components.map(Self.escaped).joined(separator: "/") }
 
     /// The path of the group holding what this path names, and its last name.
     public var parentAndName: (parent: VaultPath, name: String)? {

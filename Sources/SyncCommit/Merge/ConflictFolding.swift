@@ -32,9 +32,9 @@ public enum ConflictFolding {
         case otherDatabase
         /// Not a readable vault (damaged, half written, not a regular file, a symlink).
         case unreadable
-        /// Far larger than the vault (`copySizeLimit`): not read.
+        /// Far larger than the vault (`ForeignVersionBudget.sizeLimit`): not read.
         case tooLarge
-        /// Its KDF (or payload) is beyond the budget for copies (`copyLimits`): refused before any derivation.
+        /// Its KDF (or payload) is beyond the budget for copies (`ForeignVersionBudget.limits`): refused before any derivation.
         case tooCostly
         /// Changed while it was being merged: left in the folder for the next pass.
         case changedMeanwhile
@@ -66,41 +66,12 @@ public enum ConflictFolding {
         public var restored: [Change] = []
     }
 
-    /// The largest copy read for a vault of `vaultSize` bytes: a copy is another version of the same
-    /// vault, so anything far larger is junk planted in the folder (read, it would cost memory and
-    /// time on every check).
-    public static func copySizeLimit(forVaultOf vaultSize: Int) -> Int64 {
-        max(Int64(vaultSize) * 8, 16 << 20)
-    }
-
-    /// The KDF budget for a conflict copy of a vault whose KDF is `vaultKDF`, within `limits`: a copy
-    /// is another version of the same vault, written with the same settings or ones a device chose
-    /// for it, so a KDF far costlier than the vault's own (Argon2 at 2 GiB x 10,000 iterations is
-    /// within the caps for a vault the user opens: hours) is junk planted to make every check derive
-    /// for hours. Argon2: twice the vault's memory (at least 256 MiB) and four times its iterations
-    /// (at least 20); AES-KDF: four times the vault's rounds (at least 60 million, about a second).
-    public static func copyLimits(forVaultKDF vaultKDF: KDFParameters, within limits: ResourceLimits) -> ResourceLimits {
-        var copy = limits
-        var memory: UInt64 = 256 << 20, iterations: UInt64 = 20, rounds: UInt64 = 60_000_000
-        switch vaultKDF {
-        case .argon2(let settings):
-            memory = max(memory, settings.memoryBytes.multipliedReportingOverflow(by: 2).partialValue)
-            iterations = max(iterations, settings.iterations.multipliedReportingOverflow(by: 4).partialValue)
-        case .aesKDF(_, let vaultRounds):
-            rounds = max(rounds, vaultRounds.multipliedReportingOverflow(by: 4).partialValue)
-        }
-        copy.maximumArgon2MemoryBytes = min(limits.maximumArgon2MemoryBytes, memory)
-        copy.maximumArgon2Iterations = min(limits.maximumArgon2Iterations, iterations)
-        copy.maximumAESKDFRounds = min(limits.maximumAESKDFRounds, rounds)
-        return copy
-    }
-
     /// Merges the copies of the vault `session` holds against `base` (the version this device had
     /// synced before this run; nil: inferred from history); `dryRun` merges in memory only and moves
     /// nothing. Copies that share the vault's KDF salt (written by mypass-sync) reuse `cachedKey`
     /// instead of running the KDF. A copy is read only if it is a regular file (a symlink planted
     /// under a copy's name could point at a private vault of the same database) no larger than
-    /// `sizeLimit` (default `copySizeLimit`).
+    /// `sizeLimit` (default `ForeignVersionBudget.sizeLimit`).
     public static func fold(
         _ copies: [ConflictCopies.Copy], into session: SyncSession, base: Vault?, key: CompositeKey, cachedKey: DerivedKey? = nil,
         limits: ResourceLimits, dryRun: Bool, sizeLimit: Int64? = nil
@@ -110,15 +81,15 @@ public enum ConflictFolding {
     }
 
     /// How a copy of the vault at `vaultPath` (KDF `vaultKDF`) is read and opened: within
-    /// `copySizeLimit` (or `sizeLimit`) and `copyLimits`.
+    /// `ForeignVersionBudget` (or `sizeLimit`).
     package static func copyOpening(
         forVaultAt vaultPath: String, vaultKDF: KDFParameters, key: CompositeKey, cachedKey: DerivedKey?, limits: ResourceLimits,
         sizeLimit: Int64? = nil
     ) -> CopyPrefetch.Parameters {
         // The vault's size (of the file a symlink the user named leads to).
         let vaultSize = SystemCalls.status(atPath: DurableFile.resolvedPath(vaultPath)).map { Int($0.size) } ?? 0
-        return CopyPrefetch.Parameters(key: key, cachedKey: cachedKey, sizeLimit: sizeLimit ?? copySizeLimit(forVaultOf: vaultSize),
-                                       limits: copyLimits(forVaultKDF: vaultKDF, within: limits))
+        return CopyPrefetch.Parameters(key: key, cachedKey: cachedKey, sizeLimit: sizeLimit ?? ForeignVersionBudget.sizeLimit(forVaultOf: vaultSize),
+                                       limits: ForeignVersionBudget.limits(forVaultKDF: vaultKDF, within: limits))
     }
 
     /// `fold`, using the copies `prefetched` opened ahead (the watcher's, during its debounce) where

@@ -14,9 +14,9 @@ package final class CopyPrefetch: @unchecked Sendable {
     package struct Parameters: @unchecked Sendable {
         let key: CompositeKey
         let cachedKey: DerivedKey?
-        /// `ConflictFolding.copySizeLimit` of the vault.
+        /// `ForeignVersionBudget.sizeLimit` of the vault.
         let sizeLimit: Int64
-        /// `ConflictFolding.copyLimits` of the vault's KDF.
+        /// `ForeignVersionBudget.limits` of the vault's KDF.
         let limits: ResourceLimits
         /// Where a copy that opens is kept at once (a version this device saw: the sync engine may
         /// overwrite or delete the copy before the check runs); nil: nowhere.

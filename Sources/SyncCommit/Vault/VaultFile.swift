@@ -44,6 +44,15 @@ public struct VaultFile: Sendable {
     /// The format of this file.
     public var format: VaultFormat { VaultFormat(header) }
 
+    /// The caps for opening a version of this vault that did not come from this device: the
+    /// server's, a merge driver's input (`ForeignVersionBudget`).
+    package var foreignVersionLimits: ResourceLimits {
+        ForeignVersionBudget.limits(forVaultKDF: header.kdf, within: limits)
+    }
+
+    /// The largest such version read (`ForeignVersionBudget`).
+    package var foreignVersionSizeLimit: Int64 { ForeignVersionBudget.sizeLimit(forVaultOf: bytes.count) }
+
     /// Decrypts and parses the file with `credentials`.
     public func unlock(_ credentials: VaultCredentials) throws -> UnlockedVault {
         UnlockedVault(file: self, opened: try open(key: credentials.key), credentials: credentials)

@@ -110,11 +110,15 @@ public enum DurableFile {
 
     /// `replace(atPath:…)` for the file `name` in an open `directory`; a symlink at `name` is
     /// replaced, never followed. `keepOwner`: the new file gets the replaced file's owner.
+    /// Anything else at `name` (a device node, a FIFO, a socket, a directory) is refused and left as
+    /// it is: a rename over `/dev/null` would turn it into a regular file.
     public static func replace(
         _ name: String, in directory: DirectoryHandle, with data: Data, policy: ReplacePolicy, durable: Bool = true,
         keepOwner: Bool = false, verify: (Data) throws -> Void = { _ in }, mayReplace: () -> Bool = { true }
     ) throws(SaveError) -> Fingerprint {
-        let existing = directory.status(of: name).flatMap { $0.isRegularFile ? $0 : nil }
+        let found = directory.status(of: name)
+        if let found, !found.isRegularFile, !found.isSymbolicLink { throw .file(.notARegularFile(path: directory.pathOf(name))) }
+        let existing = found.flatMap { $0.isRegularFile ? $0 : nil }
         let owner = keepOwner ? existing.map { ($0.owner.user, $0.owner.group) } : nil
         var attempt = 0
         while true {

@@ -283,6 +283,8 @@ public struct FileStatus: Sendable, Equatable {
     public let modified: FileTime
     /// Whether it is a regular file (not a symlink, directory, FIFO or device).
     public let isRegularFile: Bool
+    /// Whether it is a symlink (`lstat`: the link itself).
+    public let isSymbolicLink: Bool
     /// Its owner and group.
     let owner: (user: uid_t, group: gid_t)
 
@@ -292,6 +294,7 @@ public struct FileStatus: Sendable, Equatable {
         size = Int64(status.st_size)
         modified = FileTime(seconds: Int64(status.st_mtim.tv_sec), nanoseconds: Int64(status.st_mtim.tv_nsec))
         isRegularFile = (status.st_mode & S_IFMT) == S_IFREG
+        isSymbolicLink = (status.st_mode & S_IFMT) == S_IFLNK
         owner = (status.st_uid, status.st_gid)
     }
 

@@ -18,6 +18,9 @@ struct CurlRequest {
     /// Seconds allowed to connect and for the whole transfer.
     var connectTimeout = 10
     var totalTimeout = 300
+    /// The most the response body may bring (a running count: `TransferGuard`).
+    var maximumBodyBytes: Int64?
+    var cancellation: TransferCancellation?
 
     /// What came back.
     struct Response {
@@ -31,11 +34,15 @@ struct CurlRequest {
     struct Failure: Error, CustomStringConvertible {
         let code: Int
         let description: String
+        /// What the failure means under the transfer's limits (too large, stalled, cancelled).
+        var classified: RemoteFailure?
     }
 
     private final class Collected {
         var body = Data()
         var headers: [String: String] = [:]
+        let limits: TransferGuard
+        init(_ limits: TransferGuard) { self.limits = limits }
     }
 
     private static let initialized: Bool = { curl_global_init(Int(CURL_GLOBAL_DEFAULT)) == CURLE_OK }()
@@ -44,7 +51,8 @@ struct CurlRequest {
     func perform() throws(Failure) -> Response {
         guard Self.initialized, let handle = curl_easy_init() else { throw Failure(code: -1, description: "libcurl could not start") }
         defer { curl_easy_cleanup(handle) }
-        let collected = Collected()
+        let limits = TransferGuard(maximumBytes: maximumBodyBytes, cancellation: cancellation)
+        let collected = Collected(limits)
         let context = Unmanaged.passUnretained(collected).toOpaque()
         var list: UnsafeMutablePointer<curl_slist>?
         defer { curl_slist_free_all(list) }
@@ -57,6 +65,7 @@ struct CurlRequest {
         mypass_curl_set_long(handle, CURLOPT_CONNECTTIMEOUT, connectTimeout)
         mypass_curl_set_long(handle, CURLOPT_TIMEOUT, totalTimeout)
         mypass_curl_set_long(handle, CURLOPT_FOLLOWLOCATION, 0)
+        limits.apply(to: handle)
         mypass_curl_set_long(handle, CURLOPT_NETRC, Int(CURL_NETRC_OPTIONAL.rawValue))
         if let netrcFile { mypass_curl_set_string(handle, CURLOPT_NETRC_FILE, netrcFile) }
         mypass_curl_set_long(handle, CURLOPT_HTTPAUTH, mypass_curl_auth_basic_or_digest())
@@ -64,6 +73,7 @@ struct CurlRequest {
         mypass_curl_set_pointer(handle, CURLOPT_WRITEDATA, context)
         mypass_curl_set_callback(handle, CURLOPT_WRITEFUNCTION) { data, size, count, context in
             let collected = Unmanaged<Collected>.fromOpaque(context!).takeUnretainedValue()
+            guard collected.limits.accept(size * count) else { return 0 }
             if let data { collected.body.append(UnsafeRawPointer(data).assumingMemoryBound(to: UInt8.self), count: size * count) }
             return size * count
         }
@@ -97,7 +107,8 @@ struct CurlRequest {
             return curl_easy_perform(handle)
         }
         guard code == CURLE_OK else {
-            throw Failure(code: Int(code.rawValue), description: String(cString: curl_easy_strerror(code)))
+            throw Failure(code: Int(code.rawValue), description: String(cString: curl_easy_strerror(code)),
+                          classified: limits.failure(code, url: url))
         }
         var status = 0
         mypass_curl_get_long(handle, CURLINFO_RESPONSE_CODE, &status)

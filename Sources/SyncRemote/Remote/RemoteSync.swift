@@ -45,12 +45,17 @@ public enum RemoteSync {
         case keptLosing(url: String, attempts: Int)
         /// The remote does not open with the working copy's credentials.
         case otherCredentials(url: String)
+        /// The server answered an upload with success but still holds the version it replaced.
+        case notStored(url: String)
 
         public var description: String {
             switch self {
             case .untrustworthyServer(let url, let reason): "\(url): not written: \(reason), and the server offers no WebDAV locks"
             case .keptLosing(let url, let attempts): "\(url): another writer changed the vault during each of \(attempts) attempts; nothing was overwritten"
             case .otherCredentials(let url): "\(url): the remote vault does not open with this vault's credentials (key changed on another device?)"
+            case .notStored(let url):
+                "\(url): the server answered the upload with success but did not store it (it still holds the version before); "
+                    + "the server or a proxy in front of it is broken, nothing was overwritten"
             }
         }
     }
@@ -61,13 +66,16 @@ public enum RemoteSync {
     /// Syncs the working copy at `vaultPath` with `target`.
     public static func run(vaultPath: String, remote target: RemoteTarget, credentials: VaultCredentials, state: SyncStateStore,
                            dryRun: Bool = false, maximumKDFMemory: UInt64? = nil) throws -> Report {
-        let remote = target.vault
+        var remote = target.vault
         let probe: ServerProbe
         if let known = state.probe(for: vaultPath, url: remote.url) {
             probe = known
+        } else if dryRun {
+            // The check writes scratch files on the server; a dry run writes nothing anywhere.
+            probe = ServerProbe(mode: .unprobed, reason: "checked on the first sync that writes", probedAt: Int(Date().timeIntervalSince1970))
         } else {
             probe = try remote.probe()
-            if !dryRun { try state.recordProbe(probe, for: vaultPath, url: remote.url) }
+            try state.recordProbe(probe, for: vaultPath, url: remote.url)
         }
         guard probe.mode != .refused else { throw Refusal.untrustworthyServer(url: remote.url, reason: probe.reason ?? "unknown") }
         var merged: [Change] = []
@@ -82,6 +90,10 @@ public enum RemoteSync {
             defer { if let token { try? remote.unlock(token) } }
             let known = state.remote(for: vaultPath, url: remote.url)
             var file = try VaultFile.read(vaultPath, maximumKDFMemory: maximumKDFMemory)
+            // The server's version is another version of this vault: read and opened within the
+            // budget for versions that did not come from this device.
+            let sizeLimit = file.foreignVersionSizeLimit
+            remote.downloadLimit = sizeLimit
             let merger = Merger(vaultPath: vaultPath, url: remote.url, credentials: credentials, state: state, dryRun: dryRun,
                                 base: known?.base, maximumKDFMemory: maximumKDFMemory)
             if let bytes = displaced {
@@ -125,18 +137,33 @@ public enum RemoteSync {
             // Upload the working copy as it is on disk now, only over the version just merged.
             if attempt == 1 { TestHooks.beforeUpload() }
             let upload = file.bytes
+            remote.downloadLimit = max(sizeLimit, Int64(upload.count))  // the read-back of the upload
             let replaced = try remote.replace(with: upload, expected: expected, lockToken: token)
             guard case .stored = replaced else {
                 if case .lostRace(let other?) = replaced { displaced = other }
                 continue
             }
-            // Read back: the server must hold exactly what was sent (else someone else's write won).
-            guard case .content(let stored, let storedTag) = try remote.fetch(ifChangedFrom: nil), stored == upload else { continue }
+            // Read back: the server must hold exactly what was sent (else someone else's write won,
+            // or the server did not store it at all).
+            let readBack = try remote.fetch(ifChangedFrom: nil)
+            guard case .content(let stored, let storedTag) = readBack, stored == upload else {
+                if Self.stillHolds(expected, readBack) { throw Refusal.notStored(url: remote.url) }
+                continue
+            }
             try state.recordRemote(RemoteRecord(url: remote.url, etag: storedTag, remoteSHA256: SHA256.hexHash(upload), local: file.fingerprint),
                                    base: upload, for: vaultPath)
             return report(uploaded: true, attempts: attempt)
         }
         throw Refusal.keptLosing(url: remote.url, attempts: maximumAttempts)
+    }
+
+    /// Whether `readBack` is still the version an upload was to replace (`expected`).
+    private static func stillHolds(_ expected: RemoteExpectation, _ readBack: RemoteFetch) -> Bool {
+        switch (expected, readBack) {
+        case (.absent, .missing): true
+        case (.version(_, let sha256), .content(let bytes, _)): SHA256.hexHash(bytes) == sha256
+        default: false
+        }
     }
 }
 
@@ -164,9 +191,12 @@ private struct Merger {
     /// Merges `bytes` into the working copy `file`; `file` is re-read when it was saved.
     func merge(_ bytes: Data, into file: inout VaultFile) throws -> Outcome {
         let unlocked = try file.unlock(credentials)
-        let opened = Result { try KDBXReader.open(bytes, key: credentials.key, cachedKey: nil, limits: file.limits) }
+        let opened = Result { try KDBXReader.open(bytes, key: credentials.key, cachedKey: nil, limits: file.foreignVersionLimits) }
         if case .failure(let error) = opened, FailureKind(of: error) == .wrongCredentials {
             throw RemoteSync.Refusal.otherCredentials(url: url)
+        }
+        if case .failure(KDBXError.resourceCapExceeded(let detail)) = opened {
+            throw RemoteFailure.tooCostly(url: url, detail: detail)
         }
         let theirs = try opened.get().vault
         let baseVault = base.flatMap { try? KDBXReader.open($0, key: credentials.key, cachedKey: nil, limits: file.limits).vault }

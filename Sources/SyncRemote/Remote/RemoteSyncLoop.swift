@@ -16,11 +16,17 @@ public final class RemoteSyncLoop: @unchecked Sendable {
 
     private let condition = NSCondition()
     private var stopped = false
+    /// Cancelled by `stop()`: give it to the remote's options (`RemoteOptions.cancellation`) so that a
+    /// transfer in progress ends within a second instead of at its time-out.
+    public let cancellation: TransferCancellation
 
-    public init() {}
+    public init(cancellation: TransferCancellation = TransferCancellation()) {
+        self.cancellation = cancellation
+    }
 
-    /// Ends `run` after the current round.
+    /// Ends `run` after the current round, stopping its transfer in progress.
     public func stop() {
+        cancellation.cancel()
         condition.lock()
         stopped = true
         condition.signal()
@@ -42,6 +48,7 @@ public final class RemoteSyncLoop: @unchecked Sendable {
             do {
                 report(.synced(try round()))
             } catch {
+                if cancellation.isCancelled { return }  // stopped mid-round: nothing to report
                 report(.failed(message: "\(error)", kind: FailureKind(of: error)))
             }
             lastSeen = Self.fingerprint(vaultPath)

@@ -2,6 +2,9 @@ internal import Foundation
 internal import SyncFiles
 internal import SyncState
 public import SyncCommit
+#if canImport(Glibc)
+internal import Glibc
+#endif
 
 /// A vault file on a server, as `RemoteSync` uses it: read it, replace it only while it is still the
 /// version the caller merged, and read it back. WebDAV (`WebDAVRemote`) and SFTP (`SFTPRemote`)
@@ -9,6 +12,9 @@ public import SyncCommit
 protocol RemoteVault: Sendable {
     /// The vault's URL.
     var url: String { get }
+    /// The most one download may bring; more is stopped and refused (`RemoteSync` ties it to the
+    /// vault's size: `ForeignVersionBudget.sizeLimit`).
+    var downloadLimit: Int64 { get set }
     /// Checks, on scratch files beside the vault (never the vault), how writes can be protected.
     func probe() throws(RemoteFailure) -> ServerProbe
     /// The file; `.unchanged` only when the server can tell that it still has version `tag`.
@@ -60,6 +66,16 @@ public enum RemoteFailure: Error, CustomStringConvertible, Sendable {
     case unknownHostKey(url: String, fingerprint: String, knownHosts: String)
     /// The SSH server's host key differs from the one the known-hosts file holds for it.
     case changedHostKey(url: String, fingerprint: String, knownHosts: String)
+    /// The server sent more than the download limit: stopped, nothing kept.
+    case tooLarge(url: String, limit: Int64)
+    /// The server's version asks for a key derivation far costlier than this vault's own.
+    case tooCostly(url: String, detail: String)
+    /// The server stopped sending (or never answered) within the time allowed.
+    case stalled(url: String, detail: String)
+    /// The transfer was stopped on request (a signal ending `sync --watch`).
+    case cancelled(url: String)
+    /// A netrc, key or known-hosts file that is not a regular file, or too large to be one.
+    case unusableFile(path: String, reason: String)
     /// A URL this tool does not talk to.
     case unsupportedURL(String)
     /// The URL holds credentials (a WebDAV user or password, an SFTP password): not used, not logged.
@@ -76,6 +92,15 @@ public enum RemoteFailure: Error, CustomStringConvertible, Sendable {
         case .changedHostKey(let url, let fingerprint, let knownHosts):
             "\(url): the server's host key (\(fingerprint)) is NOT the one \(knownHosts) holds for it: someone may be "
                 + "impersonating the server, or its key was replaced; not connected"
+        case .tooLarge(let url, let limit):
+            "\(url): the server sent more than \(limit) bytes (eight times this vault's size, at least 16 MiB): not a version "
+                + "of this vault; stopped, nothing kept"
+        case .tooCostly(let url, let detail):
+            "\(url): the server's version asks for a key derivation far costlier than this vault's own (\(detail)): refused "
+                + "before deriving, nothing changed"
+        case .stalled(let url, let detail): "\(url): the server stopped sending (\(detail)); nothing was changed"
+        case .cancelled(let url): "\(url): stopped on request; nothing was changed"
+        case .unusableFile(let path, let reason): "\(path): \(reason); not used"
         case .unsupportedURL(let reason): reason
         case .credentialsInURL(let sftp):
             sftp ? "the remote URL holds a password: SFTP logs in with SSH keys" : "the remote URL holds credentials (user@ or user:password@)"
@@ -104,27 +129,56 @@ public struct RemoteOptions: Sendable {
     public var identityFile: String?
     /// The known-hosts file for SFTP (nil: `~/.ssh/known_hosts`).
     public var knownHostsFile: String?
+    /// Stops the remote's transfers from another thread (nil: they run to their end or time-out).
+    public var cancellation: TransferCancellation?
 
-    public init(netrcFile: String? = nil, identityFile: String? = nil, knownHostsFile: String? = nil) {
+    public init(netrcFile: String? = nil, identityFile: String? = nil, knownHostsFile: String? = nil,
+                cancellation: TransferCancellation? = nil) {
         self.netrcFile = netrcFile
         self.identityFile = identityFile
         self.knownHostsFile = knownHostsFile
+        self.cancellation = cancellation
+    }
+}
+
+extension RemoteOptions {
+    /// The largest netrc, SSH key or known-hosts file used: libcurl reads them itself, so a FIFO
+    /// there would block a sync forever and `/dev/zero` would spin it.
+    static let maximumFileSize: Int64 = 1 << 20
+
+    /// Each file given, and each default one that exists (`~/.netrc`, `~/.ssh/known_hosts`), must be
+    /// a regular file (symlinks followed) of at most 1 MiB.
+    func checkFiles() throws(RemoteFailure) {
+        let home = FileManager.default.homeDirectoryForCurrentUser.path
+        let given = [netrcFile, identityFile, knownHostsFile].compactMap { $0 }
+        let defaults = [home + "/.netrc", home + "/.ssh/known_hosts"].filter { FileManager.default.fileExists(atPath: $0) }
+        for path in given + defaults {
+            var status = stat()
+            guard stat(path, &status) == 0 else { throw .unusableFile(path: path, reason: String(cString: strerror(errno))) }
+            guard status.st_mode & S_IFMT == S_IFREG else { throw .unusableFile(path: path, reason: "not a regular file") }
+            guard Int64(status.st_size) <= Self.maximumFileSize else {
+                throw .unusableFile(path: path, reason: "larger than \(Self.maximumFileSize) bytes, not a netrc, key or known-hosts file")
+            }
+        }
     }
 }
 
 /// A remote vault named by URL, ready for `RemoteSync.run`.
 public struct RemoteTarget: Sendable {
-    let vault: any RemoteVault
+    var vault: any RemoteVault
 
     /// The URL it was made from.
     public var url: String { vault.url }
 
-    /// Checks `url` (no credentials in it, a file path, a scheme this tool speaks) without connecting.
+    /// Checks `url` (no credentials in it, a file path, a scheme this tool speaks) and the option's
+    /// files without connecting.
     public init(url: String, options: RemoteOptions = RemoteOptions()) throws(RemoteFailure) {
+        try options.checkFiles()
         if url.lowercased().hasPrefix("sftp://") {
-            vault = try SFTPRemote(url: url, identityFile: options.identityFile, knownHostsFile: options.knownHostsFile)
+            vault = try SFTPRemote(url: url, identityFile: options.identityFile, knownHostsFile: options.knownHostsFile,
+                                   cancellation: options.cancellation)
         } else {
-            vault = try WebDAVRemote(url: url, netrcFile: options.netrcFile)
+            vault = try WebDAVRemote(url: url, netrcFile: options.netrcFile, cancellation: options.cancellation)
         }
     }
 }
@@ -146,8 +200,8 @@ extension RemoteFailure: ClassifiedFailure {
     public var failureKind: FailureKind {
         switch self {
         case .unsupportedURL, .credentialsInURL: .invalidRequest
-        case .unknownHostKey, .changedHostKey: .refusedForSafety
-        case .unreachable, .refused, .denied: .ioError
+        case .unknownHostKey, .changedHostKey, .tooLarge, .tooCostly: .refusedForSafety
+        case .unreachable, .refused, .denied, .stalled, .cancelled, .unusableFile: .ioError
         }
     }
 }

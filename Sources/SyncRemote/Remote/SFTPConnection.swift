@@ -18,6 +18,7 @@ final class SFTPConnection {
         let user: String
         let identityFile: String?
         let knownHostsFile: String
+        var cancellation: TransferCancellation?
     }
 
     /// Why an operation did not happen.
@@ -35,6 +36,8 @@ final class SFTPConnection {
     private let handle: UnsafeMutableRawPointer
     private let errorBuffer = UnsafeMutablePointer<CChar>.allocate(capacity: Int(CURL_ERROR_SIZE) + 1)
     private let hostKey = HostKeyCheck()
+    /// The limits of the operation in progress (`TransferGuard`).
+    private var limits: TransferGuard
 
     private static let initialized: Bool = { curl_global_init(Int(CURL_GLOBAL_DEFAULT)) == CURLE_OK }()
 
@@ -44,6 +47,7 @@ final class SFTPConnection {
         self.endpoint = endpoint
         self.url = url
         self.handle = handle
+        limits = TransferGuard(maximumBytes: nil, cancellation: endpoint.cancellation)
     }
 
     deinit {
@@ -51,23 +55,24 @@ final class SFTPConnection {
         errorBuffer.deallocate()
     }
 
-    /// The file at `path` (absolute, or relative to the login directory).
-    func download(_ path: String) throws(Failure) -> Data {
-        try receive(path, namesOnly: false)
+    /// The file at `path` (absolute, or relative to the login directory), at most `limit` bytes.
+    func download(_ path: String, limit: Int64) throws(Failure) -> Data {
+        try receive(path, namesOnly: false, limit: limit)
     }
 
-    /// The names in the folder `path` (ending in "/").
+    /// The names in the folder `path` (ending in "/"); a listing of more than 16 MiB is refused.
     func list(_ path: String) throws(Failure) -> [String] {
-        String(decoding: try receive(path, namesOnly: true), as: UTF8.self).split(separator: "\n").map(String.init)
+        String(decoding: try receive(path, namesOnly: true, limit: 16 << 20), as: UTF8.self).split(separator: "\n").map(String.init)
     }
 
-    private func receive(_ path: String, namesOnly: Bool) throws(Failure) -> Data {
-        let sink = Sink()
-        prepare(path)
+    private func receive(_ path: String, namesOnly: Bool, limit: Int64) throws(Failure) -> Data {
+        let sink = Sink(limits: TransferGuard(maximumBytes: limit, cancellation: endpoint.cancellation))
+        prepare(path, limits: sink.limits)
         if namesOnly { mypass_curl_set_long(handle, CURLOPT_DIRLISTONLY, 1) }
         mypass_curl_set_pointer(handle, CURLOPT_WRITEDATA, Unmanaged.passUnretained(sink).toOpaque())
         mypass_curl_set_callback(handle, CURLOPT_WRITEFUNCTION) { data, size, count, context in
             let sink = Unmanaged<Sink>.fromOpaque(context!).takeUnretainedValue()
+            guard sink.limits.accept(size * count) else { return 0 }
             if let data { sink.data.append(UnsafeRawPointer(data).assumingMemoryBound(to: UInt8.self), count: size * count) }
             return size * count
         }
@@ -112,9 +117,11 @@ final class SFTPConnection {
         try perform()
     }
 
-    /// Resets the handle (the connection stays open) and sets what every operation needs.
-    private func prepare(_ path: String) {
+    /// Resets the handle (the connection stays open) and sets what every operation needs, held to
+    /// `limits` (default: no download cap, the low-speed limit and the cancellation).
+    private func prepare(_ path: String, limits: TransferGuard? = nil) {
         curl_easy_reset(handle)
+        self.limits = limits ?? TransferGuard(maximumBytes: nil, cancellation: endpoint.cancellation)
         errorBuffer[0] = 0
         hostKey.reset()
         let encoded = path.split(separator: "/", omittingEmptySubsequences: false)
@@ -127,6 +134,7 @@ final class SFTPConnection {
         mypass_curl_set_long(handle, CURLOPT_CONNECTTIMEOUT, 10)
         mypass_curl_set_long(handle, CURLOPT_TIMEOUT, 300)
         mypass_curl_set_pointer(handle, CURLOPT_ERRORBUFFER, errorBuffer)
+        self.limits.apply(to: handle)
         mypass_curl_set_string(handle, CURLOPT_USERNAME, endpoint.user)
         mypass_curl_set_long(handle, CURLOPT_SSH_AUTH_TYPES, mypass_curl_ssh_auth_keys_or_agent())
         if let identity = endpoint.identityFile {
@@ -145,6 +153,7 @@ final class SFTPConnection {
     private func perform() throws(Failure) {
         let code = curl_easy_perform(handle)
         guard code != CURLE_OK else { return }
+        if let failure = limits.failure(code, url: url) { throw .remote(failure) }
         let detail = errorBuffer[0] != 0 ? String(cString: errorBuffer) : String(cString: curl_easy_strerror(code))
         if let match = hostKey.match, match != CURLKHMATCH_OK {
             let fingerprint = hostKey.fingerprint ?? "unknown key"
@@ -172,6 +181,8 @@ final class SFTPConnection {
 
     private final class Sink {
         var data = Data()
+        let limits: TransferGuard
+        init(limits: TransferGuard) { self.limits = limits }
     }
 
     private final class Source {

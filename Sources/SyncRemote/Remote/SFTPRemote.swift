@@ -24,12 +24,13 @@ internal import Glibc
 /// vault under its aside name; the next fetch that finds no vault puts it back.
 struct SFTPRemote: RemoteVault {
     let url: String
+    var downloadLimit = FileReading.maximumSize
     private let path: String
     private let connection: SharedConnection
 
     /// `url` is `sftp://[user@]host[:port]/path/vault.kdbx` (`/~/path` from the login directory); no
     /// password in it. The known-hosts file defaults to `~/.ssh/known_hosts`.
-    init(url: String, identityFile: String?, knownHostsFile: String?) throws(RemoteFailure) {
+    init(url: String, identityFile: String?, knownHostsFile: String?, cancellation: TransferCancellation? = nil) throws(RemoteFailure) {
         guard let parsed = URLComponents(string: url), parsed.scheme?.lowercased() == "sftp", let host = parsed.host, !host.isEmpty,
               !parsed.percentEncodedPath.isEmpty, !parsed.percentEncodedPath.hasSuffix("/") else {
             throw .unsupportedURL("\(url): not a URL of a file (sftp://server/path/vault.kdbx)")
@@ -45,7 +46,7 @@ struct SFTPRemote: RemoteVault {
             identityFile: identityFile ?? ["id_ed25519", "id_ecdsa", "id_rsa"].map { home + "/.ssh/" + $0 }.first {
                 FileManager.default.fileExists(atPath: $0)
             },
-            knownHostsFile: knownHostsFile ?? home + "/.ssh/known_hosts")
+            knownHostsFile: knownHostsFile ?? home + "/.ssh/known_hosts", cancellation: cancellation)
         let decoded = parsed.path
         self.url = url
         self.path = decoded.hasPrefix("/~/") ? String(decoded.dropFirst(3)) : decoded
@@ -150,7 +151,7 @@ struct SFTPRemote: RemoteVault {
     /// The file, nil when there is none.
     private func download(_ path: String) throws(RemoteFailure) -> Data? {
         do {
-            return try connection.get().download(path)
+            return try connection.get().download(path, limit: downloadLimit)
         } catch {
             if case .notFound = error { return nil }
             throw Self.failure(error, url: url)

@@ -23,6 +23,9 @@ public struct ServerProbe: Codable, Sendable, Equatable {
         case rename
         /// Neither works: the server is not written to.
         case refused
+        /// Not checked yet: the check writes scratch files, so a dry run (which writes nothing)
+        /// leaves it to the first sync that writes.
+        case unprobed
     }
 
     /// The verdict.

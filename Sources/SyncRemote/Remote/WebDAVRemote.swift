@@ -14,10 +14,12 @@ struct WebDAVRemote: RemoteVault {
     let url: String
     /// Where server credentials come from (nil: `~/.netrc`).
     let netrcFile: String?
+    let cancellation: TransferCancellation?
+    var downloadLimit = FileReading.maximumSize
 
     /// `url` must be `https://…`, or `http://` to this machine only (tests, a local proxy): server
     /// credentials never cross a network in clear text.
-    init(url: String, netrcFile: String? = nil) throws(RemoteFailure) {
+    init(url: String, netrcFile: String? = nil, cancellation: TransferCancellation? = nil) throws(RemoteFailure) {
         // A password in the URL would be in argv and in every message that names the URL: refused, not echoed.
         if let parsed = URL(string: url), parsed.user != nil || parsed.password != nil {
             throw .credentialsInURL(sftp: false)
@@ -32,6 +34,7 @@ struct WebDAVRemote: RemoteVault {
         }
         self.url = url
         self.netrcFile = netrcFile
+        self.cancellation = cancellation
     }
 
     /// `GET`, with `If-None-Match: etag` when one is known.
@@ -157,11 +160,13 @@ struct WebDAVRemote: RemoteVault {
     }
 
     private func send(_ method: String, at target: String? = nil, headers: [String] = [], body: Data? = nil) throws(RemoteFailure) -> CurlRequest.Response {
-        let request = CurlRequest(method: method, url: target ?? url, headers: headers, body: body, netrcFile: netrcFile)
+        var request = CurlRequest(method: method, url: target ?? url, headers: headers, body: body, netrcFile: netrcFile)
+        request.maximumBodyBytes = downloadLimit
+        request.cancellation = cancellation
         do {
             return try request.perform()
         } catch {
-            throw .unreachable(url: target ?? url, detail: error.description)
+            throw error.classified ?? .unreachable(url: target ?? url, detail: error.description)
         }
     }
 }

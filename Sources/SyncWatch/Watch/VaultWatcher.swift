@@ -238,7 +238,7 @@ public final class VaultWatcher {
     /// The copies (path -> SHA-256) whose bytes are among `kept` (read within the copy size limit).
     private func copiesHeld(in kept: [PendingVersions.Version], copies: [CopyFile]) -> [String: String] {
         let hashes = Set(kept.map(\.sha256))
-        let limit = ConflictFolding.copySizeLimit(forVaultOf: SystemCalls.status(atPath: path).map { Int($0.size) } ?? 0)
+        let limit = ForeignVersionBudget.sizeLimit(forVaultOf: SystemCalls.status(atPath: path).map { Int($0.size) } ?? 0)
         var held: [String: String] = [:]
         for copy in copies where copy.size <= limit {
             guard let bytes = try? FileReading.readAll(atPath: copy.path, followSymlinks: false, limit: limit) else { continue }
@@ -336,7 +336,7 @@ public final class VaultWatcher {
             guard let time = baseTimes[item.entry.uuid], item.entry.times.lastModified < time else { return nil }
             return item.entry.uuid
         }
-        let limit = ConflictFolding.copySizeLimit(forVaultOf: SystemCalls.status(atPath: path).map { Int($0.size) } ?? 0)
+        let limit = ForeignVersionBudget.sizeLimit(forVaultOf: SystemCalls.status(atPath: path).map { Int($0.size) } ?? 0)
         for copy in copies {
             guard let bytes = try? FileReading.readAll(atPath: copy.path, followSymlinks: false, limit: limit),
                   let opened = try? KDBXReader.open(bytes, key: key, cachedKey: cachedKey, limits: limits),
