@@ -59,20 +59,26 @@ public struct EntryChange: Sendable, Equatable {
         }.map { "U+" + String(format: "%04X", $0.value) }
     }
 
+    /// Refuses a value of `field` that holds a character a KeePass file cannot store (the value is
+    /// never in the message).
+    public static func checkStorable(_ value: String, field: String) throws(VaultEditError) {
+        guard let character = unstorableCharacter(in: value) else { return }
+        throw .invalidName("field \(field): its value holds \(character), a control character that a KeePass file (XML 1.0) "
+                           + "cannot store; KeePassXC, pykeepass and KeePass would each read something else. Nothing was written")
+    }
+
     /// Applies the change to `entry` (`protection`: the vault's memory protection, for new standard fields).
     public func apply(to entry: inout Entry, protection: Meta.MemoryProtection) throws(VaultEditError) {
         for (name, value) in setFields {
             guard !name.isEmpty, !name.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
                 throw .invalidName("a field name must be non-empty text without control characters")
             }
-            if let character = Self.unstorableCharacter(in: value) {
-                throw .invalidName("field \(name): its value holds \(character), a control character that a KeePass file (XML 1.0) "
-                                   + "cannot store; KeePassXC, pykeepass and KeePass would each read something else. Nothing was written")
-            }
+            try Self.checkStorable(value, field: name)
             let isProtected = entry.field(name)?.isProtected ?? (EntryField.isStandard(name) && protection.protects(name))
             entry.setField(name, FieldValue(value, isProtected: isProtected))
         }
         if let totp {
+            try Self.checkStorable(totp, field: Self.totpField)
             do { _ = try TOTP.fromURI(totp) } catch { throw .invalidName("not a usable otpauth://totp/ URI: \(error)") }
             entry.setField(Self.totpField, FieldValue(totp, isProtected: true))
         }

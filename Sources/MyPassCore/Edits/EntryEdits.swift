@@ -16,6 +16,7 @@ extension Vault {
         var entry = Entry(uuid: uuid, times: Times(allAt: time))
         let protection = meta.memoryProtection
         for (key, value) in [(EntryField.title, title), (EntryField.userName, userName), (EntryField.password, password), (EntryField.url, url), (EntryField.notes, notes)] {
+            try EntryChange.checkStorable(value, field: key)
             entry.fields.append(EntryField(key: key, value: FieldValue(value, isProtected: protection.protects(key))))
         }
         try change.apply(to: &entry, protection: protection)
