@@ -22,6 +22,14 @@ if ["watch", "clip"].contains(command) || (command == "sync" && CommandLine.argu
 // freed object by object (which would compete with the job's last steps for the two cores).
 if CommandLine.arguments.dropFirst().first != "watch" { DeferredRelease.keepsUntilExit = true }
 
+// Arguments must be UTF-8: Swift would repair any other bytes with U+FFFD, so an existing file
+// would be "not found" and `-o` would write a name the user did not give.
+if let position = RawArguments.firstNotUTF8() {
+    var streams = StandardStreams()
+    streams.printError("error: argument \(position) is not valid UTF-8; file names and values must be UTF-8 (nothing was read or written)")
+    exit(ExitCode.usage.rawValue)
+}
+
 // The whole program: parse, run, map the outcome to an exit status.
 let status = CommandLineTool.run(arguments: Array(CommandLine.arguments.dropFirst()))
 exit(status.rawValue)

@@ -96,4 +96,22 @@ struct ValueAndPathInputTests {
         let shown = try vault.run(["show", vault.vault, "/No URL", "-a", "Big"])
         #expect(shown.standardOutput.trimmingCharacters(in: .newlines) == value)
     }
+
+    @Test("an argument that is not UTF-8 (a file name in Latin-1) is refused with exit 2; no other name is read or written")
+    func nonUTF8Arguments() throws {
+        let vault = try ScratchVault()
+        defer { vault.remove() }
+        // Foundation passes only Unicode strings: the shell makes the bytes.
+        func run(_ script: String) throws -> ProcessRunner.Outcome {
+            try ProcessRunner.run(URL(fileURLWithPath: "/bin/sh"), ["-c", script, try ToolRunner.binary().path],
+                                  input: Data((ScratchVault.password + "\n").utf8), directory: vault.directory)
+        }
+        try Data("x".utf8).write(to: vault.directory.appendingPathComponent("v\u{FFFD}\u{FFFD}.kdbx"))
+        let read = try run(#"exec "$0" info "$(printf 'v\377\376.kdbx')""#)
+        #expect(read.status == 2 && read.standardError.contains("not valid UTF-8"), "\(read.standardError)")
+        let before = Set(try FileManager.default.contentsOfDirectory(atPath: vault.directory.path))
+        let written = try run(#"exec "$0" convert --password-stdin vault.kdbx -o "$(printf 'out\377.kdbx')""#)
+        #expect(written.status == 2, "\(written.standardError)")
+        #expect(Set(try FileManager.default.contentsOfDirectory(atPath: vault.directory.path)) == before, "a file was written")
+    }
 }

@@ -47,8 +47,12 @@ extension MergeJournal {
     public func explanation(of id: String, unlocked: UnlockedVault) throws -> [FieldDecision] {
         guard record(id) != nil else { throw JournalError.noSuchRecord(id) }
         guard let sealed = stored(id, .explanation) else { throw JournalError.incomplete(id) }
-        return try SealedExplanation.open(sealed, key: unlocked.requireCredentials().key, cachedKey: unlocked.opened.derivedKey,
-                                          limits: unlocked.file.limits)
+        do {
+            return try SealedExplanation.open(sealed, key: unlocked.requireCredentials().key, cachedKey: unlocked.opened.derivedKey,
+                                              limits: unlocked.file.limits)
+        } catch KDBXError.wrongCredentials {
+            throw JournalError.sealedWithOtherKey(id)
+        }
     }
 }
 
