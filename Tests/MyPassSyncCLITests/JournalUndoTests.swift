@@ -119,6 +119,23 @@ struct JournalUndoTests {
         }
     }
 
+    @Test("after another program changed the master password, a record sealed before says which password it needs (exit 3), in undo and journal --show")
+    func recordSealedWithEarlierKey() throws {
+        let devices = try Devices()
+        defer { devices.vault.remove() }
+        #expect(try devices.vault.run(["merge", devices.vault.vault, devices.other]).status == 0)
+        let id = try #require(try devices.ids().first)
+        let changed = try ProcessRunner.run(URL(fileURLWithPath: "/usr/bin/env"), ["keepassxc-cli", "db-edit", "-q", "-p", devices.vault.vault],
+                                            input: Data((ScratchVault.password + "\nnew-pässword\nnew-pässword\n").utf8),
+                                            environment: ["QT_QPA_PLATFORM": "offscreen"])
+        #expect(changed.status == 0, "\(changed.standardError)")
+        for arguments in [["undo", devices.vault.vault, id], ["journal", devices.vault.vault, "--show", id]] {
+            let outcome = try ToolRunner.run(arguments + ["--password-stdin", "--state-dir", devices.vault.stateDirectory], input: "new-pässword\n")
+            #expect(outcome.status == 3, "\(arguments[0]): \(outcome.standardError)")
+            #expect(outcome.standardError.contains("before the master key changed"), "\(arguments[0]): \(outcome.standardError)")
+        }
+    }
+
     @Test("an undo is journaled itself and can be undone: the merge's result comes back")
     func undoOfUndo() throws {
         let devices = try Devices()
