@@ -13,9 +13,14 @@ struct UnlockCommand: Command {
         """
 
 
-        The key is the KDF's result for the file's current salt, kept possessor-only with an expiry. Commands that
-        write still ask for the password (every save draws a new salt) and then keep the key in step, until the
-        same expiry. Credentials given on a command are used instead of the kept key.
+        The key is the KDF's result for the file's current salt, kept in the session keyring, possessor-only, with
+        an expiry. It opens the vault's current version without the password, so what can read it matters: every
+        process of this login session (this terminal and anything started from it) can; processes of the same
+        user in another session (another SSH login, a service) and other users cannot, and it is never in the
+        user keyring. A login without a session keyring of its own (no pam_keyinit) uses the user's default one,
+        which any process of the user can join: unlock then warns. Run `lock` when done. Commands that write still ask for the password (every
+        save draws a new salt) and then keep the key in step, until the same expiry. Credentials given on a
+        command are used instead of the kept key.
         """
     }
 
@@ -29,6 +34,10 @@ struct UnlockCommand: Command {
         let path = parsed.positionals[0]
         let unlocked = try credentials.unlock(parsed, path: path, command: name)
         let expiry = try unlocked.beginQuickUnlock(for: seconds)
+        if QuickUnlock.isSharedWithEveryProcessOfTheUser {
+            output.printError("warning: this login has no session keyring of its own (keyctl show @s: _uid_ses): any process of "
+                              + "this user can read the kept key, which opens the vault; `mypass-sync lock` removes it")
+        }
         output.print("\(path.terminalSafe): unlocked until \(QuickUnlockText.time(expiry)) (\(Int(seconds)) s); `mypass-sync lock` ends it")
         return .success
     }

@@ -1,4 +1,5 @@
 import Foundation
+import MyPassCrypto
 import Testing
 import TestSupport
 
@@ -87,6 +88,43 @@ struct QuickUnlockCommandTests {
         #expect(afterLock.status == 2, "\(afterLock.standardOutput)")
         let again = try ToolRunner.run(["lock", path])
         #expect(again.standardOutput.contains("was not unlocked"))
+    }
+
+    @Test("the kept key, unlocked in a login session with its own keyring: readable there, neither found nor read from another session of the same user, never in the user keyring, its description without the path; without a keyring of its own, unlock warns")
+    func whoCanReadTheKey() throws {
+        let (directory, path) = try Self.vault()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let resolved = URL(fileURLWithPath: path).resolvingSymlinksInPath().path
+        let description = "mypass-sync:derived-key:" + SHA256.hexHash(Data(resolved.utf8)).prefix(16)
+        // A login session with a keyring of its own (what pam_keyinit gives a login): unlock and
+        // read there, then try from another session of the same user, as an SSH login or a service.
+        let script = """
+            "$0" unlock "$1" --password-stdin --for 120 >/dev/null 2>"$3/unlock.err" || echo unlock-failed
+            "$0" ls "$1" </dev/null >/dev/null 2>&1 && echo read-here
+            serial=$(keyctl search @s user "$2") && echo found-here
+            keyctl pipe "$serial" >/dev/null 2>&1 && echo piped-here
+            keyctl show @s | grep -F -q "$3" && echo path-shown
+            keyctl session - keyctl search @us user "$2" >/dev/null 2>&1 && echo found-in-user-session
+            keyctl session - keyctl search @u user "$2" >/dev/null 2>&1 && echo found-in-user-keyring
+            keyctl session - keyctl pipe "$serial" >/dev/null 2>&1 && echo piped-elsewhere
+            keyctl session - sh -c 'keyctl pipe %user:'"$2" >/dev/null 2>&1 && echo requested-elsewhere
+            "$0" lock "$1" >/dev/null
+            """
+        let outcome = try ProcessRunner.run(URL(fileURLWithPath: "/usr/bin/keyctl"),
+                                            ["session", "-", "sh", "-c", script, try ToolRunner.binary().path, path, description, directory.path],
+                                            input: Data((Self.password + "\n").utf8))
+        let seen = Set(outcome.output.split(separator: "\n").map(String.init))
+        #expect(seen == ["read-here", "found-here", "piped-here"], "\(outcome.output)")
+        let warned = (try? String(contentsOf: directory.appendingPathComponent("unlock.err"), encoding: .utf8)) ?? ""
+        #expect(!warned.contains("warning"), "a login with its own keyring got the warning: \(warned)")
+        // Without a session keyring of its own (the user's default one): unlock says that every
+        // process of the user can read the key.
+        let shared = try ProcessRunner.run(URL(fileURLWithPath: "/bin/sh"), ["-c", #"keyctl describe @s | grep -q _uid_ses && "$0" unlock "$1" --password-stdin --for 60 && "$0" lock "$1""#,
+                                                                              try ToolRunner.binary().path, path],
+                                           input: Data((Self.password + "\n").utf8))
+        if String(decoding: shared.standardOutput, as: UTF8.self).contains("unlocked until") {
+            #expect(shared.standardError.contains("any process of this user can read the kept key"), "\(shared.standardError)")
+        }
     }
 
     @Test("a save by keepassxc-cli (new salt) asks for the password once; the password then refreshes the kept key")

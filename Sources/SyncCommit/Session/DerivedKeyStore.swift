@@ -64,10 +64,15 @@ public final class InMemoryDerivedKeyStore: DerivedKeyStore, @unchecked Sendable
     }
 }
 
-/// Keys in the Linux kernel's user keyring (libkeyutils): outside any process's memory, shared by
-/// this user's processes, gone after `lifetime` seconds (or at the given expiry) or at logout.
-/// Payload: the KDF fingerprint (32 bytes), the expiry (unix seconds, 8 bytes little-endian), then the
-/// derived key.
+/// Keys in the Linux kernel's session keyring (libkeyutils): outside any process's memory, gone
+/// after `lifetime` seconds (or at the given expiry) or when the session ends, possessor-only. The
+/// processes of one login session (a terminal and what it starts) share its session keyring and can
+/// read the key; processes of the same user in another session (another SSH login, a service) cannot
+/// find or read it, and the user keyring every process of the user reaches never holds it. A
+/// process without a session keyring of its own uses the user's default session keyring, which any
+/// process of the user can join (`sessionIsUserDefault`). The key's description names the vault by a hash of its
+/// path, never the path. Payload: the KDF fingerprint (32 bytes), the expiry (unix seconds, 8 bytes
+/// little-endian), then the derived key.
 public struct KernelKeyringDerivedKeyStore: DerivedKeyStore {
     /// How long a key is kept when no expiry is given (seconds).
     public let lifetime: UInt32
@@ -77,10 +82,36 @@ public struct KernelKeyringDerivedKeyStore: DerivedKeyStore {
 
     /// Whether the kernel keyring can be used here (seccomp filters in some containers forbid it).
     public static var isAvailable: Bool {
-        keyctl_get_keyring_ID(KEY_SPEC_USER_KEYRING, 0) >= 0
+        keyctl_get_keyring_ID(KEY_SPEC_SESSION_KEYRING, 0) >= 0
     }
 
-    private func description(_ vaultID: String) -> String { "mypass-sync:derived-key:" + vaultID }
+    /// The session keyring (without creating a new one for this process alone, which would end with
+    /// it: a process without one gets the user's default session keyring).
+    private static func sessionKeyring() -> key_serial_t {
+        keyctl_get_keyring_ID(KEY_SPEC_SESSION_KEYRING, 0)
+    }
+
+    /// Whether this process has no session keyring of its own and uses the user's default one
+    /// (`_uid_ses.UID`): any process of the user can join that one and read what it holds.
+    public static var sessionIsUserDefault: Bool {
+        var buffer: UnsafeMutablePointer<CChar>?
+        guard keyctl_describe_alloc(sessionKeyring(), &buffer) >= 0, let buffer else { return true }
+        defer { free(buffer) }
+        // "type;uid;gid;perm;description"
+        let description = String(cString: buffer).split(separator: ";", maxSplits: 4).last ?? ""
+        return description.hasPrefix("_uid_ses.")
+    }
+
+    /// `mypass-sync:derived-key:` and the first 16 hex digits of the SHA-256 of `vaultID` (a path).
+    static func description(_ vaultID: String) -> String {
+        "mypass-sync:derived-key:" + SHA256.hexHash(Data(vaultID.utf8)).prefix(16)
+    }
+
+    private func description(_ vaultID: String) -> String { Self.description(vaultID) }
+
+    private func find(_ vaultID: String) -> key_serial_t {
+        key_serial_t(truncatingIfNeeded: keyctl_search(Self.sessionKeyring(), "user", description(vaultID), 0))
+    }
 
     /// Keeps `key` for `vaultID` in the kernel keyring, possessor-only, until `expiry`.
     public func store(_ key: DerivedKey, for vaultID: String, until expiry: Date?) throws {
@@ -91,7 +122,7 @@ public struct KernelKeyringDerivedKeyStore: DerivedKeyStore {
         withUnsafeBytes(of: Int64(expires.timeIntervalSince1970.rounded(.up)).littleEndian) { payload.append(contentsOf: $0) }
         key.storageForm.withUnsafeBytes { payload.append(contentsOf: $0) }
         defer { MemoryMask.wipe(&payload) }
-        let serial = add_key("user", description(vaultID), payload, payload.count, KEY_SPEC_USER_KEYRING)
+        let serial = add_key("user", description(vaultID), payload, payload.count, Self.sessionKeyring())
         guard serial >= 0 else {
             throw FileError.system(operation: .addKey, path: "kernel keyring", errno: errno, message: String(cString: strerror(errno)))
         }
@@ -110,7 +141,7 @@ public struct KernelKeyringDerivedKeyStore: DerivedKeyStore {
 
     /// The key's permission mask as the kernel reports it (nil when there is no such key).
     func permissions(for vaultID: String) -> UInt32? {
-        let serial = key_serial_t(truncatingIfNeeded: keyctl_search(KEY_SPEC_USER_KEYRING, "user", description(vaultID), 0))
+        let serial = find(vaultID)
         guard serial > 0 else { return nil }
         var buffer: UnsafeMutablePointer<CChar>?
         guard keyctl_describe_alloc(serial, &buffer) >= 0, let buffer else { return nil }
@@ -122,7 +153,7 @@ public struct KernelKeyringDerivedKeyStore: DerivedKeyStore {
 
     /// The key kept for `vaultID`, if any and not expired.
     public func load(for vaultID: String) -> StoredDerivedKey? {
-        let serial = key_serial_t(truncatingIfNeeded: keyctl_search(KEY_SPEC_USER_KEYRING, "user", description(vaultID), 0))
+        let serial = find(vaultID)
         guard serial > 0 else { return nil }
         var buffer: UnsafeMutableRawPointer?
         let length = keyctl_read_alloc(serial, &buffer)
@@ -139,7 +170,7 @@ public struct KernelKeyringDerivedKeyStore: DerivedKeyStore {
 
     /// Unlinks the key kept for `vaultID`.
     public func remove(for vaultID: String) {
-        let serial = key_serial_t(truncatingIfNeeded: keyctl_search(KEY_SPEC_USER_KEYRING, "user", description(vaultID), 0))
+        let serial = find(vaultID)
         if serial > 0 { _ = keyctl_invalidate(serial) }
     }
 }

@@ -28,6 +28,10 @@ public struct QuickUnlock: Sendable {
     /// other call finds no kept key and does nothing).
     public static var isAvailable: Bool { KernelKeyringDerivedKeyStore.isAvailable }
 
+    /// Whether the kept key would be in the user's default session keyring, which every process of
+    /// the user can join (no session keyring of this login's own: no `pam_keyinit`).
+    public static var isSharedWithEveryProcessOfTheUser: Bool { KernelKeyringDerivedKeyStore.sessionIsUserDefault }
+
     /// The store's name for the vault at `path` (its resolved path).
     static func vaultID(_ path: String) -> String { DurableFile.resolvedPath(path) }
 
