@@ -25,7 +25,7 @@ public enum JournalError: Error, CustomStringConvertible, Sendable {
         case .damaged(let id, let detail): "the journal record \(id) is damaged (\(detail)); it cannot be used, nothing was changed"
         case .sealedWithOtherKey(let id):
             "the journal record \(id) does not open with this vault's current credentials: it was written before the master key "
-                + "changed and opens only with the credentials the vault had then"
+                + "changed and opens only with the credentials the vault had then (re-sealing it would need that key)"
         }
     }
 }
