@@ -34,6 +34,7 @@ let package = Package(
         .systemLibrary(name: "CPSL", pkgConfig: "libpsl", providers: [.apt(["libpsl-dev"])]),
         .systemLibrary(name: "CIDN2", pkgConfig: "libidn2", providers: [.apt(["libidn2-dev"])]),
         .systemLibrary(name: "CKeyutils", providers: [.apt(["libkeyutils-dev"])]),
+        .systemLibrary(name: "CLibsecret", pkgConfig: "libsecret-1", providers: [.apt(["libsecret-1-dev"])]),
         .systemLibrary(name: "CLibXML2", pkgConfig: "libxml-2.0", providers: [.apt(["libxml2-dev"])]),
         .systemLibrary(name: "CZxcvbn", providers: [.apt(["libzxcvbn-dev"])]),
         .systemLibrary(name: "CCurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev"])]),
@@ -98,11 +99,17 @@ let package = Package(
             dependencies: ["SyncCommit", "SyncState", "SyncFiles", "MyPassCore", "MyPassCrypto", "KDBXFormat", "MyPassMerge", "CCurl"],
             swiftSettings: strictSettings + testHookSettings
         ),
+        // Credentials without a prompt: a password command, the desktop keyring (libsecret).
+        .target(
+            name: "SyncCredentials",
+            dependencies: ["SyncCommit", "SyncState", "SyncFiles", "MyPassCore", "MyPassCrypto", "KDBXFormat", "CLibsecret"],
+            swiftSettings: strictSettings
+        ),
         // What an app embeds: every sync layer (re-exported), plus export, audit, clipboard, word lists.
         .target(
             name: "MyPassSync",
-            dependencies: ["SyncFiles", "SyncState", "SyncCommit", "SyncWatch", "SyncRemote", "MyPassCore", "MyPassCrypto", "KDBXFormat",
-                           "MyPassMerge"],
+            dependencies: ["SyncFiles", "SyncState", "SyncCommit", "SyncWatch", "SyncRemote", "SyncCredentials", "MyPassCore", "MyPassCrypto",
+                           "KDBXFormat", "MyPassMerge"],
             swiftSettings: strictSettings
         ),
         // The command-line tool: arguments, terminal I/O, human and JSON output, exit codes.
@@ -110,8 +117,8 @@ let package = Package(
             name: "mypass-sync",
             // The sync targets MyPassSync re-exports are named too: an incremental build then
             // recompiles this target when one of them changes its layout.
-            dependencies: ["MyPassSync", "SyncFiles", "SyncState", "SyncCommit", "SyncWatch", "SyncRemote", "MyPassCore", "MyPassCrypto",
-                           "KDBXFormat"],
+            dependencies: ["MyPassSync", "SyncFiles", "SyncState", "SyncCommit", "SyncWatch", "SyncRemote", "SyncCredentials", "MyPassCore",
+                           "MyPassCrypto", "KDBXFormat"],
             swiftSettings: strictSettings
         ),
         // Prints timings of the primitives (figures, not pass/fail): `swift run -c release mypass-bench`.

@@ -5,3 +5,4 @@
 @_exported public import SyncCommit
 @_exported public import SyncWatch
 @_exported public import SyncRemote
+@_exported public import SyncCredentials

@@ -84,9 +84,15 @@ struct RemoteSyncTests {
         let a = try server.device()
         defer { a.vault.remove() }
         let before = try a.vault.bytes()
-        let anonymous = try a.vault.run(["sync", a.vault.vault, "--remote", server.url("vault.kdbx"),
-                                         "--netrc-file", a.vault.directory.appendingPathComponent("none").path])
+        // A netrc file without this server: no credentials sent.
+        let empty = a.vault.directory.appendingPathComponent("empty-netrc")
+        try Data().write(to: empty)
+        let anonymous = try a.vault.run(["sync", a.vault.vault, "--remote", server.url("vault.kdbx"), "--netrc-file", empty.path])
         #expect(anonymous.status == 7 && anonymous.standardError.contains("401 Unauthorized"), "\(anonymous.standardError)")
+        // A netrc file that is not there is said as such.
+        let absent = try a.vault.run(["sync", a.vault.vault, "--remote", server.url("vault.kdbx"),
+                                      "--netrc-file", a.vault.directory.appendingPathComponent("none").path])
+        #expect(absent.status == 7 && absent.standardError.contains("No such file"), "\(absent.standardError)")
         let missing = try a.vault.run(["sync", a.vault.vault, "--remote", server.url("no-such-folder/vault.kdbx"), "--netrc-file", server.netrc])
         #expect(missing.status == 7 && missing.standardError.contains("409 Conflict"), "\(missing.standardError)")
         _ = try a.report()

@@ -135,7 +135,7 @@ public enum ConflictFolding {
                 outcomes.append(Outcome(copy: copy.path, engine: copy.engine, result: .unreadable, changes: [], movedTo: nil))
                 continue
             }
-            guard opened.vault.root.uuid == vault.root.uuid else {
+            guard DatabaseIdentity(opened.vault) == DatabaseIdentity(vault) else {
                 outcomes.append(Outcome(copy: copy.path, engine: copy.engine, result: .otherDatabase, changes: [], movedTo: nil))
                 continue
             }

@@ -117,7 +117,7 @@ public enum MergeUndo {
         } catch let error as KDBXError {
             throw JournalError.damaged(record.id, detail: "its \(part.rawValue) does not read: \(error)")
         }
-        guard opened.vault.root.uuid == unlocked.vault.root.uuid else {
+        guard DatabaseIdentity(opened.vault) == DatabaseIdentity(unlocked.vault) else {
             throw JournalError.damaged(record.id, detail: "its \(part.rawValue) is another database")
         }
         return opened

@@ -8,17 +8,23 @@ internal import Glibc
 /// blocked and the default action for every signal this process handles itself, so that a helper
 /// left running (a clipboard owner) can still be ended by SIGINT or SIGTERM. Its standard input is
 /// `input` (or /dev/null), its standard output is read when asked (else /dev/null), its standard
-/// error goes to /dev/null, and no other descriptor is inherited.
+/// error goes to /dev/null (or to ours when `passingErrors`), and no other descriptor is inherited.
 package enum ChildProcess {
     /// Why a helper could not be run.
     struct Failure: Error, CustomStringConvertible {
         let description: String
     }
 
+    /// The helper did not finish within `seconds`: it was killed.
+    package struct TimedOut: Error {
+        package let seconds: TimeInterval
+    }
+
     /// The exit status (128 + the signal number when a signal ended it) and what it wrote to its
-    /// standard output when `readingOutput`.
+    /// standard output when `readingOutput`. With a `timeout`, a helper still running then is killed
+    /// (`TimedOut`).
     package static func run(_ executable: String, _ arguments: [String], environment: [String: String], input: Data?,
-                    readingOutput: Bool) throws -> (status: Int32, output: Data) {
+                    readingOutput: Bool, passingErrors: Bool = false, timeout: TimeInterval? = nil) throws -> (status: Int32, output: Data) {
         var inputPipe: [Int32] = [-1, -1], outputPipe: [Int32] = [-1, -1]
         guard input == nil || pipe(&inputPipe) == 0, !readingOutput || pipe(&outputPipe) == 0 else {
             throw Failure(description: "\(executable): pipe failed: \(String(cString: strerror(errno)))")
@@ -40,7 +46,7 @@ package enum ChildProcess {
         } else {
             posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, "/dev/null", O_WRONLY, 0)
         }
-        posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, "/dev/null", O_WRONLY, 0)
+        if !passingErrors { posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, "/dev/null", O_WRONLY, 0) }
         // Nothing else is inherited: a descriptor without close-on-exec (a runtime's socket that tells a
         // parent its child ended, a caller's pipe) kept open by a helper that stays running would make
         // whoever waits on it wait for the helper.
@@ -84,9 +90,22 @@ package enum ChildProcess {
             inputPipe[1] = -1
         }
         var output = Data()
+        let deadline = timeout.map { Date().addingTimeInterval($0) }
         if readingOutput {
             var chunk = [UInt8](repeating: 0, count: 64 << 10)
+            defer { chunk.withUnsafeMutableBytes { _ = memset($0.baseAddress!, 0, $0.count) } }
             while true {
+                if let deadline {
+                    var poller = pollfd(fd: outputPipe[0], events: Int16(POLLIN), revents: 0)
+                    let waited = poll(&poller, 1, Int32(max(0, min(deadline.timeIntervalSinceNow, 3600)) * 1000))
+                    if waited < 0 && errno == EINTR { continue }
+                    if waited == 0 {
+                        kill(child, SIGKILL)
+                        var ignored: Int32 = 0
+                        while waitpid(child, &ignored, 0) < 0 && errno == EINTR {}
+                        throw TimedOut(seconds: timeout ?? 0)
+                    }
+                }
                 let count = read(outputPipe[0], &chunk, chunk.count)
                 if count < 0 && errno == EINTR { continue }
                 if count <= 0 { break }

@@ -90,7 +90,11 @@ public struct MergeJournal: Sendable {
                 changes: Int, decisions: [FieldDecision], at time: Date = Date()) throws -> Record {
         try state.prepare()
         let directory = try DirectoryHandle.privateDirectory(folder)
-        let id = "\(Int(time.timeIntervalSince1970))-" + (try RandomBytes.data(count: 4)).map { String(format: "%02x", $0) }.joined()
+        // Seconds, then microseconds (records of one second sort in the order they were made), then
+        // randomness (two processes in one microsecond).
+        let microseconds = Int((time.timeIntervalSince1970 - time.timeIntervalSince1970.rounded(.down)) * 1_000_000)
+        let id = "\(Int(time.timeIntervalSince1970))-" + String(format: "%06d", microseconds)
+            + (try RandomBytes.data(count: 2)).map { String(format: "%02x", $0) }.joined()
         var rules: [String: Int] = [:]
         for decision in decisions { rules[decision.rule.rawValue, default: 0] += 1 }
         let record = Record(id: id, time: Date(timeIntervalSince1970: time.timeIntervalSince1970.rounded(.down)), kind: kind,
