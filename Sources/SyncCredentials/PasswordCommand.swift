@@ -1,5 +1,6 @@
 public import Foundation
 internal import SyncFiles
+public import SyncCommit
 public import MyPassCrypto
 
 /// A program that prints the vault's password (`--password-command CMD`): run with `/bin/sh -c` as
@@ -54,4 +55,9 @@ public struct PasswordCommand: Sendable {
         if line.last == UInt8(ascii: "\r") { line = line.dropLast() }
         return SecureBytes(line)
     }
+}
+
+extension PasswordCommand.Failure: ClassifiedFailure {
+    /// No password: wrong credentials (exit 3), as a password that does not open the vault.
+    public var failureKind: FailureKind { .wrongCredentials }
 }

@@ -3,10 +3,20 @@ internal import MyPassCore
 internal import MyPassCrypto
 internal import MyPassSync
 
+/// Where a password may come from besides standard input and the prompt.
+enum PasswordStore: String, CaseIterable, Sendable {
+    /// The desktop keyring (Secret Service), by the file's database identity.
+    case keyring
+}
+
 /// The credential options of every command that opens a vault, and how they become credentials:
-/// standard input, a prompt on the terminal, a key file.
+/// standard input, a prompt on the terminal, a password command, the desktop keyring, a key file.
 struct CredentialOptions: OptionGroup {
     let passwordStdin = Flag("--password-stdin", help: "Read the password from the first line of standard input (an empty line is an empty password).")
+    let passwordCommand = Option<String>("--password-command", valueName: "cmd",
+                                         help: "Run CMD with /bin/sh -c; the first line it prints is the password (secret-tool lookup …, pass show …).")
+    let passwordFrom = Option<PasswordStore>("--password-from", help: "keyring: the password stored with `keyring store` for this file's database.")
+    let verbose = Flag("--verbose", help: "Say where the credentials came from (which keyring item, by which rule).")
     let keyFile = Option<String>("--key-file", "-k", valueName: "file", help: "Key file (XML 1.0/2.0, 32-byte binary, 64-hex or any file).")
     let noPassword = Flag("--no-password", help: "The vault has no password (key file only).")
     let maxKDFMemory = Option<UInt64>.number(
@@ -24,19 +34,57 @@ struct CredentialOptions: OptionGroup {
         try VaultFile.read(path, maximumKDFMemory: parsed[maxKDFMemory])
     }
 
-    /// The credentials for `path`: standard input, or a prompt on the terminal; plus the key file.
+    /// Whether credentials were given on the command line (else a kept quick-unlock key may be used).
+    func given(_ parsed: ParsedArguments) -> Bool {
+        parsed[passwordStdin] || parsed[noPassword] || parsed[keyFile] != nil || parsed[passwordCommand] != nil || parsed[passwordFrom] != nil
+    }
+
+    /// The credentials for `path`: standard input, a password command, the desktop keyring, or a
+    /// prompt on the terminal; plus the key file.
     func credentials(_ parsed: ParsedArguments, for path: String, command: String) throws -> VaultCredentials {
+        if parsed[passwordFrom] == .keyring {
+            try checkSources(parsed, command: command)
+            return try keyringUnlock(parsed, file: read(parsed, path: path)).credentials
+        }
+        return try typedCredentials(parsed, for: path, command: command)
+    }
+
+    /// At most one password source.
+    private func checkSources(_ parsed: ParsedArguments, command: String) throws {
+        let sources = [parsed[noPassword] ? "--no-password" : nil, parsed[passwordStdin] ? "--password-stdin" : nil,
+                       parsed[passwordCommand] != nil ? "--password-command" : nil, parsed[passwordFrom] != nil ? "--password-from" : nil]
+            .compactMap { $0 }
+        guard sources.count <= 1 else {
+            throw CommandLineError.usage(message: sources.joined(separator: " and ") + " exclude each other", command: command)
+        }
+    }
+
+    /// The file opened with the keyring's password for its database (said with --verbose).
+    private func keyringUnlock(_ parsed: ParsedArguments, file: VaultFile) throws -> (vault: UnlockedVault, credentials: VaultCredentials) {
+        let keyFileBytes = try parsed[keyFile].map { try FileReading.readAll(atPath: $0) }
+        let found = try DesktopKeyring.unlock(file, keyFile: keyFileBytes)
+        if parsed[verbose] {
+            var streams = StandardStreams()
+            streams.printError("credentials for \(file.path.terminalSafe): \(found.match.description.terminalSafe)")
+        }
+        return (found.vault, found.credentials)
+    }
+
+    /// The credentials from standard input, a password command or the prompt, and the key file.
+    private func typedCredentials(_ parsed: ParsedArguments, for path: String, command: String) throws -> VaultCredentials {
         func usage(_ message: String) -> CommandLineError { .usage(message: message, command: command) }
+        try checkSources(parsed, command: command)
         let password: SecureBytes?
         if parsed[noPassword] {
-            guard !parsed[passwordStdin] else { throw usage("--no-password and --password-stdin exclude each other") }
             password = nil
+        } else if let line = parsed[passwordCommand] {
+            password = try PasswordCommand(line).password()
         } else if parsed[passwordStdin] {
             guard let line = PasswordInput.readStandardInputLine() else { throw usage("--password-stdin: standard input is empty") }
             password = line
         } else {
             guard let typed = PasswordInput.prompt("Password for \((path as NSString).lastPathComponent): ") else {
-                throw usage("no terminal to ask for the password: use --password-stdin or --no-password")
+                throw usage("no terminal to ask for the password: use --password-stdin, --password-command, --password-from keyring or --no-password")
             }
             password = typed
         }
@@ -48,7 +96,11 @@ struct CredentialOptions: OptionGroup {
     /// The vault at `path` read, checked, then opened with the credentials.
     func unlock(_ parsed: ParsedArguments, path: String, command: String) throws -> UnlockedVault {
         let file = try read(parsed, path: path)
-        let given = try credentials(parsed, for: path, command: command)
+        if parsed[passwordFrom] == .keyring {
+            try checkSources(parsed, command: command)
+            return try keyringUnlock(parsed, file: file).vault
+        }
+        let given = try typedCredentials(parsed, for: path, command: command)
         let line = progress(parsed)
         line.show("opening \((path as NSString).lastPathComponent): deriving the key, decrypting, parsing…")
         defer { line.clear() }
@@ -61,10 +113,13 @@ struct CredentialOptions: OptionGroup {
     /// becomes this device's base in `state`.
     func unlockForReading(_ parsed: ParsedArguments, path: String, state: SyncStateStore?, command: String) throws -> UnlockedVault {
         let file = try read(parsed, path: path)
-        let given = parsed[passwordStdin] || parsed[noPassword] || parsed[keyFile] != nil
         let unlocked: UnlockedVault
-        if !given, let quick = try file.unlockQuickly() {
+        if !given(parsed), let quick = try file.unlockQuickly() {
             unlocked = quick
+        } else if parsed[passwordFrom] == .keyring {
+            try checkSources(parsed, command: command)
+            unlocked = try keyringUnlock(parsed, file: file).vault
+            unlocked.refreshQuickUnlock()
         } else {
             let credentials = try credentials(parsed, for: path, command: command)
             let line = progress(parsed)
