@@ -35,6 +35,7 @@ let package = Package(
         .systemLibrary(name: "CIDN2", pkgConfig: "libidn2", providers: [.apt(["libidn2-dev"])]),
         .systemLibrary(name: "CKeyutils", providers: [.apt(["libkeyutils-dev"])]),
         .systemLibrary(name: "CLibsecret", pkgConfig: "libsecret-1", providers: [.apt(["libsecret-1-dev"])]),
+        .systemLibrary(name: "CYkpers", pkgConfig: "ykpers-1", providers: [.apt(["libykpers-1-dev"])]),
         .systemLibrary(name: "CLibXML2", pkgConfig: "libxml-2.0", providers: [.apt(["libxml2-dev"])]),
         .systemLibrary(name: "CZxcvbn", providers: [.apt(["libzxcvbn-dev"])]),
         .systemLibrary(name: "CCurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev"])]),
@@ -102,7 +103,7 @@ let package = Package(
         // Credentials without a prompt: a password command, the desktop keyring (libsecret).
         .target(
             name: "SyncCredentials",
-            dependencies: ["SyncCommit", "SyncState", "SyncFiles", "MyPassCore", "MyPassCrypto", "KDBXFormat", "CLibsecret"],
+            dependencies: ["SyncCommit", "SyncState", "SyncFiles", "MyPassCore", "MyPassCrypto", "KDBXFormat", "CLibsecret", "CYkpers"],
             swiftSettings: strictSettings
         ),
         // What an app embeds: every sync layer (re-exported), plus export, audit, clipboard, word lists.

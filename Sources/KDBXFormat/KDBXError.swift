@@ -17,6 +17,8 @@ public enum KDBXError: Error, Equatable, Sendable, CustomStringConvertible {
     case wrongCredentials
     /// A key file could not be used.
     case invalidKeyFile(String)
+    /// The challenge-response component (a YubiKey, a secret, a command) gave no response.
+    case challengeResponseFailed(String)
     /// A parameter from the file exceeds a configured resource cap (KDF memory, rounds, sizes).
     case resourceCapExceeded(String)
     /// The vault content cannot be written in the requested version.
@@ -34,6 +36,7 @@ public enum KDBXError: Error, Equatable, Sendable, CustomStringConvertible {
         case .unsupported(let detail): "unsupported: \(detail)"
         case .wrongCredentials: "wrong password or key file"
         case .invalidKeyFile(let detail): "invalid key file: \(detail)"
+        case .challengeResponseFailed(let detail): "no challenge-response: \(detail)"
         case .resourceCapExceeded(let detail): "refused: \(detail)"
         case .unwritable(let detail): "cannot write: \(detail)"
         case .crypto(let error): "crypto failure: \(error)"

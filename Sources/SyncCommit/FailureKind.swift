@@ -22,7 +22,7 @@ public enum FailureKind: Sendable, Equatable {
         switch error {
         case let error as KDBXError:
             switch error {
-            case .wrongCredentials, .invalidKeyFile: self = .wrongCredentials
+            case .wrongCredentials, .invalidKeyFile, .challengeResponseFailed: self = .wrongCredentials
             case .resourceCapExceeded, .unwritable: self = .refusedForSafety
             case .notKDBX, .unsupportedVersion, .truncated, .corrupt, .unsupported, .crypto: self = .unreadableVault
             }

@@ -2,7 +2,7 @@ public import Foundation
 internal import SyncFiles
 public import SyncCommit
 public import MyPassCrypto
-internal import KDBXFormat
+public import KDBXFormat
 internal import MyPassCore
 
 /// Vault passwords in the desktop keyring (Secret Service), found again by database identity under
@@ -118,7 +118,9 @@ public enum DesktopKeyring {
     /// then those for the same file name's stem (a conflict copy, a renamed version), then the rest,
     /// at most `maximumCandidates` derivations. A password that opens the file counts only when the
     /// database is the one it was stored for; `keyFile` (the bytes given) overrides the item's key file.
-    public static func unlock(_ file: VaultFile, keyFile: Data?) throws -> (vault: UnlockedVault, credentials: VaultCredentials, match: Match) {
+    public static func unlock(
+        _ file: VaultFile, keyFile: Data?, challengeResponse: (any ChallengeResponse)? = nil
+    ) throws -> (vault: UnlockedVault, credentials: VaultCredentials, match: Match) {
         let stored: [SecretService.Item]
         do {
             stored = try SecretService.search(["application": application], loadingSecrets: true)
@@ -134,7 +136,8 @@ public enum DesktopKeyring {
         for item in ordered.prefix(maximumCandidates) {
             guard let secret = item.secret, let expected = identity(of: item) else { continue }
             let itemKeyFile = try keyFile ?? item.attributes["key-file"].map { try FileReading.readAll(atPath: $0) }
-            let credentials = try VaultCredentials(password: secret, keyFile: itemKeyFile)
+            let plain = try VaultCredentials(password: secret, keyFile: itemKeyFile)
+            let credentials = challengeResponse.map(plain.adding) ?? plain
             tried += 1
             let unlocked: UnlockedVault
             do {

@@ -21,6 +21,7 @@ struct CreateCommand: Command {
     let keyFile = Option<String>("--set-key-file", valueName: "file", help: "Protect the vault with this key file too (created when missing).")
     let passwordStdin = Flag("--password-stdin", help: "Read the password from the first line of standard input.")
     let noPassword = Flag("--no-password", help: "No password (needs --set-key-file).")
+    let challenge = ChallengeResponseOptions()
     let vaultName = Option<String>("--name", valueName: "name", help: "The vault's name (default: the file's name).")
 
     func run(arguments: [String], output: inout StandardStreams) throws -> ExitCode {
@@ -63,7 +64,8 @@ struct CreateCommand: Command {
                 output.printError("created key file \(keyPath.terminalSafe): keep a copy; without it the vault does not open")
             }
         }
-        let credentials = try VaultCredentials(password: password, keyFile: keyFileBytes)
+        let plain = try VaultCredentials(password: password, keyFile: keyFileBytes)
+        let credentials = try challenge.component(parsed).map(plain.adding) ?? plain
         let seconds = Double(parsed[decryptionTime] ?? Int(VaultCreation.defaultDecryptionTime * 1000)) / 1000
         let format = try VaultCreation.create(
             at: path, name: parsed[vaultName] ?? ((path as NSString).lastPathComponent as NSString).deletingPathExtension,

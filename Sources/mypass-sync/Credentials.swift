@@ -2,6 +2,7 @@ internal import Foundation
 internal import MyPassCore
 internal import MyPassCrypto
 internal import MyPassSync
+internal import KDBXFormat
 
 /// Where a password may come from besides standard input and the prompt.
 enum PasswordStore: String, CaseIterable, Sendable {
@@ -17,6 +18,7 @@ struct CredentialOptions: OptionGroup {
                                          help: "Run CMD with /bin/sh -c; the first line it prints is the password (secret-tool lookup …, pass show …).")
     let passwordFrom = Option<PasswordStore>("--password-from", help: "keyring: the password stored with `keyring store` for this file's database.")
     let verbose = Flag("--verbose", help: "Say where the credentials came from (which keyring item, by which rule).")
+    let challenge = ChallengeResponseOptions()
     let keyFile = Option<String>("--key-file", "-k", valueName: "file", help: "Key file (XML 1.0/2.0, 32-byte binary, 64-hex or any file).")
     let noPassword = Flag("--no-password", help: "The vault has no password (key file only).")
     let maxKDFMemory = Option<UInt64>.number(
@@ -37,6 +39,7 @@ struct CredentialOptions: OptionGroup {
     /// Whether credentials were given on the command line (else a kept quick-unlock key may be used).
     func given(_ parsed: ParsedArguments) -> Bool {
         parsed[passwordStdin] || parsed[noPassword] || parsed[keyFile] != nil || parsed[passwordCommand] != nil || parsed[passwordFrom] != nil
+            || challenge.given(parsed)
     }
 
     /// The credentials for `path`: standard input, a password command, the desktop keyring, or a
@@ -62,7 +65,7 @@ struct CredentialOptions: OptionGroup {
     /// The file opened with the keyring's password for its database (said with --verbose).
     private func keyringUnlock(_ parsed: ParsedArguments, file: VaultFile) throws -> (vault: UnlockedVault, credentials: VaultCredentials) {
         let keyFileBytes = try parsed[keyFile].map { try FileReading.readAll(atPath: $0) }
-        let found = try DesktopKeyring.unlock(file, keyFile: keyFileBytes)
+        let found = try DesktopKeyring.unlock(file, keyFile: keyFileBytes, challengeResponse: challenge.component(parsed))
         if parsed[verbose] {
             var streams = StandardStreams()
             streams.printError("credentials for \(file.path.terminalSafe): \(found.match.description.terminalSafe)")
@@ -90,7 +93,8 @@ struct CredentialOptions: OptionGroup {
         }
         let keyFileBytes = try parsed[keyFile].map { try FileReading.readAll(atPath: $0) }
         if password == nil && keyFileBytes == nil { throw usage("--no-password needs --key-file") }
-        return try VaultCredentials(password: password, keyFile: keyFileBytes)
+        let credentials = try VaultCredentials(password: password, keyFile: keyFileBytes)
+        return try challenge.component(parsed).map(credentials.adding) ?? credentials
     }
 
     /// The vault at `path` read, checked, then opened with the credentials.
@@ -130,6 +134,34 @@ struct CredentialOptions: OptionGroup {
         }
         if let state { unlocked.recordAsBase(in: state) }
         return unlocked
+    }
+}
+
+/// A challenge-response key component: a YubiKey, its secret in a file, or a program that answers.
+struct ChallengeResponseOptions: OptionGroup {
+    let yubikey = Option<String>("--yubikey", valueName: "slot[:serial]", help: "A YubiKey's HMAC-SHA1 challenge-response slot (1 or 2), as KeePassXC uses it.")
+    let secret = Option<String>("--challenge-response-secret", valueName: "file",
+                                help: "A file holding the key's HMAC-SHA1 secret in hex (a software key, as Strongbox's virtual hardware key).")
+    let command = Option<String>("--challenge-response-command", valueName: "cmd",
+                                 help: "Run CMD with /bin/sh -c: the challenge in hex on its input, the 20-byte response in hex on its output.")
+
+    func given(_ parsed: ParsedArguments) -> Bool {
+        parsed[yubikey] != nil || parsed[secret] != nil || parsed[command] != nil
+    }
+
+    /// The component the options name (nil: none); at most one.
+    func component(_ parsed: ParsedArguments) throws -> (any ChallengeResponse)? {
+        let chosen = [parsed[yubikey] != nil, parsed[secret] != nil, parsed[command] != nil].filter { $0 }.count
+        guard chosen <= 1 else {
+            throw CommandLineError.usage(message: "--yubikey, --challenge-response-secret and --challenge-response-command exclude each other",
+                                         command: "credentials")
+        }
+        if let slot = parsed[yubikey] { return try YubiKeyChallengeResponse(parsing: slot) }
+        if let path = parsed[secret] {
+            let bytes = try FileReading.readAll(atPath: path)
+            return try ChallengeResponseSecret(hex: String(decoding: bytes, as: UTF8.self))
+        }
+        return parsed[command].map { ChallengeResponseCommand($0) }
     }
 }
 

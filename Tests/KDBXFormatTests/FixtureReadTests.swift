@@ -72,14 +72,14 @@ struct FixtureReadTests {
         let first = try Self.open(fixture)
         // Limits that refuse any Argon2 run: only a reused key gets through them.
         let noDerivation = ResourceLimits(maximumArgon2MemoryBytes: 0)
-        let reused = try DerivedKey.reusing(first.derivedKey, compositeKey: key, kdf: first.derivedKey.kdf, limits: noDerivation)
+        let reused = try DerivedKey.reusing(first.derivedKey, compositeKey: key, kdf: first.derivedKey.kdf, limits: noDerivation, version: .v4_0)
         #expect(reused.transformedKey == first.derivedKey.transformedKey)
         let second = try KDBXReader.open(fixture.bytes(), key: key, cachedKey: first.derivedKey)
         #expect(second.vault == first.vault)
         // Other credentials with the same salt: the cache is not used, so the KDF would run again.
         let other = try CompositeKey(password: "not the password")
         #expect(throws: KDBXError.self) {
-            try DerivedKey.reusing(first.derivedKey, compositeKey: other, kdf: first.derivedKey.kdf, limits: noDerivation)
+            try DerivedKey.reusing(first.derivedKey, compositeKey: other, kdf: first.derivedKey.kdf, limits: noDerivation, version: .v4_0)
         }
         #expect(throws: KDBXError.wrongCredentials) {
             try KDBXReader.open(fixture.bytes(), key: other, cachedKey: first.derivedKey)

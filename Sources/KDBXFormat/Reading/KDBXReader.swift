@@ -14,26 +14,26 @@ public enum KDBXReader {
     public static func open(
         _ file: Data, key: CompositeKey, cachedKey: DerivedKey? = nil, limits: ResourceLimits = .standard
     ) throws(KDBXError) -> OpenedVault {
-        try open(file, limits: limits) { kdf throws(KDBXError) in
-            try kdf.check(against: limits)
-            return try DerivedKey.reusing(cachedKey, compositeKey: key, kdf: kdf, limits: limits)
+        try open(file, limits: limits) { header throws(KDBXError) in
+            try header.kdf.check(against: limits)
+            return try DerivedKey.reusing(cachedKey, compositeKey: key, kdf: header.kdf, limits: limits, version: header.version)
         }
     }
 
     /// Opens `file` with a derived key alone (quick unlock, no password): the header's KDF must be the
     /// one the key was derived with, else `wrongCredentials` (the caller asks for the password).
     public static func open(_ file: Data, derivedKey: DerivedKey, limits: ResourceLimits = .standard) throws(KDBXError) -> OpenedVault {
-        try open(file, limits: limits) { kdf throws(KDBXError) in
-            guard kdf.fingerprint == derivedKey.kdf.fingerprint else { throw .wrongCredentials }
+        try open(file, limits: limits) { header throws(KDBXError) in
+            guard header.kdf.fingerprint == derivedKey.kdf.fingerprint else { throw .wrongCredentials }
             return derivedKey
         }
     }
 
     private static func open(
-        _ file: Data, limits: ResourceLimits, key resolveKey: (KDFParameters) throws(KDBXError) -> DerivedKey
+        _ file: Data, limits: ResourceLimits, key resolveKey: (OuterHeader) throws(KDBXError) -> DerivedKey
     ) throws(KDBXError) -> OpenedVault {
         let (header, headerLength) = try checkedHeader(of: file)
-        let derived = try resolveKey(header.kdf)
+        let derived = try resolveKey(header)
         let payload = try decryptedPayload(file, header: header, headerLength: headerLength, key: derived, limits: limits)
         let layout: PipelinedPayloadReader.Layout
         if header.version.isKDBX4 {
@@ -116,7 +116,7 @@ public enum KDBXReader {
     ) throws(KDBXError) -> DerivedKey {
         let header = try OuterHeader.parse(file).header
         try header.kdf.check(against: limits)
-        return try DerivedKey.reusing(nil, compositeKey: key, kdf: header.kdf, limits: limits)
+        return try DerivedKey.reusing(nil, compositeKey: key, kdf: header.kdf, limits: limits, version: header.version)
     }
 
     /// Reads a decrypted XML document (KeePass's XML export, or `plainXML`) into a vault.
@@ -143,7 +143,7 @@ public enum KDBXReader {
         }
         return .kdbx4Blocks(KDBX4PayloadStream(
             blocks: file[(file.startIndex + headerLength + 64)...], hmacBaseKey: hmacBase, cipher: header.cipher,
-            cipherKey: key.cipherKey(masterSeed: header.masterSeed), iv: header.encryptionIV, limit: limits.maximumPayloadBytes))
+            cipherKey: try key.cipherKey(masterSeed: header.masterSeed), iv: header.encryptionIV, limit: limits.maximumPayloadBytes))
     }
 
     private static func decryptedKDBX3Payload(
@@ -154,7 +154,7 @@ public enum KDBXReader {
         }
         var plaintext = file.subdata(in: headerLength..<file.endIndex)
         try PayloadCrypto.decryptInPlaceKeepingPadding(
-            &plaintext, cipher: header.cipher, key: key.cipherKey(masterSeed: header.masterSeed), iv: header.encryptionIV)
+            &plaintext, cipher: header.cipher, key: try key.cipherKey(masterSeed: header.masterSeed), iv: header.encryptionIV)
         // The first 32 plaintext bytes must repeat the header's stream start bytes: a mismatch means
         // the key is wrong (corruption of just those bytes is the much rarer case).
         guard plaintext.count >= 32, ConstantTime.isEqual(plaintext.prefix(32), streamStartBytes) else {

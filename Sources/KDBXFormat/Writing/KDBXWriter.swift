@@ -46,7 +46,7 @@ public enum KDBXWriter {
         guard version.isKDBX4 || settings.kdf.name == "aes-kdf" else {
             throw .unwritable("KDBX 3.1 supports only AES-KDF (this vault uses \(settings.kdf.name))")
         }
-        let derived = try DerivedKey.reusing(cachedKey, compositeKey: key, kdf: settings.kdf, limits: limits)
+        let derived = try DerivedKey.reusing(cachedKey, compositeKey: key, kdf: settings.kdf, limits: limits, version: version)
         let masterSeed = try random(32)
         var header = OuterHeader(
             version: version, cipher: settings.cipher, compression: settings.compression, masterSeed: masterSeed,
@@ -112,7 +112,7 @@ public enum KDBXWriter {
             binaryOrder: binaryOrder, compressMetaBinaries: false).write { bytes in compressor.append(bytes) }
         let (payload, digest) = try compressor.finish()
         let ciphertext = try PayloadCrypto.encrypt(
-            payload, cipher: header.cipher, key: key.cipherKey(masterSeed: header.masterSeed), iv: header.encryptionIV)
+            payload, cipher: header.cipher, key: try key.cipherKey(masterSeed: header.masterSeed), iv: header.encryptionIV)
         let hmacBase = key.hmacBaseKey(masterSeed: header.masterSeed)
         var file = headerBytes
         file.append(SHA256.hash(headerBytes))
@@ -143,7 +143,7 @@ public enum KDBXWriter {
         plaintext.append(HashedBlockStream.write(compressed))
         var file = headerBytes
         file.append(try PayloadCrypto.encrypt(
-            plaintext, cipher: header.cipher, key: key.cipherKey(masterSeed: header.masterSeed), iv: header.encryptionIV))
+            plaintext, cipher: header.cipher, key: try key.cipherKey(masterSeed: header.masterSeed), iv: header.encryptionIV))
         return (file, digest)
     }
 }

@@ -2,7 +2,7 @@ public import Foundation
 internal import SyncFiles
 internal import SyncState
 public import MyPassCrypto
-package import KDBXFormat
+public import KDBXFormat
 
 /// What unlocks a vault: a password, the contents of a key file, or both. Built once from what the
 /// user typed or chose; the password is never kept as a `String`.
@@ -22,5 +22,10 @@ public struct VaultCredentials: Sendable {
 
     init(key: CompositeKey) {
         self.key = key
+    }
+
+    /// These credentials with a challenge-response component (a YubiKey, its secret, a program).
+    public func adding(_ challengeResponse: any ChallengeResponse) -> VaultCredentials {
+        VaultCredentials(key: key.adding(challengeResponse))
     }
 }

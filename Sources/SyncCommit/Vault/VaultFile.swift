@@ -78,7 +78,7 @@ public struct VaultFile: Sendable {
     ) throws -> (vault: UnlockedVault, copies: [Result<VaultCopy, KDBXError>]) {
         let copyKey = (copyCredentials ?? credentials).key
         let files = try copies.map { try FileReading.readAll(atPath: $0) }
-        let derived = try DerivedKey(compositeKey: credentials.key, kdf: header.kdf, limits: limits)  // the header read above
+        let derived = try DerivedKey(compositeKey: credentials.key, kdf: header.kdf, limits: limits, version: header.version)  // the header read above
         let opened = KDBXReader.open(files: [(bytes, credentials.key)] + files.map { ($0, copyKey) }, cachedKey: derived, limits: limits)
         let vault = UnlockedVault(file: self, opened: try opened[0].get(), credentials: credentials)
         let results = zip(copies, opened.dropFirst()).map { path, result in
