@@ -25,6 +25,7 @@ struct KeyringCommand: Command {
     let passwordCommand = Option<String>("--password-command", valueName: "cmd", help: "Run CMD with /bin/sh -c; its first line is the password.")
     let keyFile = Option<String>("--key-file", "-k", valueName: "file", help: "The vault's key file (its path is stored, not its bytes).")
     let json = Flag("--json", help: "list: one JSON document (schema 1).")
+    let challenge = ChallengeResponseOptions()
 
     func run(arguments: [String], output: inout StandardStreams) throws -> ExitCode {
         let parsed = try parse(arguments, count: 1...2)
@@ -53,7 +54,9 @@ struct KeyringCommand: Command {
                 password = typed
             }
             let keyFileBytes = try parsed[keyFile].map { try FileReading.readAll(atPath: $0) }
-            let unlocked = try file.unlock(try VaultCredentials(password: password, keyFile: keyFileBytes))
+            let plain = try VaultCredentials(password: password, keyFile: keyFileBytes)
+            // A challenge-response component is checked here, not stored: it is given again at each use.
+            let unlocked = try file.unlock(try challenge.component(parsed).map(plain.adding) ?? plain)
             try DesktopKeyring.store(password, for: unlocked, keyFilePath: parsed[keyFile])
             output.print("stored the password of \(path.terminalSafe) in the desktop keyring (database \(DatabaseIdentity(unlocked.vault)))")
         case "forget":

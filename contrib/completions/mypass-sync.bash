@@ -2,24 +2,34 @@
 _mypass_sync() {
   local cur="${COMP_WORDS[COMP_CWORD]}" prev="${COMP_WORDS[COMP_CWORD-1]}"
   if [ "$COMP_CWORD" -eq 1 ]; then
-    COMPREPLY=($(compgen -W "merge diff status resolve watch conflicts info export convert totp match ls show add edit rm mv search mkdir rmdir edit-group attachment-import attachment-export attachment-rm sync db-create generate diceware estimate analyze clip unlock lock journal undo completion help version -h --help --version" -- "$cur"))
+    COMPREPLY=($(compgen -W "merge diff status resolve watch conflicts info export convert totp match ls show add edit rm mv search mkdir rmdir edit-group attachment-import attachment-export attachment-rm sync db-create generate diceware estimate analyze clip unlock lock keyring journal undo completion help version -h --help --version" -- "$cur"))
     return
   fi
   local options=""
   case "${COMP_WORDS[1]}" in
-    merge) options="--base --output -o --dry-run --explain --json --exit-code --password-stdin --key-file -k --no-password --max-kdf-memory --quiet --remote-password-stdin --remote-key-file --state-dir --backup --help"
+    merge) options="--base --output -o --dry-run --explain --json --exit-code --password-stdin --password-command --password-from --verbose --yubikey --challenge-response-secret --challenge-response-command --key-file -k --no-password --max-kdf-memory --quiet --remote-password-stdin --remote-key-file --state-dir --backup --help"
       case "$prev" in
         --base) COMPREPLY=($(compgen -f -- "$cur")); return ;;
         --output|-o) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+        --password-command) return ;;
+        --password-from) return ;;
+        --yubikey) return ;;
+        --challenge-response-secret) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+        --challenge-response-command) return ;;
         --key-file|-k) COMPREPLY=($(compgen -f -- "$cur")); return ;;
         --max-kdf-memory) return ;;
         --remote-key-file) COMPREPLY=($(compgen -f -- "$cur")); return ;;
         --state-dir) COMPREPLY=($(compgen -f -- "$cur")); return ;;
       esac
       ;;
-    diff) options="--base --explain --json --exit-code --password-stdin --key-file -k --no-password --max-kdf-memory --quiet --remote-password-stdin --remote-key-file --help"
+    diff) options="--base --explain --json --exit-code --password-stdin --password-command --password-from --verbose --yubikey --challenge-response-secret --challenge-response-command --key-file -k --no-password --max-kdf-memory --quiet --remote-password-stdin --remote-key-file --help"
       case "$prev" in
         --base) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+        --password-command) return ;;
+        --password-from) return ;;
+        --yubikey) return ;;
+        --challenge-response-secret) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+        --challenge-response-command) return ;;
         --key-file|-k) COMPREPLY=($(compgen -f -- "$cur")); return ;;
         --max-kdf-memory) return ;;
         --remote-key-file) COMPREPLY=($(compgen -f -- "$cur")); return ;;
@@ -30,28 +40,43 @@ _mypass_sync() {
         --state-dir) COMPREPLY=($(compgen -f -- "$cur")); return ;;
       esac
       ;;
-    resolve) options="--working --reload --overwrite --merge --json --password-stdin --key-file -k --no-password --max-kdf-memory --quiet --state-dir --help"
+    resolve) options="--working --reload --overwrite --merge --json --password-stdin --password-command --password-from --verbose --yubikey --challenge-response-secret --challenge-response-command --key-file -k --no-password --max-kdf-memory --quiet --state-dir --help"
       case "$prev" in
         --working) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+        --password-command) return ;;
+        --password-from) return ;;
+        --yubikey) return ;;
+        --challenge-response-secret) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+        --challenge-response-command) return ;;
         --key-file|-k) COMPREPLY=($(compgen -f -- "$cur")); return ;;
         --max-kdf-memory) return ;;
         --state-dir) COMPREPLY=($(compgen -f -- "$cur")); return ;;
       esac
       ;;
-    watch) options="--policy --conflict-copies --poll --debounce --copy-grace --json --once --password-stdin --key-file -k --no-password --max-kdf-memory --quiet --state-dir --help"
+    watch) options="--policy --conflict-copies --poll --debounce --copy-grace --json --once --password-stdin --password-command --password-from --verbose --yubikey --challenge-response-secret --challenge-response-command --key-file -k --no-password --max-kdf-memory --quiet --state-dir --help"
       case "$prev" in
         --policy) COMPREPLY=($(compgen -W "merge reload ask" -- "$cur")); return ;;
         --conflict-copies) COMPREPLY=($(compgen -W "merge report ignore" -- "$cur")); return ;;
         --poll) return ;;
         --debounce) return ;;
         --copy-grace) return ;;
+        --password-command) return ;;
+        --password-from) return ;;
+        --yubikey) return ;;
+        --challenge-response-secret) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+        --challenge-response-command) return ;;
         --key-file|-k) COMPREPLY=($(compgen -f -- "$cur")); return ;;
         --max-kdf-memory) return ;;
         --state-dir) COMPREPLY=($(compgen -f -- "$cur")); return ;;
       esac
       ;;
-    conflicts) options="--merge --merged --dry-run --json --password-stdin --key-file -k --no-password --max-kdf-memory --quiet --state-dir --backup --help"
+    conflicts) options="--merge --merged --dry-run --json --password-stdin --password-command --password-from --verbose --yubikey --challenge-response-secret --challenge-response-command --key-file -k --no-password --max-kdf-memory --quiet --state-dir --backup --help"
       case "$prev" in
+        --password-command) return ;;
+        --password-from) return ;;
+        --yubikey) return ;;
+        --challenge-response-secret) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+        --challenge-response-command) return ;;
         --key-file|-k) COMPREPLY=($(compgen -f -- "$cur")); return ;;
         --max-kdf-memory) return ;;
         --state-dir) COMPREPLY=($(compgen -f -- "$cur")); return ;;
@@ -59,14 +84,19 @@ _mypass_sync() {
       ;;
     info) options="--json --help"
       ;;
-    export) options="--format --password-stdin --key-file -k --no-password --max-kdf-memory --quiet --help"
+    export) options="--format --password-stdin --password-command --password-from --verbose --yubikey --challenge-response-secret --challenge-response-command --key-file -k --no-password --max-kdf-memory --quiet --help"
       case "$prev" in
         --format) COMPREPLY=($(compgen -W "json xml" -- "$cur")); return ;;
+        --password-command) return ;;
+        --password-from) return ;;
+        --yubikey) return ;;
+        --challenge-response-secret) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+        --challenge-response-command) return ;;
         --key-file|-k) COMPREPLY=($(compgen -f -- "$cur")); return ;;
         --max-kdf-memory) return ;;
       esac
       ;;
-    convert) options="--output -o --version --cipher --kdf --kdf-iterations --kdf-memory --kdf-parallelism --kdf-rounds --compression --drop-unsupported --password-stdin --key-file -k --no-password --max-kdf-memory --quiet --help"
+    convert) options="--output -o --version --cipher --kdf --kdf-iterations --kdf-memory --kdf-parallelism --kdf-rounds --compression --drop-unsupported --password-stdin --password-command --password-from --verbose --yubikey --challenge-response-secret --challenge-response-command --key-file -k --no-password --max-kdf-memory --quiet --help"
       case "$prev" in
         --output|-o) COMPREPLY=($(compgen -f -- "$cur")); return ;;
         --version) COMPREPLY=($(compgen -W "3.1 4.0 4.1" -- "$cur")); return ;;
@@ -77,39 +107,64 @@ _mypass_sync() {
         --kdf-parallelism) return ;;
         --kdf-rounds) return ;;
         --compression) COMPREPLY=($(compgen -W "gzip none" -- "$cur")); return ;;
+        --password-command) return ;;
+        --password-from) return ;;
+        --yubikey) return ;;
+        --challenge-response-secret) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+        --challenge-response-command) return ;;
         --key-file|-k) COMPREPLY=($(compgen -f -- "$cur")); return ;;
         --max-kdf-memory) return ;;
       esac
       ;;
-    totp) options="--time --json --password-stdin --key-file -k --no-password --max-kdf-memory --quiet --help"
+    totp) options="--time --json --password-stdin --password-command --password-from --verbose --yubikey --challenge-response-secret --challenge-response-command --key-file -k --no-password --max-kdf-memory --quiet --help"
       case "$prev" in
         --time) return ;;
+        --password-command) return ;;
+        --password-from) return ;;
+        --yubikey) return ;;
+        --challenge-response-secret) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+        --challenge-response-command) return ;;
         --key-file|-k) COMPREPLY=($(compgen -f -- "$cur")); return ;;
         --max-kdf-memory) return ;;
       esac
       ;;
-    match) options="--json --reveal --password-stdin --key-file -k --no-password --max-kdf-memory --quiet --help"
+    match) options="--json --reveal --password-stdin --password-command --password-from --verbose --yubikey --challenge-response-secret --challenge-response-command --key-file -k --no-password --max-kdf-memory --quiet --help"
       case "$prev" in
+        --password-command) return ;;
+        --password-from) return ;;
+        --yubikey) return ;;
+        --challenge-response-secret) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+        --challenge-response-command) return ;;
         --key-file|-k) COMPREPLY=($(compgen -f -- "$cur")); return ;;
         --max-kdf-memory) return ;;
       esac
       ;;
-    ls) options="--recursive -R --password-stdin --key-file -k --no-password --max-kdf-memory --quiet --state-dir --backup --help"
+    ls) options="--recursive -R --password-stdin --password-command --password-from --verbose --yubikey --challenge-response-secret --challenge-response-command --key-file -k --no-password --max-kdf-memory --quiet --state-dir --backup --help"
       case "$prev" in
+        --password-command) return ;;
+        --password-from) return ;;
+        --yubikey) return ;;
+        --challenge-response-secret) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+        --challenge-response-command) return ;;
         --key-file|-k) COMPREPLY=($(compgen -f -- "$cur")); return ;;
         --max-kdf-memory) return ;;
         --state-dir) COMPREPLY=($(compgen -f -- "$cur")); return ;;
       esac
       ;;
-    show) options="--reveal --show-protected --history --attributes -a --password-stdin --key-file -k --no-password --max-kdf-memory --quiet --state-dir --backup --help"
+    show) options="--reveal --show-protected --history --attributes -a --password-stdin --password-command --password-from --verbose --yubikey --challenge-response-secret --challenge-response-command --key-file -k --no-password --max-kdf-memory --quiet --state-dir --backup --help"
       case "$prev" in
         --attributes|-a) return ;;
+        --password-command) return ;;
+        --password-from) return ;;
+        --yubikey) return ;;
+        --challenge-response-secret) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+        --challenge-response-command) return ;;
         --key-file|-k) COMPREPLY=($(compgen -f -- "$cur")); return ;;
         --max-kdf-memory) return ;;
         --state-dir) COMPREPLY=($(compgen -f -- "$cur")); return ;;
       esac
       ;;
-    add) options="--title -t --username -u --url --notes --generate -g --length -L --entry-password-stdin --password-prompt -p --field --field-stdin --protect --unprotect --remove-field --tags --add-tag --remove-tag --expires --icon --totp --totp-stdin --password-stdin --key-file -k --no-password --max-kdf-memory --quiet --state-dir --backup --help"
+    add) options="--title -t --username -u --url --notes --generate -g --length -L --entry-password-stdin --password-prompt -p --field --field-stdin --protect --unprotect --remove-field --tags --add-tag --remove-tag --expires --icon --totp --totp-stdin --password-stdin --password-command --password-from --verbose --yubikey --challenge-response-secret --challenge-response-command --key-file -k --no-password --max-kdf-memory --quiet --state-dir --backup --help"
       case "$prev" in
         --title|-t) return ;;
         --username|-u) return ;;
@@ -127,12 +182,17 @@ _mypass_sync() {
         --expires) COMPREPLY=($(compgen -W "ISO8601 never" -- "$cur")); return ;;
         --icon) return ;;
         --totp) return ;;
+        --password-command) return ;;
+        --password-from) return ;;
+        --yubikey) return ;;
+        --challenge-response-secret) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+        --challenge-response-command) return ;;
         --key-file|-k) COMPREPLY=($(compgen -f -- "$cur")); return ;;
         --max-kdf-memory) return ;;
         --state-dir) COMPREPLY=($(compgen -f -- "$cur")); return ;;
       esac
       ;;
-    edit) options="--title -t --username -u --url --notes --generate -g --length -L --entry-password-stdin --password-prompt -p --field --field-stdin --protect --unprotect --remove-field --tags --add-tag --remove-tag --expires --icon --totp --totp-stdin --password-stdin --key-file -k --no-password --max-kdf-memory --quiet --state-dir --backup --help"
+    edit) options="--title -t --username -u --url --notes --generate -g --length -L --entry-password-stdin --password-prompt -p --field --field-stdin --protect --unprotect --remove-field --tags --add-tag --remove-tag --expires --icon --totp --totp-stdin --password-stdin --password-command --password-from --verbose --yubikey --challenge-response-secret --challenge-response-command --key-file -k --no-password --max-kdf-memory --quiet --state-dir --backup --help"
       case "$prev" in
         --title|-t) return ;;
         --username|-u) return ;;
@@ -150,90 +210,145 @@ _mypass_sync() {
         --expires) COMPREPLY=($(compgen -W "ISO8601 never" -- "$cur")); return ;;
         --icon) return ;;
         --totp) return ;;
+        --password-command) return ;;
+        --password-from) return ;;
+        --yubikey) return ;;
+        --challenge-response-secret) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+        --challenge-response-command) return ;;
         --key-file|-k) COMPREPLY=($(compgen -f -- "$cur")); return ;;
         --max-kdf-memory) return ;;
         --state-dir) COMPREPLY=($(compgen -f -- "$cur")); return ;;
       esac
       ;;
-    rm) options="--permanent --password-stdin --key-file -k --no-password --max-kdf-memory --quiet --state-dir --backup --help"
+    rm) options="--permanent --password-stdin --password-command --password-from --verbose --yubikey --challenge-response-secret --challenge-response-command --key-file -k --no-password --max-kdf-memory --quiet --state-dir --backup --help"
       case "$prev" in
+        --password-command) return ;;
+        --password-from) return ;;
+        --yubikey) return ;;
+        --challenge-response-secret) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+        --challenge-response-command) return ;;
         --key-file|-k) COMPREPLY=($(compgen -f -- "$cur")); return ;;
         --max-kdf-memory) return ;;
         --state-dir) COMPREPLY=($(compgen -f -- "$cur")); return ;;
       esac
       ;;
-    mv) options="--password-stdin --key-file -k --no-password --max-kdf-memory --quiet --state-dir --backup --help"
+    mv) options="--password-stdin --password-command --password-from --verbose --yubikey --challenge-response-secret --challenge-response-command --key-file -k --no-password --max-kdf-memory --quiet --state-dir --backup --help"
       case "$prev" in
+        --password-command) return ;;
+        --password-from) return ;;
+        --yubikey) return ;;
+        --challenge-response-secret) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+        --challenge-response-command) return ;;
         --key-file|-k) COMPREPLY=($(compgen -f -- "$cur")); return ;;
         --max-kdf-memory) return ;;
         --state-dir) COMPREPLY=($(compgen -f -- "$cur")); return ;;
       esac
       ;;
-    search) options="--password-stdin --key-file -k --no-password --max-kdf-memory --quiet --state-dir --backup --help"
+    search) options="--password-stdin --password-command --password-from --verbose --yubikey --challenge-response-secret --challenge-response-command --key-file -k --no-password --max-kdf-memory --quiet --state-dir --backup --help"
       case "$prev" in
+        --password-command) return ;;
+        --password-from) return ;;
+        --yubikey) return ;;
+        --challenge-response-secret) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+        --challenge-response-command) return ;;
         --key-file|-k) COMPREPLY=($(compgen -f -- "$cur")); return ;;
         --max-kdf-memory) return ;;
         --state-dir) COMPREPLY=($(compgen -f -- "$cur")); return ;;
       esac
       ;;
-    mkdir) options="--password-stdin --key-file -k --no-password --max-kdf-memory --quiet --state-dir --backup --help"
+    mkdir) options="--password-stdin --password-command --password-from --verbose --yubikey --challenge-response-secret --challenge-response-command --key-file -k --no-password --max-kdf-memory --quiet --state-dir --backup --help"
       case "$prev" in
+        --password-command) return ;;
+        --password-from) return ;;
+        --yubikey) return ;;
+        --challenge-response-secret) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+        --challenge-response-command) return ;;
         --key-file|-k) COMPREPLY=($(compgen -f -- "$cur")); return ;;
         --max-kdf-memory) return ;;
         --state-dir) COMPREPLY=($(compgen -f -- "$cur")); return ;;
       esac
       ;;
-    rmdir) options="--permanent --password-stdin --key-file -k --no-password --max-kdf-memory --quiet --state-dir --backup --help"
+    rmdir) options="--permanent --password-stdin --password-command --password-from --verbose --yubikey --challenge-response-secret --challenge-response-command --key-file -k --no-password --max-kdf-memory --quiet --state-dir --backup --help"
       case "$prev" in
+        --password-command) return ;;
+        --password-from) return ;;
+        --yubikey) return ;;
+        --challenge-response-secret) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+        --challenge-response-command) return ;;
         --key-file|-k) COMPREPLY=($(compgen -f -- "$cur")); return ;;
         --max-kdf-memory) return ;;
         --state-dir) COMPREPLY=($(compgen -f -- "$cur")); return ;;
       esac
       ;;
-    edit-group) options="--name -n --notes --icon --password-stdin --key-file -k --no-password --max-kdf-memory --quiet --state-dir --backup --help"
+    edit-group) options="--name -n --notes --icon --password-stdin --password-command --password-from --verbose --yubikey --challenge-response-secret --challenge-response-command --key-file -k --no-password --max-kdf-memory --quiet --state-dir --backup --help"
       case "$prev" in
         --name|-n) return ;;
         --notes) return ;;
         --icon) return ;;
+        --password-command) return ;;
+        --password-from) return ;;
+        --yubikey) return ;;
+        --challenge-response-secret) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+        --challenge-response-command) return ;;
         --key-file|-k) COMPREPLY=($(compgen -f -- "$cur")); return ;;
         --max-kdf-memory) return ;;
         --state-dir) COMPREPLY=($(compgen -f -- "$cur")); return ;;
       esac
       ;;
-    attachment-import) options="--force -f --password-stdin --key-file -k --no-password --max-kdf-memory --quiet --state-dir --backup --help"
+    attachment-import) options="--force -f --password-stdin --password-command --password-from --verbose --yubikey --challenge-response-secret --challenge-response-command --key-file -k --no-password --max-kdf-memory --quiet --state-dir --backup --help"
       case "$prev" in
+        --password-command) return ;;
+        --password-from) return ;;
+        --yubikey) return ;;
+        --challenge-response-secret) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+        --challenge-response-command) return ;;
         --key-file|-k) COMPREPLY=($(compgen -f -- "$cur")); return ;;
         --max-kdf-memory) return ;;
         --state-dir) COMPREPLY=($(compgen -f -- "$cur")); return ;;
       esac
       ;;
-    attachment-export) options="--stdout --password-stdin --key-file -k --no-password --max-kdf-memory --quiet --state-dir --backup --help"
+    attachment-export) options="--stdout --password-stdin --password-command --password-from --verbose --yubikey --challenge-response-secret --challenge-response-command --key-file -k --no-password --max-kdf-memory --quiet --state-dir --backup --help"
       case "$prev" in
+        --password-command) return ;;
+        --password-from) return ;;
+        --yubikey) return ;;
+        --challenge-response-secret) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+        --challenge-response-command) return ;;
         --key-file|-k) COMPREPLY=($(compgen -f -- "$cur")); return ;;
         --max-kdf-memory) return ;;
         --state-dir) COMPREPLY=($(compgen -f -- "$cur")); return ;;
       esac
       ;;
-    attachment-rm) options="--password-stdin --key-file -k --no-password --max-kdf-memory --quiet --state-dir --backup --help"
+    attachment-rm) options="--password-stdin --password-command --password-from --verbose --yubikey --challenge-response-secret --challenge-response-command --key-file -k --no-password --max-kdf-memory --quiet --state-dir --backup --help"
       case "$prev" in
+        --password-command) return ;;
+        --password-from) return ;;
+        --yubikey) return ;;
+        --challenge-response-secret) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+        --challenge-response-command) return ;;
         --key-file|-k) COMPREPLY=($(compgen -f -- "$cur")); return ;;
         --max-kdf-memory) return ;;
         --state-dir) COMPREPLY=($(compgen -f -- "$cur")); return ;;
       esac
       ;;
-    sync) options="--remote --netrc-file --identity --known-hosts --dry-run --watch --interval --json --password-stdin --key-file -k --no-password --max-kdf-memory --quiet --state-dir --help"
+    sync) options="--remote --netrc-file --identity --known-hosts --dry-run --watch --interval --json --password-stdin --password-command --password-from --verbose --yubikey --challenge-response-secret --challenge-response-command --key-file -k --no-password --max-kdf-memory --quiet --state-dir --help"
       case "$prev" in
         --remote) return ;;
         --netrc-file) COMPREPLY=($(compgen -f -- "$cur")); return ;;
         --identity) COMPREPLY=($(compgen -f -- "$cur")); return ;;
         --known-hosts) COMPREPLY=($(compgen -f -- "$cur")); return ;;
         --interval) return ;;
+        --password-command) return ;;
+        --password-from) return ;;
+        --yubikey) return ;;
+        --challenge-response-secret) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+        --challenge-response-command) return ;;
         --key-file|-k) COMPREPLY=($(compgen -f -- "$cur")); return ;;
         --max-kdf-memory) return ;;
         --state-dir) COMPREPLY=($(compgen -f -- "$cur")); return ;;
       esac
       ;;
-    db-create) options="--decryption-time -t --kdf --kdf-iterations --kdf-memory --kdf-parallelism --kdf-rounds --set-key-file --password-stdin --no-password --name --help"
+    db-create) options="--decryption-time -t --kdf --kdf-iterations --kdf-memory --kdf-parallelism --kdf-rounds --set-key-file --password-stdin --no-password --yubikey --challenge-response-secret --challenge-response-command --name --help"
       case "$prev" in
         --decryption-time|-t) return ;;
         --kdf) COMPREPLY=($(compgen -W "argon2d argon2id aes-kdf" -- "$cur")); return ;;
@@ -242,6 +357,9 @@ _mypass_sync() {
         --kdf-parallelism) return ;;
         --kdf-rounds) return ;;
         --set-key-file) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+        --yubikey) return ;;
+        --challenge-response-secret) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+        --challenge-response-command) return ;;
         --name) return ;;
       esac
       ;;
@@ -260,42 +378,76 @@ _mypass_sync() {
       ;;
     estimate) options="--advanced -a --help"
       ;;
-    analyze) options="--hibp -H --json --exit-code --password-stdin --key-file -k --no-password --max-kdf-memory --quiet --state-dir --help"
+    analyze) options="--hibp -H --json --exit-code --password-stdin --password-command --password-from --verbose --yubikey --challenge-response-secret --challenge-response-command --key-file -k --no-password --max-kdf-memory --quiet --state-dir --help"
       case "$prev" in
         --hibp|-H) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+        --password-command) return ;;
+        --password-from) return ;;
+        --yubikey) return ;;
+        --challenge-response-secret) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+        --challenge-response-command) return ;;
         --key-file|-k) COMPREPLY=($(compgen -f -- "$cur")); return ;;
         --max-kdf-memory) return ;;
         --state-dir) COMPREPLY=($(compgen -f -- "$cur")); return ;;
       esac
       ;;
-    clip) options="--attribute -a --totp -t --password-stdin --key-file -k --no-password --max-kdf-memory --quiet --state-dir --help"
+    clip) options="--attribute -a --totp -t --password-stdin --password-command --password-from --verbose --yubikey --challenge-response-secret --challenge-response-command --key-file -k --no-password --max-kdf-memory --quiet --state-dir --help"
       case "$prev" in
         --attribute|-a) return ;;
+        --password-command) return ;;
+        --password-from) return ;;
+        --yubikey) return ;;
+        --challenge-response-secret) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+        --challenge-response-command) return ;;
         --key-file|-k) COMPREPLY=($(compgen -f -- "$cur")); return ;;
         --max-kdf-memory) return ;;
         --state-dir) COMPREPLY=($(compgen -f -- "$cur")); return ;;
       esac
       ;;
-    unlock) options="--for --password-stdin --key-file -k --no-password --max-kdf-memory --quiet --help"
+    unlock) options="--for --password-stdin --password-command --password-from --verbose --yubikey --challenge-response-secret --challenge-response-command --key-file -k --no-password --max-kdf-memory --quiet --help"
       case "$prev" in
         --for) return ;;
+        --password-command) return ;;
+        --password-from) return ;;
+        --yubikey) return ;;
+        --challenge-response-secret) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+        --challenge-response-command) return ;;
         --key-file|-k) COMPREPLY=($(compgen -f -- "$cur")); return ;;
         --max-kdf-memory) return ;;
       esac
       ;;
     lock) options=" --help"
       ;;
-    journal) options="--show --limit --json --password-stdin --key-file -k --no-password --max-kdf-memory --quiet --state-dir --help"
+    keyring) options="--password-stdin --password-command --key-file -k --json --yubikey --challenge-response-secret --challenge-response-command --help"
+      case "$prev" in
+        --password-command) return ;;
+        --key-file|-k) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+        --yubikey) return ;;
+        --challenge-response-secret) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+        --challenge-response-command) return ;;
+      esac
+      ;;
+    journal) options="--show --limit --json --password-stdin --password-command --password-from --verbose --yubikey --challenge-response-secret --challenge-response-command --key-file -k --no-password --max-kdf-memory --quiet --state-dir --help"
       case "$prev" in
         --show) return ;;
         --limit) return ;;
+        --password-command) return ;;
+        --password-from) return ;;
+        --yubikey) return ;;
+        --challenge-response-secret) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+        --challenge-response-command) return ;;
         --key-file|-k) COMPREPLY=($(compgen -f -- "$cur")); return ;;
         --max-kdf-memory) return ;;
         --state-dir) COMPREPLY=($(compgen -f -- "$cur")); return ;;
       esac
       ;;
-    undo) options="--dry-run --json --password-stdin --key-file -k --no-password --max-kdf-memory --quiet --state-dir --help"
+    undo) options="--dry-run --json --password-stdin --password-command --password-from --verbose --yubikey --challenge-response-secret --challenge-response-command --key-file -k --no-password --max-kdf-memory --quiet --state-dir --help"
       case "$prev" in
+        --password-command) return ;;
+        --password-from) return ;;
+        --yubikey) return ;;
+        --challenge-response-secret) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+        --challenge-response-command) return ;;
         --key-file|-k) COMPREPLY=($(compgen -f -- "$cur")); return ;;
         --max-kdf-memory) return ;;
         --state-dir) COMPREPLY=($(compgen -f -- "$cur")); return ;;
@@ -305,7 +457,7 @@ _mypass_sync() {
       COMPREPLY=($(compgen -W "bash zsh fish" -- "$cur")); return
       ;;
     help) options=" --help"
-      COMPREPLY=($(compgen -W "merge diff status resolve watch conflicts info export convert totp match ls show add edit rm mv search mkdir rmdir edit-group attachment-import attachment-export attachment-rm sync db-create generate diceware estimate analyze clip unlock lock journal undo completion help version" -- "$cur")); return
+      COMPREPLY=($(compgen -W "merge diff status resolve watch conflicts info export convert totp match ls show add edit rm mv search mkdir rmdir edit-group attachment-import attachment-export attachment-rm sync db-create generate diceware estimate analyze clip unlock lock keyring journal undo completion help version" -- "$cur")); return
       ;;
     version) options=" --help"
       ;;
