@@ -12,7 +12,7 @@ enum CommandLineTool {
         MergeCommand(), DiffCommand(), StatusCommand(), ResolveCommand(), WatchCommand(), ConflictsCommand(), InfoCommand(), ExportCommand(), ConvertCommand(),
         TOTPCommand(), MatchCommand(), ListCommand(), ShowCommand(), AddCommand(), EditCommand(), RemoveCommand(), MoveCommand(), SearchCommand(),
         MakeGroupCommand(), RemoveGroupCommand(), EditGroupCommand(), AttachmentImportCommand(), AttachmentExportCommand(), AttachmentRemoveCommand(),
-        SyncCommand(), CreateCommand(), GenerateCommand(), DicewareCommand(), EstimateCommand(), AnalyzeCommand(), ClipCommand(), UnlockCommand(), LockCommand(), KeyringCommand(),
+        SyncCommand(), CreateCommand(), GenerateCommand(), DicewareCommand(), EstimateCommand(), AnalyzeCommand(), ClipCommand(), UnlockCommand(), LockCommand(), KeyringCommand(), GitCommand(),
         JournalCommand(), UndoCommand(), CompletionCommand(), HelpCommand(), VersionCommand(),
     ]
 

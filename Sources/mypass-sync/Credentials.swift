@@ -52,6 +52,26 @@ struct CredentialOptions: OptionGroup {
         return try typedCredentials(parsed, for: path, command: command)
     }
 
+    /// The credential options given, as arguments for a command line that git or another program
+    /// runs later (paths made absolute); standard input cannot be one of them, and no password is.
+    func commandLine(_ parsed: ParsedArguments, command: String) throws -> [String] {
+        guard !parsed[passwordStdin] else {
+            throw CommandLineError.usage(message: "--password-stdin cannot be kept for later runs: use --password-from keyring or "
+                                         + "--password-command", command: command)
+        }
+        func absolute(_ path: String) -> String { URL(fileURLWithPath: path).standardizedFileURL.path }
+        var words: [String] = []
+        if parsed[noPassword] { words.append("--no-password") }
+        if let store = parsed[passwordFrom] { words += ["--password-from", store.rawValue] }
+        if let line = parsed[passwordCommand] { words += ["--password-command", line] }
+        if let path = parsed[keyFile] { words += ["--key-file", absolute(path)] }
+        if let memory = parsed[maxKDFMemory] { words += ["--max-kdf-memory", String(memory)] }
+        if let slot = parsed[challenge.yubikey] { words += ["--yubikey", slot] }
+        if let path = parsed[challenge.secret] { words += ["--challenge-response-secret", absolute(path)] }
+        if let line = parsed[challenge.command] { words += ["--challenge-response-command", line] }
+        return words
+    }
+
     /// At most one password source.
     private func checkSources(_ parsed: ParsedArguments, command: String) throws {
         let sources = [parsed[noPassword] ? "--no-password" : nil, parsed[passwordStdin] ? "--password-stdin" : nil,

@@ -1,0 +1,67 @@
+internal import Foundation
+internal import MyPassSync
+
+/// `mypass-sync git merge-driver|textconv|install`: a vault kept in a git repository, merged field by
+/// field with the common ancestor git hands over, and shown as text by `git diff`.
+struct GitCommand: Command {
+    let name = "git"
+    let summary = "Merge vaults in git (a three-way merge driver with the ancestor), show them to git diff, set both up."
+    let usage = "mypass-sync git merge-driver <ancestor> <current> <other> [<path>] [credentials]\n"
+        + "       mypass-sync git textconv <file> [credentials]\n"
+        + "       mypass-sync git install [--repo DIR | --global] [credential options]"
+    let arguments = """
+          merge-driver            Git's %O %A %B %P: the result is written into <current> only when the merge
+                                  succeeded; exit 0 merged, 1 not merged (git then marks a conflict).
+          textconv                A stable line-per-property text of the vault (protected values masked).
+          install                 Adds `\(GitSetup.attributesLine)` to .gitattributes and the driver and
+                                  textconv to the repository's (or, with --global, your) git settings.
+        """
+    let notes = """
+        Credentials come from the options given to install, written into the driver's and textconv's command lines
+        (--password-from keyring, --password-command CMD, --key-file F, challenge-response options; never a
+        password), or from a prompt on /dev/tty when there is one.
+        """
+    let repository = Option<String>("--repo", valueName: "dir", help: "install: the repository (default: the current folder's).")
+    let global = Flag("--global", help: "install: for every repository of this user (~/.config/git/attributes and --global settings).")
+    let credentials = CredentialOptions()
+
+    func run(arguments: [String], output: inout StandardStreams) throws -> ExitCode {
+        let parsed = try parse(arguments, count: 1...5)
+        let action = parsed.positionals[0]
+        let rest = Array(parsed.positionals.dropFirst())
+        switch action {
+        case "merge-driver":
+            guard (3...4).contains(rest.count) else { throw CommandLineError.usage(message: "merge-driver takes %O %A %B [%P]", command: name) }
+            let shown = rest.count == 4 ? rest[3] : rest[1]
+            do {
+                let credentials = try credentials.credentials(parsed, for: rest[1], command: name)
+                let report = try GitMergeDriver.merge(ancestor: rest[0], current: rest[1], other: rest[2], credentials: credentials)
+                output.printError("mypass-sync: merged \(shown.terminalSafe): \(report.sections.flatMap(\.changes).count) change(s) from the other branch")
+                return .success
+            } catch {
+                // Git keeps <current> as it is and marks the conflict.
+                output.printError("mypass-sync: \(shown.terminalSafe) not merged: \(error)")
+                return .differences
+            }
+        case "textconv":
+            guard rest.count == 1 else { throw CommandLineError.usage(message: "textconv takes one file", command: name) }
+            let unlocked = try credentials.unlock(parsed, path: rest[0], command: name)
+            output.emit(VaultTextConversion.text(of: unlocked.vault))
+            return .success
+        case "install":
+            guard rest.isEmpty else { throw CommandLineError.usage(message: "install takes options only", command: name) }
+            guard !(parsed[global] && parsed[repository] != nil) else {
+                throw CommandLineError.usage(message: "--repo and --global exclude each other", command: name)
+            }
+            let program = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? "mypass-sync"
+            let report = try GitSetup.install(repository: parsed[repository], global: parsed[global], program: program,
+                                              credentialArguments: try credentials.commandLine(parsed, command: name))
+            output.print("\(report.attributesFile): \(GitSetup.attributesLine)")
+            output.print("\(report.configScope) git settings: merge.mypass-sync.driver = \(report.driver)")
+            output.print("\(report.configScope) git settings: diff.mypass-sync.textconv = \(report.textconv)")
+            return .success
+        default:
+            throw CommandLineError.usage(message: "git takes merge-driver, textconv or install, not \(action.terminalSafe)", command: name)
+        }
+    }
+}
