@@ -38,7 +38,8 @@ struct MergeCommand: Command {
         let localCredentials = try credentials.credentials(parsed, for: localPath, command: name)
         var request = MergeJob.Request(copies: Array(parsed.positionals.dropFirst()), state: stateOptions.state(parsed))
         request.copyCredentials = try otherCredentials.credentials(parsed, for: request.copies[0], command: name)
-        request.basePath = parsed[base]
+        // `--base=` with nothing after it (Unison's empty CURRENTARCHOPT): no base.
+        request.basePath = parsed[base].flatMap { $0.isEmpty ? nil : $0 }
         request.outputPath = parsed[outputPath]
         request.dryRun = parsed[dryRun]
         request.keepsBackup = parsed[backupOptions.backup]
