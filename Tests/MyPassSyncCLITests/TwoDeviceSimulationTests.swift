@@ -161,6 +161,8 @@ private struct FolderSync {
             try FileManager.default.createDirectory(at: cache, withIntermediateDirectories: true)
             temporary = cache.appendingPathComponent(name).path
         case .syncthing: temporary = device.folder.appendingPathComponent(".syncthing.\(name).tmp").path
+        case .onedriveLinux, .resilio, .seafile, .pcloud, .googleDrive, .unison, .rclone:
+            temporary = device.folder.appendingPathComponent(".\(name).partial").path
         }
         try bytes.write(to: URL(fileURLWithPath: temporary))
         #expect(rename(temporary, device.folder.appendingPathComponent(name).path) == 0)

@@ -83,4 +83,30 @@ struct UnisonMergeTests {
         #expect(synced.status != 0)
         #expect(try roots.bytes(roots.one) == one && roots.bytes(roots.two) == two)
     }
+
+    @Test("without a merge program, copyonconflict with prefer newer leaves the older version as `vault (conflict_on_DATE).kdbx`: the watcher recognises and merges it, and the next unison run carries the merge to the other root")
+    func copyOnConflictFoldedByWatcher() throws {
+        let roots = try Roots()
+        func unison() throws -> ProcessRunner.Outcome {
+            try ProcessRunner.run(URL(fileURLWithPath: "/usr/bin/unison"), [roots.one.path, roots.two.path, "-batch", "-auto",
+                                  "-copyonconflict", "-prefer", "newer"], environment: roots.environment)
+        }
+        #expect(try unison().status == 0)
+        try roots.edit(roots.one, ["-u", "user-from-one"])
+        usleep(1_100_000)
+        try roots.edit(roots.two, ["--url", "https://two.example"])
+        _ = try unison()
+        let copies = try FileManager.default.contentsOfDirectory(atPath: roots.one.path).filter { $0.hasPrefix("vault (conflict") }
+        #expect(copies.count == 1, "\(copies)")
+        let listed = try ToolRunner.run(["conflicts", roots.one.appendingPathComponent("vault.kdbx").path, "--json"])
+        #expect(listed.standardOutput.contains("unison"), "\(listed.standardOutput)")
+        let watched = try ToolRunner.run(["watch", roots.one.appendingPathComponent("vault.kdbx").path, "--once", "--password-command",
+                                          "cat '\(roots.passwordFile)'", "--state-dir", roots.root.appendingPathComponent("watch-state").path])
+        #expect(watched.status == 0, "\(watched.standardError)")
+        #expect(try unison().status == 0)
+        for folder in [roots.one, roots.two] {
+            let shown = try roots.show(folder)
+            #expect(shown.contains("UserName: user-from-one") && shown.contains("URL: https://two.example"), "\(folder.lastPathComponent): \(shown)")
+        }
+    }
 }

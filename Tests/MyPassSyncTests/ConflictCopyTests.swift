@@ -24,6 +24,25 @@ struct ConflictCopyTests {
         (".syncthing.vault.kdbx.tmp", nil),
         ("vault.kdbx.tmp", nil),
         ("vault.sync-conflict-20261129-101010-ABCDEF1.kdbx.bak", nil),
+        // Each from its engine's documentation or as the engine was seen to write it here.
+        ("vault.Conflict.kdbx", .resilio),
+        ("vault.Conflict1.kdbx", .resilio),
+        ("vault.Conflict 3.kdbx", .resilio),
+        ("vault (SFConflict alice@example.org 2026-12-01-10-15-00).kdbx", .seafile),
+        ("vault [conflicted].kdbx", .pcloud),
+        ("vault.conflicted.kdbx", .pcloud),
+        ("vault-laptop-safeBackup-0001.kdbx", .onedriveLinux),
+        ("vault (1).kdbx", .googleDrive),
+        ("vault (conflict_on_2026-12-01).kdbx", .unison),
+        ("vault (conflict #1_on_2026-12-01).kdbx", .unison),
+        ("vault.kdbx..path1", .rclone),
+        ("vault.kdbx..path2", .rclone),
+        ("vault.kdbx.path1", .rclone),
+        ("vault.kdbx.conflict1", .rclone),
+        ("vault.kdbx.conflict", nil),
+        ("vault (copy).kdbx", nil),
+        ("vault.Conflicts.kdbx", nil),
+        ("vault.unison.tmp", nil),
     ])
     func names(name: String, engine: ConflictCopies.Engine?) throws {
         let workspace = try Workspace()

@@ -2,7 +2,7 @@
 _mypass_sync() {
   local cur="${COMP_WORDS[COMP_CWORD]}" prev="${COMP_WORDS[COMP_CWORD-1]}"
   if [ "$COMP_CWORD" -eq 1 ]; then
-    COMPREPLY=($(compgen -W "merge diff status resolve watch conflicts info export convert totp match ls show add edit rm mv search mkdir rmdir edit-group attachment-import attachment-export attachment-rm sync db-create generate diceware estimate analyze clip unlock lock keyring journal undo completion help version -h --help --version" -- "$cur"))
+    COMPREPLY=($(compgen -W "merge diff status resolve watch conflicts info export convert totp match ls show add edit rm mv search mkdir rmdir edit-group attachment-import attachment-export attachment-rm sync db-create generate diceware estimate analyze clip unlock lock keyring git journal undo completion help version -h --help --version" -- "$cur"))
     return
   fi
   local options=""
@@ -427,6 +427,18 @@ _mypass_sync() {
         --challenge-response-command) return ;;
       esac
       ;;
+    git) options="--repo --global --password-stdin --password-command --password-from --verbose --yubikey --challenge-response-secret --challenge-response-command --key-file -k --no-password --max-kdf-memory --quiet --help"
+      case "$prev" in
+        --repo) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+        --password-command) return ;;
+        --password-from) return ;;
+        --yubikey) return ;;
+        --challenge-response-secret) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+        --challenge-response-command) return ;;
+        --key-file|-k) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+        --max-kdf-memory) return ;;
+      esac
+      ;;
     journal) options="--show --limit --json --password-stdin --password-command --password-from --verbose --yubikey --challenge-response-secret --challenge-response-command --key-file -k --no-password --max-kdf-memory --quiet --state-dir --help"
       case "$prev" in
         --show) return ;;
@@ -457,7 +469,7 @@ _mypass_sync() {
       COMPREPLY=($(compgen -W "bash zsh fish" -- "$cur")); return
       ;;
     help) options=" --help"
-      COMPREPLY=($(compgen -W "merge diff status resolve watch conflicts info export convert totp match ls show add edit rm mv search mkdir rmdir edit-group attachment-import attachment-export attachment-rm sync db-create generate diceware estimate analyze clip unlock lock keyring journal undo completion help version" -- "$cur")); return
+      COMPREPLY=($(compgen -W "merge diff status resolve watch conflicts info export convert totp match ls show add edit rm mv search mkdir rmdir edit-group attachment-import attachment-export attachment-rm sync db-create generate diceware estimate analyze clip unlock lock keyring git journal undo completion help version" -- "$cur")); return
       ;;
     version) options=" --help"
       ;;

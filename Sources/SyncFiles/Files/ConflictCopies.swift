@@ -8,6 +8,20 @@ public enum ConflictCopies {
     /// The kind of sync engine that named a copy.
     public enum Engine: String, Sendable, Codable {
         case syncthing, dropbox, nextcloud, onedrive
+        /// The OneDrive client for Linux (abraunegg/onedrive): `NAME-HOST-safeBackup-NNNN`.
+        case onedriveLinux
+        /// Resilio Sync: `NAME.Conflict`, `NAME.ConflictN`.
+        case resilio
+        /// Seafile: `NAME (SFConflict USER DATE)`.
+        case seafile
+        /// pCloud: `NAME [conflicted]`, `NAME.conflicted`.
+        case pcloud
+        /// Google Drive's duplicates: `NAME (N)`.
+        case googleDrive
+        /// Unison's copyonconflict: `NAME (conflict_on_DATE)`, `NAME (conflict #N_on_DATE)`.
+        case unison
+        /// rclone bisync: `NAME.kdbx..path1` / `..path2` (1.60), `NAME.kdbx.conflictN`, `.path1` / `.path2` (1.66+).
+        case rclone
     }
 
     /// One conflict copy.
@@ -30,9 +44,9 @@ public enum ConflictCopies {
     /// `NAME.sync-conflict-YYYYMMDD-HHMMSS-DEVICE.kdbx` (Syncthing),
     /// `NAME (… conflicted copy …).kdbx` (Dropbox), `NAME (conflicted copy …).kdbx` (Nextcloud / ownCloud),
     /// `NAME-COMPUTERNAME.kdbx` or `NAME-COMPUTERNAME-N.kdbx` (OneDrive's "keep both": a Windows computer
-    /// name, upper case, up to 15 characters). A name of that shape can also be a user's own file, so
-    /// folding merges a copy only when it is the same database (same root group) and opens with the
-    /// vault's credentials.
+    /// name, upper case, up to 15 characters), and the names of `Engine`'s other cases. A name of
+    /// such a shape can also be a user's own file (`vault (1).kdbx`), so folding merges a copy only
+    /// when it is the same database (same root group) and opens with the vault's credentials.
     public static func find(for vaultPath: String) -> [Copy] {
         guard let (directory, name) = try? DirectoryHandle.parent(of: vaultPath) else { return [] }
         return find(in: directory, forVaultNamed: name)
@@ -67,13 +81,37 @@ public enum ConflictCopies {
     /// Which engine named `name` as a conflict copy of the vault file `vaultName`, if any.
     public static func engine(ofName name: String, forVaultNamed vaultName: String) -> Engine? {
         let stem = (vaultName as NSString).deletingPathExtension
-        guard name != vaultName, (name as NSString).pathExtension == (vaultName as NSString).pathExtension else { return nil }
-        let base = (name as NSString).deletingPathExtension
-        if base.hasPrefix(stem + ".sync-conflict-") { return .syncthing }
-        if base.hasPrefix(stem + " (") && base.hasSuffix(")") && base.contains("conflicted copy") {
-            return base.hasPrefix(stem + " (conflicted copy") ? .nextcloud : .dropbox
+        guard name != vaultName else { return nil }
+        // rclone puts its suffix after the extension.
+        if name.hasPrefix(vaultName + ".") {
+            let suffix = String(name.dropFirst(vaultName.count))
+            if [".path1", ".path2", "..path1", "..path2"].contains(suffix) { return .rclone }
+            if suffix.hasPrefix(".conflict"), let number = Int(suffix.dropFirst(".conflict".count)), number > 0 { return .rclone }
+            return nil
         }
-        if base.hasPrefix(stem + "-"), isWindowsComputerName(String(base.dropFirst(stem.count + 1))) { return .onedrive }
+        guard (name as NSString).pathExtension == (vaultName as NSString).pathExtension else { return nil }
+        let base = (name as NSString).deletingPathExtension
+        guard base.hasPrefix(stem), base.count > stem.count else { return nil }
+        let rest = String(base.dropFirst(stem.count))
+        if rest.hasPrefix(".sync-conflict-") { return .syncthing }
+        if rest.hasPrefix(" (") && rest.hasSuffix(")") {
+            let inner = rest.dropFirst(2).dropLast()
+            if inner.contains("conflicted copy") { return inner.hasPrefix("conflicted copy") ? .nextcloud : .dropbox }
+            if inner.hasPrefix("SFConflict ") { return .seafile }
+            if inner.hasPrefix("conflict") && inner.contains("_on_") { return .unison }
+            if !inner.isEmpty && inner.allSatisfy(\.isASCIIDigitCharacter) { return .googleDrive }
+            return nil
+        }
+        if rest == " [conflicted]" || rest == ".conflicted" { return .pcloud }
+        if rest.hasPrefix(".Conflict") {
+            let number = rest.dropFirst(".Conflict".count).drop { $0 == " " }
+            if number.allSatisfy(\.isASCIIDigitCharacter) { return .resilio }
+        }
+        if rest.hasPrefix("-"), let backup = rest.range(of: "-safeBackup-"),
+           rest[backup.upperBound...].count == 4, rest[backup.upperBound...].allSatisfy(\.isASCIIDigitCharacter) {
+            return .onedriveLinux
+        }
+        if rest.hasPrefix("-"), isWindowsComputerName(String(rest.dropFirst())) { return .onedrive }
         return nil
     }
 
