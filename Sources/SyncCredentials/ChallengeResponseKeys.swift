@@ -37,9 +37,8 @@ public struct ChallengeResponseCommand: ChallengeResponse {
         let hex = challenge.map { String(format: "%02x", $0) }.joined() + "\n"
         let (status, output): (Int32, Data)
         do {
-            (status, output) = try ChildProcess.run("/bin/sh", ["-c", command], environment: ProcessInfo.processInfo.environment,
-                                                    input: Data(hex.utf8), readingOutput: true, passingErrors: true, timeout: timeout)
-        } catch is ChildProcess.TimedOut {
+            (status, output) = try ShellCommand(command: command, timeout: timeout).run(input: Data(hex.utf8))
+        } catch is ShellCommand.TimedOut {
             throw KDBXError.challengeResponseFailed("the command `\(command)` did not answer within \(Int(timeout)) s")
         }
         guard status == 0 else { throw KDBXError.challengeResponseFailed("the command `\(command)` failed (exit status \(status))") }

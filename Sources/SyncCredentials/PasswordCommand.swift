@@ -41,10 +41,9 @@ public struct PasswordCommand: Sendable {
         var output: Data
         let status: Int32
         do {
-            (status, output) = try ChildProcess.run("/bin/sh", ["-c", command], environment: ProcessInfo.processInfo.environment,
-                                                    input: nil, readingOutput: true, passingErrors: true, timeout: timeout)
-        } catch let failure as ChildProcess.TimedOut {
-            throw .timedOut(command: command, seconds: Int(failure.seconds))
+            (status, output) = try ShellCommand(command: command, timeout: timeout).run(input: nil)
+        } catch is ShellCommand.TimedOut {
+            throw .timedOut(command: command, seconds: Int(timeout))
         } catch {
             throw .notStarted(command: command, reason: "\(error)")
         }
