@@ -271,6 +271,28 @@ struct HostileFolderTests {
         #expect(FileManager.default.fileExists(atPath: copy))
     }
 
+    @Test("merge inputs from elsewhere (Unison's CURRENT2, git's %B and %O, a --base) are held to the same budget: a KDF bomb is refused before any derivation")
+    func costlyMergeInputs() throws {
+        let root = try CLIFixtures.scratch()
+        defer { try? FileManager.default.removeItem(at: root) }
+        let vault = root.appendingPathComponent("pw.kdbx").path
+        try FileManager.default.copyItem(atPath: CLIFixtures.kdbx4, toPath: vault)
+        let bomb = root.appendingPathComponent("other.kdbx").path
+        try KDFBomb.made(from: Data(contentsOf: URL(fileURLWithPath: vault))).write(to: URL(fileURLWithPath: bomb))
+        let before = try Data(contentsOf: URL(fileURLWithPath: vault))
+        for arguments in [["merge", vault, bomb], ["merge", vault, vault, "--base", bomb], ["git", "merge-driver", bomb, vault, vault]] {
+            let started = Date()
+            let outcome = try ProcessRunner.run(URL(fileURLWithPath: "/usr/bin/timeout"),
+                                                ["20", try ToolRunner.binary().path] + arguments + ["--password-stdin"]
+                                                    + (arguments[0] == "git" ? [] : ["--state-dir", root.appendingPathComponent("state").path]),
+                                                input: Data((CLIFixtures.kdbx4Password + "\n").utf8))
+            #expect(Date().timeIntervalSince(started) < 10, "\(arguments[0]): derived for the bomb")
+            #expect(outcome.status == (arguments[0] == "git" ? 1 : 6), "\(arguments): \(outcome.standardError)")
+            #expect(outcome.standardError.contains("exceed"), "\(arguments): \(outcome.standardError)")
+        }
+        #expect(try Data(contentsOf: URL(fileURLWithPath: vault)) == before)
+    }
+
     @Test("a planted merged-conflicts (a symlink out of the folder, or a regular file) is never used: copies go to the state directory, the vault is written once")
     func plantedMergedConflicts() throws {
         for planted in ["symlink", "file"] {

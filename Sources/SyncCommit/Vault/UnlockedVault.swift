@@ -42,8 +42,9 @@ public final class UnlockedVault: @unchecked Sendable {
     /// this vault's derived key where the KDF salt matches.
     public func openCopy(atPath path: String, with credentials: VaultCredentials? = nil) throws -> VaultCopy {
         let key = try credentials ?? requireCredentials()
-        let bytes = try FileReading.readAll(atPath: path)
-        let opened = try KDBXReader.open(bytes, key: key.key, cachedKey: self.opened.derivedKey, limits: file.limits)
+        // Another version (a base, a git ancestor, another file to compare): the budget for versions from elsewhere.
+        let bytes = try FileReading.readAll(atPath: path, limit: file.foreignVersionSizeLimit)
+        let opened = try KDBXReader.open(bytes, key: key.key, cachedKey: self.opened.derivedKey, limits: file.foreignVersionLimits)
         return VaultCopy(path: path, opened: opened, credentials: key)
     }
 

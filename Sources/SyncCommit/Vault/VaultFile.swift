@@ -73,13 +73,16 @@ public struct VaultFile: Sendable {
     /// Unlocks this file and reads and opens `copies` (other versions of it) in parallel, one per
     /// core, after one KDF run: copies that share this file's KDF salt and credentials reuse it.
     /// `copyCredentials` (default: these) open the copies; each copy's outcome is returned as it is.
+    /// The copies came from elsewhere (another device, git, Unison): they are read and opened within
+    /// the budget for such versions (`ForeignVersionBudget`), which this file's own version always fits.
     public func unlock(
         _ credentials: VaultCredentials, withCopies copies: [String], copyCredentials: VaultCredentials? = nil
     ) throws -> (vault: UnlockedVault, copies: [Result<VaultCopy, KDBXError>]) {
         let copyKey = (copyCredentials ?? credentials).key
-        let files = try copies.map { try FileReading.readAll(atPath: $0) }
+        let files = try copies.map { try FileReading.readAll(atPath: $0, limit: foreignVersionSizeLimit) }
         let derived = try DerivedKey(compositeKey: credentials.key, kdf: header.kdf, limits: limits, version: header.version)  // the header read above
-        let opened = KDBXReader.open(files: [(bytes, credentials.key)] + files.map { ($0, copyKey) }, cachedKey: derived, limits: limits)
+        let opened = KDBXReader.open(files: [(bytes, credentials.key)] + files.map { ($0, copyKey) }, cachedKey: derived,
+                                     limits: foreignVersionLimits)
         let vault = UnlockedVault(file: self, opened: try opened[0].get(), credentials: credentials)
         let results = zip(copies, opened.dropFirst()).map { path, result in
             result.map { VaultCopy(path: path, opened: $0, credentials: copyCredentials ?? credentials) }
