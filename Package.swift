@@ -30,7 +30,7 @@ let package = Package(
         .systemLibrary(name: "CGcrypt", pkgConfig: "libgcrypt", providers: [.apt(["libgcrypt20-dev"])]),
         .systemLibrary(name: "CInotifyTools", providers: [.apt(["libinotifytools0-dev"])]),
         .systemLibrary(name: "CProcess"),
-        .systemLibrary(name: "CRename"),
+        .systemLibrary(name: "CGNUCalls"),
         .systemLibrary(name: "CPSL", pkgConfig: "libpsl", providers: [.apt(["libpsl-dev"])]),
         .systemLibrary(name: "CIDN2", pkgConfig: "libidn2", providers: [.apt(["libidn2-dev"])]),
         .systemLibrary(name: "CKeyutils", providers: [.apt(["libkeyutils-dev"])]),
@@ -71,7 +71,7 @@ let package = Package(
         // replace, fingerprints, conflict-copy names, sync-engine transfers, child processes.
         .target(
             name: "SyncFiles",
-            dependencies: ["MyPassCrypto", "CRename", "CProcess"],
+            dependencies: ["MyPassCrypto", "CGNUCalls", "CProcess"],
             swiftSettings: strictSettings + testHookSettings
         ),
         // What this device keeps outside the synced folder: the base, pending versions, retired

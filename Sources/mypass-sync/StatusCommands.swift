@@ -13,7 +13,7 @@ struct StatusCommand: Command {
     func run(arguments: [String], output: inout StandardStreams) throws -> ExitCode {
         let parsed = try parse(arguments, count: 1...1)
         let path = parsed.positionals[0]
-        let report = try VaultStatus(of: path, state: stateOptions.state(parsed))
+        let report = try VaultStatus(of: path, state: stateOptions.state(parsed), naming: DeviceSettings.load().copyNaming)
         let changed = report.changedSinceLastSync
         if parsed[json] {
             output.print(try JSONText.encode(report))

@@ -10,12 +10,13 @@ import Glibc
 struct WatchCommand: Command {
     let name = "watch"
     let summary = "Keep watching vaults: take in external changes, fold in sync-conflict copies."
-    let usage = "mypass-sync watch <vault>... [--policy merge|reload|ask] [--conflict-copies merge|report|ignore] [--poll SECONDS] [--debounce SECONDS] [--copy-grace SECONDS] [--json] [--once] [credentials]"
+    let usage = "mypass-sync watch <vault>... [--policy merge|reload|ask] [--conflict-copies merge|report|ignore] [--poll SECONDS] [--debounce SECONDS] [--copy-grace SECONDS] [--rebuild-grace SECONDS] [--json] [--once] [credentials]"
     let policy = Option<VaultWatcher.Policy>("--policy", help: "On an external change: take it in, putting back what a program saving over an unread version dropped (merge, the default); take it as it is (reload); or report a decision (ask).")
     let copyPolicy = Option<VaultWatcher.CopyPolicy>("--conflict-copies", help: "Sync-conflict copies: fold in (default), report, ignore.")
     let poll = Option<Double>.seconds("--poll", help: "Also compare fingerprints every SECONDS (for NFS, SMB, sshfs, FUSE).", in: 0.01...86_400)
     let debounce = Option<Double>.seconds("--debounce", help: "Quiet time after the last event before a vault is read (default 0.3).", in: 0...60)
     let copyGrace = Option<Double>.seconds("--copy-grace", help: "Leave a conflict copy made on another device to that device this long before merging it here (default 0: at once).", in: 0...3600)
+    let rebuildGrace = Option<Double>.seconds("--rebuild-grace", help: "When rclone bisync renamed both versions aside on another device and only copies arrived here, leave that device this long to rebuild the vault before rebuilding it here (default 3600).", in: 0...(30 * 24 * 3600))
     let json = Flag("--json", help: "One JSON object per line per event.")
     let once = Flag("--once", help: "Handle what is pending, then exit.")
     let credentials = CredentialOptions()
@@ -23,7 +24,9 @@ struct WatchCommand: Command {
 
     func run(arguments: [String], output: inout StandardStreams) throws -> ExitCode {
         let parsed = try parse(arguments, count: 1...Int.max)
-        let first = try credentials.read(parsed, path: parsed.positionals[0])  // Checked before the password.
+        let device = try DeviceSettings.load()
+        // Checked before the password (a vault that rclone bisync renamed aside: one of its copies).
+        let first = try credentials.read(parsed, path: VaultWatcher.standIn(for: parsed.positionals[0], naming: device.copyNaming))
         let vaultCredentials = try credentials.credentials(parsed, for: first.path, command: name)  // Asked once.
         var settings = WatchEngine.Settings()
         settings.policy = parsed[policy] ?? settings.policy
@@ -31,7 +34,8 @@ struct WatchCommand: Command {
         settings.pollInterval = parsed[poll]
         settings.debounce = parsed[debounce] ?? settings.debounce
         settings.copyGrace = parsed[copyGrace] ?? settings.copyGrace
-        settings.device = try DeviceSettings.load()
+        settings.rebuildGrace = parsed[rebuildGrace] ?? settings.rebuildGrace
+        settings.device = device
         if parsed[once] {
             // What is pending now, copies from other devices included; a rollback is refused at once.
             settings.copyGrace = 0

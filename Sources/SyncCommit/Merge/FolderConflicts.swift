@@ -58,17 +58,24 @@ public enum FolderConflicts {
     }
 
     /// Does `action` for the vault at `target`, or for every vault in the folder `target`.
-    /// `read` reads (and checks) a vault before `credentials` is asked for, once.
+    /// `read` reads (and checks) a vault before `credentials` is asked for, once; `naming`: this
+    /// device's copy names (`DeviceSettings.copyNaming`).
     public static func run(
-        _ action: Action, at target: String, state: SyncStateStore, read: (String) throws -> VaultFile,
+        _ action: Action, at target: String, state: SyncStateStore, naming: ConflictCopies.Naming, read: (String) throws -> VaultFile,
         credentials: (String) throws -> VaultCredentials
     ) throws -> Report {
         var isDirectory: ObjCBool = false
-        guard FileManager.default.fileExists(atPath: target, isDirectory: &isDirectory) else { throw FileError.notFound(path: target) }
+        guard FileManager.default.fileExists(atPath: target, isDirectory: &isDirectory) else {
+            // A vault a sync engine renamed aside with the other version (rclone bisync) is gone while
+            // its copies are there: they are listed (the watcher rebuilds the vault from them).
+            let copies = ConflictCopies.find(for: target, naming: naming)
+            guard !copies.isEmpty, case .list = action else { throw FileError.notFound(path: target) }
+            return Report(vaults: [VaultReport(vault: target, copies: copies, outcomes: [])])
+        }
         var vaults = [target]
         var reports: [VaultReport] = []
         if isDirectory.boolValue {
-            let found = ConflictCopies.vaults(in: try DirectoryHandle(opening: target))
+            let found = ConflictCopies.vaults(in: try DirectoryHandle(opening: target), naming: naming)
             vaults = found.filter(\.isRegularFile).map(\.path)
             // A symlink among the folder's vaults was planted (the user named the folder, not it): it
             // could lead a merge into a private vault elsewhere. Said, never followed.
@@ -78,7 +85,7 @@ public enum FolderConflicts {
         }
         var given: VaultCredentials?
         for vault in vaults {
-            let copies = ConflictCopies.find(for: vault)
+            let copies = ConflictCopies.find(for: vault, naming: naming)
             switch action {
             case .list:
                 reports.append(VaultReport(vault: vault, copies: copies, outcomes: []))

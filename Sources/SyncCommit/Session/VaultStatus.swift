@@ -18,14 +18,14 @@ public struct VaultStatus: Sendable, Encodable {
     /// Until when `unlock` keeps the vault's key (nil: not unlocked).
     public let quickUnlockUntil: Date?
 
-    /// The status of the vault at `path` with this device's `state`.
-    public init(of path: String, state: SyncStateStore, quickUnlock: QuickUnlock = QuickUnlock()) throws {
+    /// The status of the vault at `path` with this device's `state` (copies named by `naming`).
+    public init(of path: String, state: SyncStateStore, naming: ConflictCopies.Naming, quickUnlock: QuickUnlock = QuickUnlock()) throws {
         guard let current = try DurableFile.fingerprint(atPath: path) else { throw FileError.notFound(path: path) }
         let record = state.base(for: path)?.record
         vault = path
         baseKnown = record != nil
         changedSinceLastSync = record.map { !$0.fingerprint.sameContent(as: current) }
-        conflictCopies = ConflictCopies.find(for: path)
+        conflictCopies = ConflictCopies.find(for: path, naming: naming)
         quickUnlockUntil = quickUnlock.expiry(path: path)
     }
 }

@@ -20,8 +20,56 @@ public enum ConflictCopies {
         case googleDrive
         /// Unison's copyonconflict: `NAME (conflict_on_DATE)`, `NAME (conflict #N_on_DATE)`.
         case unison
-        /// rclone bisync: `NAME.kdbx..path1` / `..path2` (1.60), `NAME.kdbx.conflictN`, `.path1` / `.path2` (1.66+).
+        /// rclone bisync: `NAME.kdbx..path1` / `..path2` (1.60), `NAME.kdbx.conflictN`, `.path1` / `.path2` (1.66+),
+        /// `NAME.conflictN.kdbx` (`--suffix-keep-extension`), and the suffixes of `Naming.rcloneSuffixes`.
         case rclone
+
+        /// Whether the engine renames both versions aside on a conflict and leaves no vault (rclone
+        /// bisync without `--conflict-resolve`): the vault is then rebuilt from the copies.
+        public var renamesBothVersions: Bool { self == .rclone }
+    }
+
+    /// Names this device's sync engines give copies beyond their defaults.
+    public struct Naming: Sendable, Equatable {
+        /// The suffixes given to rclone bisync's `--conflict-suffix` (without rclone's leading dot;
+        /// rclone's own `conflict`, `path` and `.path` are always known).
+        public var rcloneSuffixes: [String]
+
+        /// Naming with these rclone suffixes.
+        public init(rcloneSuffixes: [String] = []) {
+            self.rcloneSuffixes = rcloneSuffixes
+        }
+
+        /// The engines' default names only.
+        public static let standard = Naming()
+
+        /// The suffixes of an rclone `--conflict-suffix` value as written on its command line
+        /// (`S` or `S1,S2`); nil when it is not one (empty, more than two, or holding a `/`).
+        public static func rcloneSuffixes(fromFlag value: String) -> [String]? {
+            let parts = value.split(separator: ",", omittingEmptySubsequences: false).map { $0.trimmingCharacters(in: .whitespaces) }
+            guard (1...2).contains(parts.count), parts.allSatisfy({ !$0.isEmpty && !$0.contains("/") }) else { return nil }
+            return parts
+        }
+
+        /// Whether `suffix` (what follows `NAME.kdbx`, or `NAME` with the extension kept after it) is
+        /// one rclone bisync gives a conflict copy: `.conflictN`, `.path1`/`.path2`, `..path1`/`..path2`,
+        /// or `.S`/`.SN` for a configured suffix S.
+        func isRcloneSuffix(_ suffix: Substring) -> Bool {
+            guard suffix.hasPrefix(".") else { return false }
+            let body = suffix.dropFirst()
+            if body == "path1" || body == "path2" || body == ".path1" || body == ".path2" { return true }
+            if body.hasPrefix("conflict"), isCounter(body.dropFirst("conflict".count)) { return true }
+            return rcloneSuffixes.contains { configured in
+                guard body.hasPrefix(configured) else { return false }
+                let rest = body.dropFirst(configured.count)
+                return rest.isEmpty || isCounter(rest)
+            }
+        }
+
+        /// `1`, `2`, …: the number rclone appends (never 0, never signed).
+        private func isCounter(_ text: Substring) -> Bool {
+            !text.isEmpty && text.allSatisfy(\.isASCIIDigitCharacter) && (Int(text) ?? 0) > 0
+        }
     }
 
     /// One conflict copy.
@@ -47,15 +95,16 @@ public enum ConflictCopies {
     /// name, upper case, up to 15 characters), and the names of `Engine`'s other cases. A name of
     /// such a shape can also be a user's own file (`vault (1).kdbx`), so folding merges a copy only
     /// when it is the same database (same root group) and opens with the vault's credentials.
-    public static func find(for vaultPath: String) -> [Copy] {
+    /// `naming`: this device's names beyond the defaults (`DeviceSettings.copyNaming`).
+    public static func find(for vaultPath: String, naming: Naming = .standard) -> [Copy] {
         guard let (directory, name) = try? DirectoryHandle.parent(of: vaultPath) else { return [] }
-        return find(in: directory, forVaultNamed: name)
+        return find(in: directory, forVaultNamed: name, naming: naming)
     }
 
     /// The conflict copies of the vault named `vaultName` in the open `directory`.
-    public static func find(in directory: DirectoryHandle, forVaultNamed vaultName: String) -> [Copy] {
+    public static func find(in directory: DirectoryHandle, forVaultNamed vaultName: String, naming: Naming = .standard) -> [Copy] {
         directory.names().compactMap { name in
-            engine(ofName: name, forVaultNamed: vaultName).map { Copy(path: directory.pathOf(name), engine: $0) }
+            engine(ofName: name, forVaultNamed: vaultName, naming: naming).map { Copy(path: directory.pathOf(name), engine: $0) }
         }
     }
 
@@ -69,9 +118,9 @@ public enum ConflictCopies {
     }
 
     /// The vaults in `directory`: every `NAME.kdbx` that is not a conflict copy of another one there.
-    public static func vaults(in directory: DirectoryHandle) -> [FolderVault] {
+    public static func vaults(in directory: DirectoryHandle, naming: Naming = .standard) -> [FolderVault] {
         let names = directory.names().filter { $0.hasSuffix(".kdbx") }
-        let copies = Set(names.flatMap { vault in names.filter { engine(ofName: $0, forVaultNamed: vault) != nil } })
+        let copies = Set(names.flatMap { vault in names.filter { engine(ofName: $0, forVaultNamed: vault, naming: naming) != nil } })
         return names.filter { !copies.contains($0) }.map { name in
             let isRegular = directory.status(of: name)?.isRegularFile ?? false
             return FolderVault(path: directory.pathOf(name), isRegularFile: isRegular)
@@ -79,20 +128,18 @@ public enum ConflictCopies {
     }
 
     /// Which engine named `name` as a conflict copy of the vault file `vaultName`, if any.
-    public static func engine(ofName name: String, forVaultNamed vaultName: String) -> Engine? {
+    public static func engine(ofName name: String, forVaultNamed vaultName: String, naming: Naming = .standard) -> Engine? {
         let stem = (vaultName as NSString).deletingPathExtension
         guard name != vaultName else { return nil }
-        // rclone puts its suffix after the extension.
+        // rclone puts its suffix after the extension (or before it, with `--suffix-keep-extension`).
         if name.hasPrefix(vaultName + ".") {
-            let suffix = String(name.dropFirst(vaultName.count))
-            if [".path1", ".path2", "..path1", "..path2"].contains(suffix) { return .rclone }
-            if suffix.hasPrefix(".conflict"), let number = Int(suffix.dropFirst(".conflict".count)), number > 0 { return .rclone }
-            return nil
+            return naming.isRcloneSuffix(name.dropFirst(vaultName.count)) ? .rclone : nil
         }
         guard (name as NSString).pathExtension == (vaultName as NSString).pathExtension else { return nil }
         let base = (name as NSString).deletingPathExtension
         guard base.hasPrefix(stem), base.count > stem.count else { return nil }
         let rest = String(base.dropFirst(stem.count))
+        if naming.isRcloneSuffix(Substring(rest)) { return .rclone }
         if rest.hasPrefix(".sync-conflict-") { return .syncthing }
         if rest.hasPrefix(" (") && rest.hasSuffix(")") {
             let inner = rest.dropFirst(2).dropLast()

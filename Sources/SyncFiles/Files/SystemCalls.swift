@@ -1,4 +1,4 @@
-internal import CRename
+internal import CGNUCalls
 public import Foundation
 #if canImport(Glibc)
 internal import Glibc
@@ -144,6 +144,14 @@ public enum SystemCalls {
         var status = stat()
         guard lstat(path, &status) == 0 else { return nil }
         return FileStatus(status)
+    }
+
+    /// When the file at `path` was created (a symlink itself, not its target); nil where the file
+    /// system keeps no birth time, or the file cannot be examined.
+    package static func birthTime(atPath path: String) -> FileTime? {
+        var time = mypass_birth_time()
+        guard mypass_birth_time(AT_FDCWD, path, &time) == 1 else { return nil }
+        return FileTime(seconds: Int64(time.seconds), nanoseconds: Int64(time.nanoseconds))
     }
 
     /// Opens the file at `path` to read it (symlinks followed: the user named it).

@@ -15,9 +15,40 @@ public struct CopyFile: Sendable, Hashable {
     public let size: Int64
     /// Its modification time.
     public let modified: FileTime
+    /// When it was created (nil: the file system keeps no birth time): with the inode, what says it
+    /// is a file the vault once was (`FileIdentity`), and how long ago it arrived.
+    public let born: FileTime?
+    /// The device it is on.
+    public let device: UInt64
+
+    /// The copy as the listing saw it.
+    public init(path: String, engine: ConflictCopies.Engine, inode: UInt64, size: Int64, modified: FileTime, born: FileTime? = nil,
+                device: UInt64 = 0) {
+        self.path = path
+        self.engine = engine
+        self.inode = inode
+        self.size = size
+        self.modified = modified
+        self.born = born
+        self.device = device
+    }
 
     /// The copy as `ConflictCopies` names it.
     var copy: ConflictCopies.Copy { ConflictCopies.Copy(path: path, engine: engine) }
+    /// Which file it is.
+    var identity: FileIdentity { FileIdentity(device: device, inode: inode, born: born, size: size, modified: modified) }
+
+    /// The same copy as it was: name, engine, inode, size and time (what a failed copy is remembered by).
+    public static func == (a: CopyFile, b: CopyFile) -> Bool {
+        a.path == b.path && a.engine == b.engine && a.inode == b.inode && a.size == b.size && a.modified == b.modified
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(path)
+        hasher.combine(inode)
+        hasher.combine(size)
+        hasher.combine(modified)
+    }
 }
 
 /// One listing of a vault's folder, taken once per check: the vault, its conflict copies and the
@@ -39,26 +70,35 @@ public struct FolderSnapshot: Sendable {
     public let transfers: [String]
     /// The conflict copies beside the vault.
     public let copies: [CopyFile]
+    /// Which file the vault is (nil: not there, or not examined).
+    public let vaultIdentity: FileIdentity?
 
     /// A snapshot of these parts (tests build them in memory).
-    public init(vault: VaultFile, transfers: [String] = [], copies: [CopyFile] = []) {
+    public init(vault: VaultFile, transfers: [String] = [], copies: [CopyFile] = [], vaultIdentity: FileIdentity? = nil) {
         self.vault = vault
         self.transfers = transfers
         self.copies = copies
+        self.vaultIdentity = vaultIdentity
     }
 
-    /// The folder of the vault at `path` as it is now, with the vault's bytes when it was read.
-    static func take(of path: String) -> (snapshot: FolderSnapshot, bytes: Data?) {
+    /// The folder of the vault at `path` as it is now (copies named by `naming`), with the vault's
+    /// bytes when it was read.
+    static func take(of path: String, naming: ConflictCopies.Naming) -> (snapshot: FolderSnapshot, bytes: Data?) {
         let transfers = SyncTransfers.inProgress(for: path)
-        let copies = ConflictCopies.find(for: path).compactMap { copy -> CopyFile? in
-            guard let status = SystemCalls.status(atPath: copy.path) else { return nil }
-            return CopyFile(path: copy.path, engine: copy.engine, inode: status.inode, size: status.size,
-                            modified: status.modified)
+        let copies = ConflictCopies.find(for: path, naming: naming).compactMap { copy -> CopyFile? in
+            guard let identity = FileIdentity.of(copy.path) else { return nil }
+            return CopyFile(path: copy.path, engine: copy.engine, inode: identity.inode, size: identity.size,
+                            modified: identity.modified, born: identity.born, device: identity.device)
         }
         guard transfers.isEmpty else { return (FolderSnapshot(vault: .missing, transfers: transfers, copies: copies), nil) }
         do {
             let current = try DurableFile.read(atPath: path)
-            return (FolderSnapshot(vault: .present(current.fingerprint), copies: copies), current.bytes)
+            // The identity of the file read (examined by name after the read: another file there by
+            // then has another inode and is not taken for it).
+            let identity = FileIdentity.of(DurableFile.resolvedPath(path)).flatMap {
+                $0.inode == current.fingerprint.inode && $0.device == current.fingerprint.device ? $0 : nil
+            }
+            return (FolderSnapshot(vault: .present(current.fingerprint), copies: copies, vaultIdentity: identity), current.bytes)
         } catch .notFound {
             return (FolderSnapshot(vault: .missing, copies: copies), nil)
         } catch {

@@ -1,5 +1,5 @@
 public import Foundation
-internal import SyncFiles
+public import SyncFiles
 internal import SyncState
 internal import SyncCommit
 public import MyPassCore
@@ -21,14 +21,18 @@ public enum Reconciler {
         public var foreignCopyGrace: TimeInterval
         /// How long a version that looks like a rollback is held for the copy with the newer versions.
         public var rollbackHold: TimeInterval
+        /// When a sync engine renamed both versions aside on another device (rclone bisync) and only
+        /// copies arrived here: how long that device is left to rebuild the vault before this one does.
+        public var rebuildGrace: TimeInterval
 
         /// A policy with these rules.
         public init(vault: VaultWatcher.Policy = .merge, copies: VaultWatcher.CopyPolicy = .merge, foreignCopyGrace: TimeInterval = 0,
-                    rollbackHold: TimeInterval = 0) {
+                    rollbackHold: TimeInterval = 0, rebuildGrace: TimeInterval = 3600) {
             self.vault = vault
             self.copies = copies
             self.foreignCopyGrace = foreignCopyGrace
             self.rollbackHold = rollbackHold
+            self.rebuildGrace = rebuildGrace
         }
     }
 
@@ -65,8 +69,9 @@ public enum Reconciler {
 
     /// What the reconciler keeps from one check to the next (the watcher holds it).
     public struct Memory: Sendable {
-        /// Inodes the vault file had, newest last: a copy with one is this device's own version.
-        var vaultInodes: [UInt64] = []
+        /// The files the vault has been, newest last (seeded from `SeenVaultFiles`): a copy that is one
+        /// of them is this device's own version, renamed aside by the sync engine.
+        public internal(set) var vaultFiles: [FileIdentity] = []
         /// When each copy from another device was first seen.
         var foreignCopiesSeen: [CopyFile: Date] = [:]
         /// Copies that could not be merged, as they were then: not tried again until they change.
@@ -82,6 +87,24 @@ public enum Reconciler {
 
         /// Nothing remembered yet.
         public init() {}
+
+        /// Remembers `vaultFiles` (oldest first) as files the vault has been.
+        public init(vaultFiles: [FileIdentity]) {
+            self.vaultFiles = vaultFiles
+        }
+
+        /// Whether `copy` is a file the vault has been: this device's own version, renamed aside.
+        func isOwnVersion(_ copy: CopyFile) -> Bool {
+            vaultFiles.contains { $0.isSameFile(as: copy.identity) }
+        }
+
+        /// Remembers the vault's file `identity` (newest); bounded.
+        mutating func noteVaultFile(_ identity: FileIdentity) {
+            guard vaultFiles.last != identity else { return }
+            vaultFiles.removeAll { $0 == identity }
+            vaultFiles.append(identity)
+            if vaultFiles.count > 32 { vaultFiles.removeFirst() }
+        }
 
         /// A copy could not be merged as it is now (`reason`): left until it changes.
         mutating func copyFailed(_ copy: CopyFile, reason: String) {
@@ -115,6 +138,9 @@ public enum Reconciler {
         case transfers([String])
         /// The vault file is not there.
         case vaultMissing
+        /// The vault is not there and its copies are versions a sync engine renamed aside on another
+        /// device (rclone bisync): that device rebuilds the vault; here only after `until`.
+        case rebuildElsewhere(copies: [String], until: Date)
         /// A version that looks like a rollback is held until `until` for the copy with the newer versions.
         case rollbackHold(Refusal, until: Date)
     }
@@ -162,6 +188,10 @@ public enum Reconciler {
         case ask
         /// Take in, restore, fold, retire, report (any of them; none: nothing to do).
         case reconcile(Reconciliation)
+        /// The vault is not there: a sync engine renamed both versions aside (rclone bisync). Put
+        /// `from` (this device's own version, or after the rebuild grace any of the copies) back as
+        /// the vault where none is, then fold the other copies into it.
+        case rebuild(from: CopyFile)
     }
 
     /// The plan for one check. `copyHoldsNewer` says whether a conflict copy beside the vault holds
@@ -173,14 +203,13 @@ public enum Reconciler {
         guard snapshot.transfers.isEmpty else { return .wait(.transfers(snapshot.transfers)) }
         let fingerprint: Fingerprint
         switch snapshot.vault {
-        case .missing: return .wait(.vaultMissing)
+        case .missing: return planRebuild(snapshot.copies, memory: &memory, now: now, policy: policy)
         case .failed(let message): return .fail(message)
         case .present(let present): fingerprint = present
         }
-        if memory.vaultInodes.last != fingerprint.inode {
-            memory.vaultInodes.append(fingerprint.inode)
-            if memory.vaultInodes.count > 32 { memory.vaultInodes.removeFirst() }
-        }
+        memory.noteVaultFile(snapshot.vaultIdentity ?? FileIdentity(
+            device: fingerprint.device, inode: fingerprint.inode, born: nil, size: fingerprint.size,
+            modified: FileTime(seconds: fingerprint.modifiedSeconds, nanoseconds: fingerprint.modifiedNanoseconds)))
         var plan = Reconciliation()
         if let disk = versions.disk {
             if let base = versions.base, let problem = replacementProblem(base: base.vault, disk: disk.vault),
@@ -224,6 +253,26 @@ public enum Reconciler {
         return .reconcile(plan)
     }
 
+    /// The vault is missing: rebuilt from the copies a sync engine renamed aside when one of them is
+    /// this device's own version (the device where the engine ran rebuilds; the others only received
+    /// copies and wait for that vault, so two devices never both write a rebuilt vault), or when the
+    /// copies have waited out the rebuild grace here (that device may run no watcher). Otherwise: wait.
+    private static func planRebuild(_ copies: [CopyFile], memory: inout Memory, now: Date, policy: Policy) -> Plan {
+        let renamedAside = copies.filter(\.engine.renamesBothVersions).sorted { $0.path < $1.path }
+        guard policy.copies == .merge, !renamedAside.isEmpty else { return .wait(.vaultMissing) }
+        if let own = renamedAside.first(where: memory.isOwnVersion) { return .rebuild(from: own) }
+        // How long ago they arrived: by their birth time, else since this watcher first saw them.
+        var arrived: Date = .distantPast
+        for copy in renamedAside {
+            let seen = memory.foreignCopiesSeen[copy, default: now]
+            memory.foreignCopiesSeen[copy] = seen
+            let born = copy.born.map { Date(timeIntervalSince1970: Double($0.seconds) + Double($0.nanoseconds) / 1e9) }
+            arrived = max(arrived, min(born ?? seen, seen))
+        }
+        let due = arrived.addingTimeInterval(policy.rebuildGrace)
+        return now >= due ? .rebuild(from: renamedAside[0]) : .wait(.rebuildElsewhere(copies: renamedAside.map(\.path), until: due))
+    }
+
     /// The copies part of a plan: ready ones folded, failed ones left until they change, foreign ones
     /// in their grace, reported ones reported once.
     private static func planCopies(_ copies: [CopyFile], into plan: inout Reconciliation, memory: inout Memory, now: Date, policy: Policy) {
@@ -242,7 +291,7 @@ public enum Reconciler {
         }
         plan.leftAsFailed = copies.filter { memory.failedCopies[$0.path] == $0 }
         for copy in copies where memory.failedCopies[copy.path] != copy {
-            guard policy.foreignCopyGrace > 0, !memory.vaultInodes.contains(copy.inode) else {
+            guard policy.foreignCopyGrace > 0, !memory.isOwnVersion(copy) else {
                 plan.fold.append(copy)
                 continue
             }

@@ -1,5 +1,5 @@
 internal import Foundation
-internal import SyncFiles
+public import SyncFiles
 public import SyncState
 public import SyncCommit
 public import KDBXFormat
@@ -46,6 +46,9 @@ public final class VaultWatcher {
     private var ownWrite: Fingerprint?
     private var missingReported = false
     private var waitingForCopy = false
+    private var waitingForRebuild = false
+    /// The vault's file identity last written to `SeenVaultFiles`.
+    private var notedVaultFile: FileIdentity?
     /// A sync engine's transfer into the folder was reported and is still awaited.
     public private(set) var waitingForTransfer = false
 
@@ -61,10 +64,15 @@ public final class VaultWatcher {
         self.context = context
         self.reconcilerPolicy = policy
         self.emit = emit
+        // The files the vault was in earlier runs: a copy that is one of them is this device's own.
+        let seenFiles = SeenVaultFiles(state: context.state, vaultPath: context.path).list()
+        memory = Reconciler.Memory(vaultFiles: seenFiles)
+        notedVaultFile = seenFiles.last
         // Copies an earlier run could not merge: not opened again while they are unchanged.
         for (copyPath, failure) in FailedCopies(state: context.state, vaultPath: context.path).load() {
             guard let engine = ConflictCopies.engine(ofName: (copyPath as NSString).lastPathComponent,
-                                                     forVaultNamed: (context.path as NSString).lastPathComponent) else { continue }
+                                                     forVaultNamed: (context.path as NSString).lastPathComponent,
+                                                     naming: context.settings.copyNaming) else { continue }
             memory.copyFailed(CopyFile(path: copyPath, engine: engine, inode: failure.inode, size: failure.size, modified: failure.modified),
                               reason: failure.reason)
         }
@@ -93,6 +101,14 @@ public final class VaultWatcher {
                   emit: emit)
     }
 
+    /// The file that stands for the vault at `path` when credentials are checked before watching:
+    /// the vault, or while it is missing because a sync engine renamed both versions aside (rclone
+    /// bisync), the first of those copies (same database, same credentials).
+    public static func standIn(for path: String, naming: ConflictCopies.Naming) -> String {
+        guard SystemCalls.status(atPath: path) == nil else { return path }
+        return ConflictCopies.find(for: path, naming: naming).filter(\.engine.renamesBothVersions).map(\.path).sorted().first ?? path
+    }
+
     /// The part of this watcher the file-event thread uses.
     public let copyArrivals = CopyArrivals()
     /// Copies opened during the debounce (`prepare(copyAt:)`), for the next check.
@@ -117,7 +133,7 @@ public final class VaultWatcher {
         // merged at once).
         opening.keepAside = PendingVersions(state: state, vaultPath: path)
         opening.keepsEveryCopy = reconcilerPolicy.foreignCopyGrace == 0
-        opening.ownInodes = Set(memory.vaultInodes + [inode])
+        opening.ownInodes = Set(memory.vaultFiles.map(\.inode) + [inode])
         copyArrivals.set(opening)
     }
 
@@ -150,8 +166,12 @@ public final class VaultWatcher {
 
     /// `check` at the time `now` (tests pass their own clock).
     func check(now: Date) -> Bool {
+        check(now: now, mayRebuild: true)
+    }
+
+    private func check(now: Date, mayRebuild: Bool) -> Bool {
         failedLastCheck = false
-        let (snapshot, bytes) = FolderSnapshot.take(of: path)
+        let (snapshot, bytes) = FolderSnapshot.take(of: path, naming: context.settings.copyNaming)
         if !snapshot.transfers.isEmpty {
             if !waitingForTransfer { report(.waitingForSync(vault: path, transfers: snapshot.transfers)) }
             waitingForTransfer = true
@@ -161,14 +181,13 @@ public final class VaultWatcher {
         guard case .present(let fingerprint) = snapshot.vault, let bytes else {
             if case .failed(let message) = snapshot.vault {
                 report(.error(vault: path, message: message))
-            } else if !missingReported {
-                report(.vaultMissing(vault: path))
-                missingReported = true
+                return false
             }
-            return false
+            return vaultMissing(snapshot, now: now, mayRebuild: mayRebuild)
         }
         if missingReported { report(.vaultBack(vault: path)) }
         missingReported = false
+        waitingForRebuild = false
         rememberCopyOpening(for: bytes, inode: fingerprint.inode)
         let record = state.base(for: path)
         var versions = Reconciler.Versions(base: nil, disk: nil)
@@ -214,12 +233,13 @@ public final class VaultWatcher {
         let plan = Reconciler.plan(snapshot, versions: versions, memory: &memory, now: now, policy: reconcilerPolicy) {
             copyHoldsNewerVersions(than: versions.disk?.vault ?? versions.base!.vault, base: versions.base!.vault, copies: snapshot.copies)
         }
+        noteVaultFile()
         switch plan {
         case .wait(.rollbackHold(let problem, _)):
             if !waitingForCopy { report(.waitingForCopy(vault: path, problem: problem, hold: reconcilerPolicy.rollbackHold)) }
             waitingForCopy = true
             return false
-        case .wait, .fail:
+        case .wait, .fail, .rebuild:
             return false  // transfers, a missing or failed vault: handled above
         case .refuse(let problem):
             waitingForCopy = false
@@ -233,6 +253,68 @@ public final class VaultWatcher {
             waitingForCopy = false
             return carryOut(reconciliation, versions: versions, bytes: bytes, fingerprint: fingerprint)
         }
+    }
+
+    /// Keeps the vault's newest file identity in the state, for later runs (`SeenVaultFiles`).
+    private func noteVaultFile() {
+        guard let newest = memory.vaultFiles.last, newest != notedVaultFile else { return }
+        do {
+            try SeenVaultFiles(state: state, vaultPath: path).note(newest)
+            notedVaultFile = newest
+        } catch {
+            report(.error(vault: path, message: "the sync state could not be updated: \(error)"))
+        }
+    }
+
+    /// The vault is not there: waits, or rebuilds it from the copies a sync engine renamed aside
+    /// (the `Reconciler`'s rule), then checks again (once) to fold the other copies in.
+    private func vaultMissing(_ snapshot: FolderSnapshot, now: Date, mayRebuild: Bool) -> Bool {
+        let plan = Reconciler.plan(snapshot, versions: Reconciler.Versions(base: nil, disk: nil), memory: &memory, now: now,
+                                   policy: reconcilerPolicy)
+        switch plan {
+        case .rebuild(let copy) where mayRebuild:
+            guard rebuild(from: copy) else { return false }
+            return check(now: now, mayRebuild: false)
+        case .wait(.rebuildElsewhere(let copies, let until)):
+            if !waitingForRebuild { report(.waitingForRebuild(vault: path, copies: copies, until: until)) }
+            waitingForRebuild = true
+            return false
+        default:
+            if !missingReported { report(.vaultMissing(vault: path)) }
+            missingReported = true
+            return false
+        }
+    }
+
+    /// Puts the copy `copy` back as the vault, exactly its bytes, only where no vault is (a vault that
+    /// appeared meanwhile wins): it must open with this key and be this database.
+    private func rebuild(from copy: CopyFile) -> Bool {
+        do {
+            let read = try DurableFile.read(atPath: copy.path, followSymlinks: false)
+            guard read.fingerprint.inode == copy.inode else { return false }  // replaced since the listing: the next check sees it
+            let opened = try KDBXReader.open(read.bytes, key: key, cachedKey: cachedKey, limits: limits)
+            if let base = state.base(for: path), let synced = version(base.bytes, sha256: base.record.fingerprint.sha256),
+               DatabaseIdentity(synced.vault) != DatabaseIdentity(opened.vault) {
+                if memory.firstReport(of: copy.path) { report(.conflictCopyLeft(vault: path, copy: copy.path, reason: .otherDatabase)) }
+                failedLastCheck = true
+                return false
+            }
+            cachedKey = opened.derivedKey
+            _ = try DurableFile.replace(atPath: path, with: read.bytes, policy: .onlyIf(nil))
+        } catch KDBXError.wrongCredentials {
+            if memory.firstReport(of: copy.path) { report(.conflictCopyLeft(vault: path, copy: copy.path, reason: .otherCredentials)) }
+            failedLastCheck = true
+            return false
+        } catch SaveError.changedOnDisk {
+            return false  // a vault is there now: the next check takes it
+        } catch {
+            report(.error(vault: path, message: "rebuilding the vault from \(copy.path): \(error)"))
+            return false
+        }
+        missingReported = false
+        waitingForRebuild = false
+        report(.rebuiltFromCopy(vault: path, copy: copy.path))
+        return true
     }
 
     /// The copies (path -> SHA-256) whose bytes are among `kept` (read within the copy size limit).

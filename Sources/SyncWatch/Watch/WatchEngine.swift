@@ -51,6 +51,10 @@ public final class WatchEngine: @unchecked Sendable {
         /// How long a version that looks like a rollback waits for the conflict copy holding this
         /// device's newer version (the other device makes it and ships it after its own delay).
         public var rollbackHold: TimeInterval = 20
+        /// When a sync engine renamed both versions aside on another device (rclone bisync) and only
+        /// copies arrived here: how long that device is left to rebuild the vault (it has this
+        /// device's own version renamed aside; two devices rebuilding at once would conflict again).
+        public var rebuildGrace: TimeInterval = 3600
         /// Also check every vault this often (NFS, SMB, sshfs, FUSE); nil: on events only.
         public var pollInterval: TimeInterval?
         /// The polling interval when file events cannot be used.
@@ -91,7 +95,7 @@ public final class WatchEngine: @unchecked Sendable {
                     context: VaultContext(path: DurableFile.resolvedPath(path), key: credentials.key, limits: limits, state: state,
                                           settings: settings.device),
                     policy: Reconciler.Policy(vault: settings.policy, copies: settings.copyPolicy, foreignCopyGrace: settings.copyGrace,
-                                              rollbackHold: settings.rollbackHold),
+                                              rollbackHold: settings.rollbackHold, rebuildGrace: settings.rebuildGrace),
                     emit: emit)
             }
         }
@@ -216,7 +220,7 @@ public final class WatchEngine: @unchecked Sendable {
             for checker in checkers {
                 let path = checker.path as NSString
                 guard PathText.folder(of: checker.path) == directory else { continue }
-                let isCopy = ConflictCopies.engine(ofName: name, forVaultNamed: path.lastPathComponent) != nil
+                let isCopy = ConflictCopies.engine(ofName: name, forVaultNamed: path.lastPathComponent, naming: settings.device.copyNaming) != nil
                 if name == path.lastPathComponent || isCopy {
                     due[checker.path] = soon
                 }

@@ -38,6 +38,12 @@ public enum WatchEvent: Sendable, Equatable {
     case vaultBack(vault: String)
     /// The vault file is gone: waiting for it to come back (never treated as an empty vault).
     case vaultMissing(vault: String)
+    /// A sync engine renamed both versions aside and left no vault (rclone bisync): the copy that is
+    /// this device's own version (`copy`) is the vault again; the other copies are merged into it next.
+    case rebuiltFromCopy(vault: String, copy: String)
+    /// The vault is gone and only copies renamed aside on another device are here: that device
+    /// rebuilds the vault; this one does only after `until`.
+    case waitingForRebuild(vault: String, copies: [String], until: Date)
     /// A version that looks like a rollback is held up to `hold` seconds for the conflict copy with the newer versions.
     case waitingForCopy(vault: String, problem: Reconciler.Refusal, hold: Double)
     /// A sync engine is transferring the vault or a copy into the folder (its temporary files named).
@@ -52,8 +58,8 @@ public enum WatchEvent: Sendable, Equatable {
     /// The name of each kind of event.
     public enum Kind: String, Sendable, Encodable, CaseIterable {
         case baseRecorded, conflictCopyFound, conflictCopyLeft, conflictCopyMerged, conflictCopyRetired, decisionNeeded, error,
-             keyChanged, ownWriteIgnored, refused, reloaded, restored, unreadable, vaultBack, vaultMissing, waitingForCopy,
-             waitingForSync, rescan, pollingOnly, stopped
+             keyChanged, ownWriteIgnored, refused, reloaded, restored, unreadable, vaultBack, vaultMissing, rebuiltFromCopy,
+             waitingForRebuild, waitingForCopy, waitingForSync, rescan, pollingOnly, stopped
 
         /// A problem: reported once until something else happens, and the engine backs off.
         public var isProblem: Bool { self == .error || self == .unreadable }
@@ -77,6 +83,8 @@ public enum WatchEvent: Sendable, Equatable {
         case .unreadable: .unreadable
         case .vaultBack: .vaultBack
         case .vaultMissing: .vaultMissing
+        case .rebuiltFromCopy: .rebuiltFromCopy
+        case .waitingForRebuild: .waitingForRebuild
         case .waitingForCopy: .waitingForCopy
         case .waitingForSync: .waitingForSync
         case .rescan: .rescan
@@ -92,7 +100,7 @@ public enum WatchEvent: Sendable, Equatable {
              .conflictCopyMerged(let vault, _, _, _, _), .conflictCopyRetired(let vault, _, _), .decisionNeeded(let vault),
              .error(let vault, _), .keyChanged(let vault), .ownWriteIgnored(let vault), .refused(let vault, _),
              .reloaded(let vault, _), .restored(let vault, _), .unreadable(let vault, _), .vaultBack(let vault),
-             .vaultMissing(let vault), .waitingForCopy(let vault, _, _), .waitingForSync(let vault, _), .rescan(let vault):
+             .vaultMissing(let vault), .rebuiltFromCopy(let vault, _), .waitingForRebuild(let vault, _, _), .waitingForCopy(let vault, _, _), .waitingForSync(let vault, _), .rescan(let vault):
             vault
         case .pollingOnly, .stopped:
             ""
@@ -132,6 +140,10 @@ public enum WatchEvent: Sendable, Equatable {
         case .unreadable(_, let reason): "\(reason); retrying after a quiet period (never repaired or overwritten)"
         case .vaultBack: ""
         case .vaultMissing: "waiting for it to come back (not treated as an empty vault)"
+        case .rebuiltFromCopy(_, let copy):
+            "the sync engine renamed both versions aside and left no vault; this device's version (\(copy)) is the vault again, the other copies are merged into it"
+        case .waitingForRebuild(_, let copies, let until):
+            "the sync engine renamed both versions aside on another device (\(copies.joined(separator: ", "))); that device rebuilds the vault; this one rebuilds it from the copies after \(ISO8601DateFormatter().string(from: until)) if it has not come by then"
         case .waitingForCopy(_, let problem, let hold):
             "\(problem); waiting up to \(Int(hold)) s for a conflict copy that holds the newer versions"
         case .waitingForSync(_, let transfers):

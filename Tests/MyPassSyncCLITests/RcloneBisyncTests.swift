@@ -1,0 +1,175 @@
+import Foundation
+import Testing
+import TestSupport
+
+/// Real rclone bisync (Debian 12's 1.60) between two device folders and a shared folder standing in
+/// for the remote, each device running the shipped wrapper (`contrib/rclone/mypass-sync-bisync`:
+/// `mypass-sync watch --once` before and after each bisync), with `--check-access` as the README
+/// says. Concurrent edits of one entry with mypass-sync on one device and keepassxc-cli on the other.
+@Suite("rclone bisync: a vault renamed aside is rebuilt where it was renamed (real rclone)", .serialized)
+struct RcloneBisyncTests {
+    static let wrapper = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        .appendingPathComponent("contrib/rclone/mypass-sync-bisync").path
+
+    /// The remote and two devices, each folder holding the vault and the `RCLONE_TEST` file of
+    /// `--check-access`, bisynced once with `--resync`.
+    final class Devices {
+        let root: URL
+        let remote: URL
+        let folders: [String: URL]
+        let passwordFile: String
+        let environment: [String: String]
+
+        init() throws {
+            root = try CLIFixtures.scratch()
+            remote = root.appendingPathComponent("remote")
+            folders = ["a": root.appendingPathComponent("a"), "b": root.appendingPathComponent("b")]
+            for folder in [remote, root.appendingPathComponent("home")] + folders.values {
+                try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+            }
+            passwordFile = root.appendingPathComponent("pw.txt").path
+            try Data((ScratchVault.password + "\n").utf8).write(to: URL(fileURLWithPath: passwordFile))
+            environment = ["HOME": root.appendingPathComponent("home").path, "MYPASS_SYNC": try ToolRunner.binary().path,
+                           "RCLONE_CONFIG": root.appendingPathComponent("home/rclone.conf").path, "PATH": "/usr/bin:/bin"]
+            let a = folders["a"]!
+            try FileManager.default.copyItem(atPath: CLIFixtures.kdbx4, toPath: a.appendingPathComponent("vault.kdbx").path)
+            try Data("access check\n".utf8).write(to: a.appendingPathComponent("RCLONE_TEST"))
+            try Data("access check\n".utf8).write(to: remote.appendingPathComponent("RCLONE_TEST"))
+            for device in ["a", "b"] {
+                let first = try rclone(["bisync", folders[device]!.path, remote.path, "--resync", "--check-access", "--workdir", workdir(device)])
+                #expect(first.status == 0, "\(first.standardError)")
+            }
+        }
+
+        deinit { try? FileManager.default.removeItem(at: root) }
+
+        func vault(_ device: String) -> String { folders[device]!.appendingPathComponent("vault.kdbx").path }
+        func workdir(_ device: String) -> String { root.appendingPathComponent("bisync-\(device)").path }
+        func state(_ device: String) -> String { root.appendingPathComponent("state-\(device)").path }
+
+        func rclone(_ arguments: [String]) throws -> ProcessRunner.Outcome {
+            try ProcessRunner.run(URL(fileURLWithPath: "/usr/bin/rclone"), arguments, environment: environment)
+        }
+
+        /// One run of the shipped wrapper on `device`; its JSON event lines.
+        @discardableResult
+        func wrapper(_ device: String) throws -> (status: Int32, events: [[String: Any]], errors: String) {
+            let outcome = try ProcessRunner.run(
+                URL(fileURLWithPath: "/bin/bash"),
+                [RcloneBisyncTests.wrapper, vault(device), remote.path, "--password-command", "cat '\(passwordFile)'", "--state-dir", state(device),
+                 "--", "--check-access", "--workdir", workdir(device)],
+                environment: environment)
+            let events = outcome.output.split(separator: "\n").compactMap {
+                (try? JSONSerialization.jsonObject(with: Data($0.utf8))) as? [String: Any]
+            }
+            return (outcome.status, events, outcome.standardError)
+        }
+
+        /// A plain `rclone bisync` on `device`, as if its wrapper had stopped after the bisync.
+        func bareBisync(_ device: String) throws -> ProcessRunner.Outcome {
+            try rclone(["bisync", folders[device]!.path, remote.path, "--check-access", "--workdir", workdir(device)])
+        }
+
+        func editWithMypassSync(_ device: String, _ arguments: [String]) throws {
+            let outcome = try ToolRunner.run(["edit", vault(device), "Internet/GitHub"] + arguments
+                                             + ["--password-command", "cat '\(passwordFile)'", "--state-dir", state(device)])
+            #expect(outcome.status == 0, "\(outcome.standardError)")
+        }
+
+        func editWithKeePassXC(_ device: String, _ arguments: [String]) throws {
+            let outcome = try ProcessRunner.run(URL(fileURLWithPath: "/usr/bin/env"),
+                                                ["keepassxc-cli", "edit", "-q"] + arguments + [vault(device), "Internet/GitHub"],
+                                                input: Data((ScratchVault.password + "\n").utf8), environment: ["QT_QPA_PLATFORM": "offscreen"])
+            #expect(outcome.status == 0, "\(outcome.standardError)")
+        }
+
+        func show(_ path: String) throws -> String {
+            try ToolRunner.run(["show", path, "Internet/GitHub", "--password-command", "cat '\(passwordFile)'"]).standardOutput
+        }
+
+        /// The names in each folder (the remote's included).
+        func listings() throws -> [String: [String]] {
+            var listings = ["remote": try FileManager.default.contentsOfDirectory(atPath: remote.path).sorted()]
+            for (device, folder) in folders { listings[device] = try FileManager.default.contentsOfDirectory(atPath: folder.path).sorted() }
+            return listings
+        }
+
+        /// Every folder holds the same vault and nothing else but `RCLONE_TEST`, with both edits.
+        func expectInStep(_ expected: [String], sourceLocation: SourceLocation = #_sourceLocation) throws {
+            let listings = try listings()
+            for (folder, names) in listings {
+                #expect(names == ["RCLONE_TEST", "vault.kdbx"], "\(folder): \(names)", sourceLocation: sourceLocation)
+            }
+            let bytes = try [remote, folders["a"]!, folders["b"]!].map { try Data(contentsOf: $0.appendingPathComponent("vault.kdbx")) }
+            #expect(Set(bytes).count == 1, "the folders hold different vaults", sourceLocation: sourceLocation)
+            let shown = try show(vault("a"))
+            for text in expected { #expect(shown.contains(text), "\(text) missing: \(shown)", sourceLocation: sourceLocation) }
+        }
+    }
+
+    static func kinds(_ events: [[String: Any]]) -> [String] { events.compactMap { $0["kind"] as? String } }
+
+    @Test("both devices edit one entry (mypass-sync, keepassxc-cli); bisync renames both versions and leaves no vault; the device where it ran rebuilds it; every folder ends in step")
+    func concurrentEdits() throws {
+        let devices = try Devices()
+        try devices.wrapper("a")  // the version each device synced is recorded
+        try devices.wrapper("b")
+        try devices.editWithMypassSync("a", ["-u", "user-from-a"])
+        try devices.editWithKeePassXC("b", ["--url", "https://from-b.example"])
+        let b = try devices.wrapper("b")  // b's edit reaches the remote
+        #expect(b.status == 0, "\(b.errors)")
+        let a = try devices.wrapper("a")  // the conflict: renamed aside on a and the remote, rebuilt on a
+        #expect(a.status == 0, "\(a.errors)")
+        #expect(Self.kinds(a.events).contains("rebuiltFromCopy"), "\(Self.kinds(a.events)) \(a.errors)")
+        #expect(a.errors.contains("..path1") || a.errors.contains("Renaming"), "bisync made no conflict copies: \(a.errors)")
+        try devices.wrapper("b")
+        try devices.expectInStep(["UserName: user-from-a", "URL: https://from-b.example"])
+    }
+
+    @Test("the device that only received the copies waits for the rebuilt vault (no second rebuild), then takes it; none is left behind")
+    func receivedCopiesWait() throws {
+        let devices = try Devices()
+        try devices.wrapper("a")
+        try devices.wrapper("b")
+        try devices.editWithKeePassXC("a", ["-u", "user-from-a"])
+        try devices.editWithMypassSync("b", ["--url", "https://from-b.example"])
+        let sent = try devices.wrapper("b")  // b's edit reaches the remote
+        #expect(sent.status == 0, "\(sent.errors)")
+        // a: the wrapper's first half only (its version recorded, then bisync): both versions renamed aside.
+        let watchA = try ToolRunner.run(["watch", "--once", devices.vault("a"), "--password-command", "cat '\(devices.passwordFile)'",
+                                         "--state-dir", devices.state("a")])
+        #expect(watchA.status == 0, "\(watchA.standardError)")
+        let bare = try devices.bareBisync("a")
+        #expect(bare.status == 0, "\(bare.standardError)")
+        #expect(!FileManager.default.fileExists(atPath: devices.vault("a")), "bisync left a vault on a")
+        // b's bisync deletes its vault (unchanged there) and brings both copies: b only received them.
+        let received = try devices.wrapper("b")
+        #expect(Self.kinds(received.events).contains("waitingForRebuild"), "\(Self.kinds(received.events)) \(received.errors)")
+        #expect(!Self.kinds(received.events).contains("rebuiltFromCopy"))
+        #expect(!FileManager.default.fileExists(atPath: devices.vault("b")))
+        #expect(try devices.listings()["b"]!.filter { $0.hasPrefix("vault.kdbx..path") }.count == 2)
+        // a rebuilds (its own version was renamed aside there) and sends the vault; b takes it.
+        let rebuilt = try devices.wrapper("a")
+        #expect(Self.kinds(rebuilt.events).contains("rebuiltFromCopy"), "\(Self.kinds(rebuilt.events)) \(rebuilt.errors)")
+        let taken = try devices.wrapper("b")
+        #expect(taken.status == 0, "\(taken.errors)")
+        try devices.expectInStep(["UserName: user-from-a", "URL: https://from-b.example"])
+    }
+
+    @Test("a configured rclone --conflict-suffix (cloud,local) is recognised after and before the extension; without it such names are not copies")
+    func configuredSuffix() throws {
+        let devices = try Devices()
+        let config = devices.root.appendingPathComponent("config/mypass-sync")
+        try FileManager.default.createDirectory(at: config, withIntermediateDirectories: true)
+        try Data(#"{"rcloneConflictSuffix": "cloud,local"}"#.utf8).write(to: config.appendingPathComponent("config.json"))
+        let folder = devices.folders["a"]!
+        for name in ["vault.kdbx.cloud1", "vault.local2.kdbx"] {
+            try FileManager.default.copyItem(atPath: devices.vault("a"), toPath: folder.appendingPathComponent(name).path)
+        }
+        let environment = ["XDG_CONFIG_HOME": devices.root.appendingPathComponent("config").path]
+        let listed = try ToolRunner.run(["conflicts", devices.vault("a"), "--json"], environment: environment)
+        #expect(listed.standardOutput.contains("vault.kdbx.cloud1") && listed.standardOutput.contains("vault.local2.kdbx"), "\(listed.standardOutput)")
+        let without = try ToolRunner.run(["conflicts", devices.vault("a"), "--json"])
+        #expect(!without.standardOutput.contains("cloud1") && !without.standardOutput.contains("local2"), "\(without.standardOutput)")
+    }
+}
