@@ -156,6 +156,28 @@ struct RcloneBisyncTests {
         try devices.expectInStep(["UserName: user-from-a", "URL: https://from-b.example"])
     }
 
+    @Test("a rebuild made outside the wrapper (a watch run by hand after a bare bisync) is still passed on: the next wrapper run forces the deletions through")
+    func rebuiltByHand() throws {
+        let devices = try Devices()
+        try devices.wrapper("a")
+        try devices.wrapper("b")
+        try devices.editWithMypassSync("a", ["-u", "user-from-a"])
+        try devices.editWithKeePassXC("b", ["--url", "https://from-b.example"])
+        try devices.wrapper("b")
+        let watch = ["--password-command", "cat '\(devices.passwordFile)'", "--state-dir", devices.state("a")]
+        #expect(try ToolRunner.run(["watch", "--once", devices.vault("a")] + watch).status == 0)
+        #expect(try devices.bareBisync("a").status == 0)
+        let byHand = try ToolRunner.run(["watch", "--once", "--json", devices.vault("a")] + watch)
+        #expect(byHand.standardOutput.contains("rebuiltFromCopy"), "\(byHand.standardOutput) \(byHand.standardError)")
+        // A bisync without --force now refuses: two of the three files it listed are gone.
+        let refused = try devices.bareBisync("a")
+        #expect(refused.status != 0 && refused.standardError.contains("too many deletes"), "\(refused.standardError)")
+        let passed = try devices.wrapper("a")
+        #expect(passed.status == 0, "\(passed.errors)")
+        try devices.wrapper("b")
+        try devices.expectInStep(["UserName: user-from-a", "URL: https://from-b.example"])
+    }
+
     @Test("a configured rclone --conflict-suffix (cloud,local) is recognised after and before the extension; without it such names are not copies")
     func configuredSuffix() throws {
         let devices = try Devices()

@@ -39,7 +39,12 @@ struct ConflictCopyTests {
         ("vault.kdbx..path2", .rclone),
         ("vault.kdbx.path1", .rclone),
         ("vault.kdbx.conflict1", .rclone),
+        ("vault.kdbx.conflict12", .rclone),
+        ("vault.conflict2.kdbx", .rclone),                // --suffix-keep-extension
         ("vault.kdbx.conflict", nil),
+        ("vault.kdbx.conflict0", nil),
+        ("vault.kdbx.conflict-1", nil),
+        ("vault.kdbx.cloud1", nil),                       // a suffix this device was not told about
         ("vault (copy).kdbx", nil),
         ("vault.Conflicts.kdbx", nil),
         ("vault.unison.tmp", nil),
@@ -50,6 +55,27 @@ struct ConflictCopyTests {
         #expect(FileManager.default.createFile(atPath: workspace.directory.appendingPathComponent(name).path, contents: Data()))
         let found = ConflictCopies.find(for: workspace.vaultPath)
         #expect(found.map(\.engine) == (engine.map { [$0] } ?? []))
+    }
+
+    @Test("a configured rclone --conflict-suffix: S and SN after the extension or before it; the flag's forms parsed as rclone takes them", arguments: [
+        ("vault.kdbx.cloud", true), ("vault.kdbx.cloud1", true), ("vault.kdbx.local3", true), ("vault.cloud1.kdbx", true),
+        ("vault.local.kdbx", true), ("vault.kdbx.cloudy", false), ("vault.kdbx.cloud-1", false), ("vault.kdbx.Cloud1", false),
+    ])
+    func configuredSuffix(name: String, matches: Bool) throws {
+        let naming = ConflictCopies.Naming(rcloneSuffixes: try #require(ConflictCopies.Naming.rcloneSuffixes(fromFlag: "cloud, local")))
+        #expect((ConflictCopies.engine(ofName: name, forVaultNamed: "vault.kdbx", naming: naming) == .rclone) == matches)
+        #expect(ConflictCopies.Naming.rcloneSuffixes(fromFlag: "a,b,c") == nil)
+        #expect(ConflictCopies.Naming.rcloneSuffixes(fromFlag: "") == nil)
+        #expect(ConflictCopies.Naming.rcloneSuffixes(fromFlag: "x/y") == nil)
+        #expect(ConflictCopies.Naming.rcloneSuffixes(fromFlag: "mine") == ["mine"])
+    }
+
+    @Test("device settings: rcloneConflictSuffix becomes the copy naming; a value rclone would not take is refused, naming the key")
+    func suffixSetting() throws {
+        let settings = try JSONDecoder().decode(DeviceSettings.self, from: Data(#"{"rcloneConflictSuffix": "cloud,local"}"#.utf8))
+        #expect(settings.copyNaming.rcloneSuffixes == ["cloud", "local"])
+        #expect(try JSONDecoder().decode(DeviceSettings.self, from: Data("{}".utf8)).copyNaming == .standard)
+        #expect(throws: DecodingError.self) { try JSONDecoder().decode(DeviceSettings.self, from: Data(#"{"rcloneConflictSuffix": "a,b,c"}"#.utf8)) }
     }
 
     @Test("a copy of another database (different root group) is left alone even with a conflict name")

@@ -44,7 +44,19 @@ struct ReconcilerTests {
 
     private static func copy(_ name: String, inode: UInt64, modified: Int64 = 0) -> CopyFile {
         CopyFile(path: "/folder/vault.sync-conflict-20261201-120000-\(name).kdbx", engine: .syncthing, inode: inode, size: 100,
-                 modified: FileTime(seconds: modified, nanoseconds: 0))
+                 modified: FileTime(seconds: modified, nanoseconds: 0), device: 1)
+    }
+
+    /// A copy rclone bisync renamed aside (`..pathN`), born at `born` (seconds after the start).
+    private static func renamedAside(_ side: Int, inode: UInt64, born: Int64?, size: Int64 = 100) -> CopyFile {
+        CopyFile(path: "/folder/vault.kdbx..path\(side)", engine: .rclone, inode: inode, size: size, modified: FileTime(seconds: 0, nanoseconds: 0),
+                 born: born.map { FileTime(seconds: 1_800_000_000 + $0, nanoseconds: 0) }, device: 1)
+    }
+
+    /// The identity of the vault file with this inode and birth time.
+    private static func vaultFile(inode: UInt64, born: Int64?) -> FileIdentity {
+        FileIdentity(device: 1, inode: inode, born: born.map { FileTime(seconds: 1_800_000_000 + $0, nanoseconds: 0) }, size: 100,
+                     modified: FileTime(seconds: 0, nanoseconds: 0))
     }
 
     private static func reconciliation(_ plan: Reconciler.Plan) -> Reconciler.Reconciliation? {
@@ -239,5 +251,60 @@ struct ReconcilerTests {
         let back = Self.reconciliation(Reconciler.plan(Self.snapshot(base), versions: .init(base: disk, disk: base), memory: &memory,
                                                        now: Self.start, policy: .init()))
         #expect(back?.restoreFrom == [], "the version with later access times is not content the other lacks")
+    }
+
+    @Test("a vault renamed aside with the other version (rclone bisync): rebuilt where the copy is this device's own file, by inode and birth time")
+    func rebuildWhereRenamed() throws {
+        var memory = Reconciler.Memory(vaultFiles: [Self.vaultFile(inode: 7, born: -50)])
+        let own = Self.renamedAside(1, inode: 7, born: -50), other = Self.renamedAside(2, inode: 9, born: 1)
+        let plan = Reconciler.plan(FolderSnapshot(vault: .missing, copies: [other, own]), versions: .init(base: nil, disk: nil), memory: &memory,
+                                   now: Self.start.addingTimeInterval(2), policy: .init())
+        guard case .rebuild(let from) = plan else { Issue.record("not rebuilt: \(plan)"); return }
+        #expect(from == own)
+        // Another policy for copies: nothing is rebuilt, the vault is only missing.
+        guard case .wait(.vaultMissing) = Reconciler.plan(FolderSnapshot(vault: .missing, copies: [other, own]), versions: .init(base: nil, disk: nil),
+                                                          memory: &memory, now: Self.start, policy: .init(copies: .report)) else {
+            Issue.record("rebuilt with the report policy"); return
+        }
+        // Copies of an engine that keeps one version as the vault are no reason to rebuild.
+        guard case .wait(.vaultMissing) = Reconciler.plan(FolderSnapshot(vault: .missing, copies: [Self.copy("OTHER", inode: 7)]),
+                                                          versions: .init(base: nil, disk: nil), memory: &memory, now: Self.start, policy: .init()) else {
+            Issue.record("rebuilt from a Syncthing copy"); return
+        }
+    }
+
+    @Test("copies that only arrived here (an inode the vault had, reused by a new file: another birth time) wait for the other device until the rebuild grace ends")
+    func receivedCopiesWait() throws {
+        var memory = Reconciler.Memory(vaultFiles: [Self.vaultFile(inode: 7, born: -50)])
+        let reused = Self.renamedAside(1, inode: 7, born: 10), other = Self.renamedAside(2, inode: 9, born: 12)
+        let snapshot = FolderSnapshot(vault: .missing, copies: [reused, other])
+        let policy = Reconciler.Policy(rebuildGrace: 600)
+        let waiting = Reconciler.plan(snapshot, versions: .init(base: nil, disk: nil), memory: &memory, now: Self.start.addingTimeInterval(20), policy: policy)
+        guard case .wait(.rebuildElsewhere(let copies, let until)) = waiting else { Issue.record("not waiting: \(waiting)"); return }
+        #expect(copies == [reused.path, other.path])
+        #expect(until == Self.start.addingTimeInterval(612))  // the later arrival, plus the grace
+        let due = Reconciler.plan(snapshot, versions: .init(base: nil, disk: nil), memory: &memory, now: Self.start.addingTimeInterval(612), policy: policy)
+        guard case .rebuild(let from) = due else { Issue.record("not rebuilt after the grace: \(due)"); return }
+        #expect(from == reused)
+        // Without birth times the grace counts from when this watcher first saw them; size and time tell the reused inode apart.
+        var fresh = Reconciler.Memory(vaultFiles: [Self.vaultFile(inode: 7, born: nil)])
+        let unborn = FolderSnapshot(vault: .missing, copies: [Self.renamedAside(1, inode: 7, born: nil, size: 300)])
+        let first = Reconciler.plan(unborn, versions: .init(base: nil, disk: nil), memory: &fresh, now: Self.start, policy: policy)
+        guard case .wait(.rebuildElsewhere(_, let later)) = first else { Issue.record("\(first)"); return }
+        #expect(later == Self.start.addingTimeInterval(600))
+    }
+
+    @Test("the vault's file identity is remembered at each check, so its copy is recognised after the vault is gone")
+    func vaultFileRemembered() throws {
+        var memory = Reconciler.Memory()
+        let base = Self.version("b", try Self.original())
+        let identity = Self.vaultFile(inode: 3, born: -5)
+        _ = Reconciler.plan(FolderSnapshot(vault: .present(Fingerprint(device: 1, inode: 3, size: 100, modifiedSeconds: 0, modifiedNanoseconds: 0,
+                                                                        sha256: base.sha256)), vaultIdentity: identity),
+                            versions: .init(base: base, disk: nil), memory: &memory, now: Self.start, policy: .init())
+        #expect(memory.vaultFiles.last == identity)
+        let plan = Reconciler.plan(FolderSnapshot(vault: .missing, copies: [Self.renamedAside(1, inode: 3, born: -5)]), versions: .init(base: nil, disk: nil),
+                                   memory: &memory, now: Self.start, policy: .init())
+        guard case .rebuild = plan else { Issue.record("\(plan)"); return }
     }
 }
