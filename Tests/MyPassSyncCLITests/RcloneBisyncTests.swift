@@ -2,14 +2,26 @@ import Foundation
 import Testing
 import TestSupport
 
-/// Real rclone bisync (Debian 12's 1.60) between two device folders and a shared folder standing in
-/// for the remote, each device running the shipped wrapper (`contrib/rclone/mypass-sync-bisync`:
+/// Real rclone bisync — Debian 12's 1.60 (`..path1`/`..path2`) and the current release that
+/// scripts/setup keeps in `.build/tools` (`.conflict1`/`.conflict2`, `--conflict-resolve`) — between two
+/// device folders and a shared folder standing in for the remote, each device running the shipped wrapper (`contrib/rclone/mypass-sync-bisync`:
 /// `mypass-sync watch --once` before and after each bisync), with `--check-access` as the README
 /// says. Concurrent edits of one entry with mypass-sync on one device and keepassxc-cli on the other.
 @Suite("rclone bisync: a vault renamed aside is rebuilt where it was renamed (real rclone)", .serialized)
 struct RcloneBisyncTests {
-    static let wrapper = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-        .appendingPathComponent("contrib/rclone/mypass-sync-bisync").path
+    static let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+    static let wrapper = repository.appendingPathComponent("contrib/rclone/mypass-sync-bisync").path
+
+    /// The rclone releases the tests run.
+    enum Release: String, CaseIterable, CustomTestStringConvertible {
+        /// Debian 12's package.
+        case debian = "/usr/bin/rclone"
+        /// The current release (scripts/setup installs it).
+        case current = ".build/tools/rclone-current/bin/rclone"
+
+        var path: String { self == .debian ? rawValue : RcloneBisyncTests.repository.appendingPathComponent(rawValue).path }
+        var testDescription: String { self == .debian ? "rclone 1.60 (Debian 12)" : "rclone 1.75 (current release)" }
+    }
 
     /// The remote and two devices, each folder holding the vault and the `RCLONE_TEST` file of
     /// `--check-access`, bisynced once with `--resync`.
@@ -19,8 +31,10 @@ struct RcloneBisyncTests {
         let folders: [String: URL]
         let passwordFile: String
         let environment: [String: String]
+        let release: Release
 
-        init() throws {
+        init(_ release: Release) throws {
+            self.release = release
             root = try CLIFixtures.scratch()
             remote = root.appendingPathComponent("remote")
             folders = ["a": root.appendingPathComponent("a"), "b": root.appendingPathComponent("b")]
@@ -30,13 +44,14 @@ struct RcloneBisyncTests {
             passwordFile = root.appendingPathComponent("pw.txt").path
             try Data((ScratchVault.password + "\n").utf8).write(to: URL(fileURLWithPath: passwordFile))
             environment = ["HOME": root.appendingPathComponent("home").path, "MYPASS_SYNC": try ToolRunner.binary().path,
-                           "RCLONE_CONFIG": root.appendingPathComponent("home/rclone.conf").path, "PATH": "/usr/bin:/bin"]
+                           "RCLONE_CONFIG": root.appendingPathComponent("home/rclone.conf").path, "PATH": "/usr/bin:/bin",
+                           "RCLONE": release.path]
             let a = folders["a"]!
             try FileManager.default.copyItem(atPath: CLIFixtures.kdbx4, toPath: a.appendingPathComponent("vault.kdbx").path)
             try Data("access check\n".utf8).write(to: a.appendingPathComponent("RCLONE_TEST"))
             try Data("access check\n".utf8).write(to: remote.appendingPathComponent("RCLONE_TEST"))
             for device in ["a", "b"] {
-                let first = try rclone(["bisync", folders[device]!.path, remote.path, "--resync", "--check-access", "--workdir", workdir(device)])
+                let first = try rclone(["bisync", folders[device]!.path, remote.path, "--resync", "--workdir", workdir(device)])
                 #expect(first.status == 0, "\(first.standardError)")
             }
         }
@@ -48,16 +63,16 @@ struct RcloneBisyncTests {
         func state(_ device: String) -> String { root.appendingPathComponent("state-\(device)").path }
 
         func rclone(_ arguments: [String]) throws -> ProcessRunner.Outcome {
-            try ProcessRunner.run(URL(fileURLWithPath: "/usr/bin/rclone"), arguments, environment: environment)
+            try ProcessRunner.run(URL(fileURLWithPath: release.path), arguments, environment: environment)
         }
 
         /// One run of the shipped wrapper on `device`; its JSON event lines.
         @discardableResult
-        func wrapper(_ device: String) throws -> (status: Int32, events: [[String: Any]], errors: String) {
+        func wrapper(_ device: String, _ rcloneOptions: [String] = []) throws -> (status: Int32, events: [[String: Any]], errors: String) {
             let outcome = try ProcessRunner.run(
                 URL(fileURLWithPath: "/bin/bash"),
                 [RcloneBisyncTests.wrapper, vault(device), remote.path, "--password-command", "cat '\(passwordFile)'", "--state-dir", state(device),
-                 "--", "--check-access", "--workdir", workdir(device)],
+                 "--", "--check-access", "--workdir", workdir(device)] + rcloneOptions,
                 environment: environment)
             let events = outcome.output.split(separator: "\n").compactMap {
                 (try? JSONSerialization.jsonObject(with: Data($0.utf8))) as? [String: Any]
@@ -68,6 +83,11 @@ struct RcloneBisyncTests {
         /// A plain `rclone bisync` on `device`, as if its wrapper had stopped after the bisync.
         func bareBisync(_ device: String) throws -> ProcessRunner.Outcome {
             try rclone(["bisync", folders[device]!.path, remote.path, "--check-access", "--workdir", workdir(device)])
+        }
+
+        /// The conflict copies of the vault in `device`'s folder.
+        func copies(_ device: String) throws -> [String] {
+            try listings()[device]!.filter { $0 != "RCLONE_TEST" && $0 != "vault.kdbx" }
         }
 
         func editWithMypassSync(_ device: String, _ arguments: [String]) throws {
@@ -109,9 +129,10 @@ struct RcloneBisyncTests {
 
     static func kinds(_ events: [[String: Any]]) -> [String] { events.compactMap { $0["kind"] as? String } }
 
-    @Test("both devices edit one entry (mypass-sync, keepassxc-cli); bisync renames both versions and leaves no vault; the device where it ran rebuilds it; every folder ends in step")
-    func concurrentEdits() throws {
-        let devices = try Devices()
+    @Test("both devices edit one entry (mypass-sync, keepassxc-cli); bisync renames both versions and leaves no vault; the device where it ran rebuilds it; every folder ends in step",
+          arguments: Release.allCases)
+    func concurrentEdits(release: Release) throws {
+        let devices = try Devices(release)
         try devices.wrapper("a")  // the version each device synced is recorded
         try devices.wrapper("b")
         try devices.editWithMypassSync("a", ["-u", "user-from-a"])
@@ -121,14 +142,15 @@ struct RcloneBisyncTests {
         let a = try devices.wrapper("a")  // the conflict: renamed aside on a and the remote, rebuilt on a
         #expect(a.status == 0, "\(a.errors)")
         #expect(Self.kinds(a.events).contains("rebuiltFromCopy"), "\(Self.kinds(a.events)) \(a.errors)")
-        #expect(a.errors.contains("..path1") || a.errors.contains("Renaming"), "bisync made no conflict copies: \(a.errors)")
+        #expect(a.errors.contains("Renaming Path1 copy"), "bisync made no conflict copies: \(a.errors)")
         try devices.wrapper("b")
         try devices.expectInStep(["UserName: user-from-a", "URL: https://from-b.example"])
     }
 
-    @Test("the device that only received the copies waits for the rebuilt vault (no second rebuild), then takes it; none is left behind")
-    func receivedCopiesWait() throws {
-        let devices = try Devices()
+    @Test("the device that only received the copies waits for the rebuilt vault (no second rebuild), then takes it; none is left behind",
+          arguments: Release.allCases)
+    func receivedCopiesWait(release: Release) throws {
+        let devices = try Devices(release)
         try devices.wrapper("a")
         try devices.wrapper("b")
         try devices.editWithKeePassXC("a", ["-u", "user-from-a"])
@@ -147,7 +169,8 @@ struct RcloneBisyncTests {
         #expect(Self.kinds(received.events).contains("waitingForRebuild"), "\(Self.kinds(received.events)) \(received.errors)")
         #expect(!Self.kinds(received.events).contains("rebuiltFromCopy"))
         #expect(!FileManager.default.fileExists(atPath: devices.vault("b")))
-        #expect(try devices.listings()["b"]!.filter { $0.hasPrefix("vault.kdbx..path") }.count == 2)
+        let copiesOnB = try devices.copies("b")
+        #expect(copiesOnB.count == 2, "\(copiesOnB)")
         // a rebuilds (its own version was renamed aside there) and sends the vault; b takes it.
         let rebuilt = try devices.wrapper("a")
         #expect(Self.kinds(rebuilt.events).contains("rebuiltFromCopy"), "\(Self.kinds(rebuilt.events)) \(rebuilt.errors)")
@@ -156,9 +179,10 @@ struct RcloneBisyncTests {
         try devices.expectInStep(["UserName: user-from-a", "URL: https://from-b.example"])
     }
 
-    @Test("a rebuild made outside the wrapper (a watch run by hand after a bare bisync) is still passed on: the next wrapper run forces the deletions through")
-    func rebuiltByHand() throws {
-        let devices = try Devices()
+    @Test("a rebuild made outside the wrapper (a watch run by hand after a bare bisync) is still passed on: the next wrapper run forces the deletions through",
+          arguments: Release.allCases)
+    func rebuiltByHand(release: Release) throws {
+        let devices = try Devices(release)
         try devices.wrapper("a")
         try devices.wrapper("b")
         try devices.editWithMypassSync("a", ["-u", "user-from-a"])
@@ -178,9 +202,36 @@ struct RcloneBisyncTests {
         try devices.expectInStep(["UserName: user-from-a", "URL: https://from-b.example"])
     }
 
+    @Test("--conflict-resolve newer (rclone 1.66+): the newer version stays the vault, the loser is a copy that is merged in on the device where bisync ran, whichever side won; nothing is left behind",
+          arguments: [true, false])
+    func conflictResolveNewer(aIsNewer: Bool) throws {
+        let devices = try Devices(.current)
+        try devices.wrapper("a")
+        try devices.wrapper("b")
+        // The later edit is the newer file.
+        if aIsNewer {
+            try devices.editWithKeePassXC("b", ["--url", "https://from-b.example"])
+            usleep(1_100_000)
+            try devices.editWithMypassSync("a", ["-u", "user-from-a"])
+        } else {
+            try devices.editWithMypassSync("a", ["-u", "user-from-a"])
+            usleep(1_100_000)
+            try devices.editWithKeePassXC("b", ["--url", "https://from-b.example"])
+        }
+        let sent = try devices.wrapper("b", ["--conflict-resolve", "newer"])
+        #expect(sent.status == 0, "\(sent.errors)")
+        let merged = try devices.wrapper("a", ["--conflict-resolve", "newer"])
+        #expect(merged.status == 0, "\(merged.errors)")
+        #expect(merged.errors.contains("determined the winner"), "\(merged.errors)")
+        #expect(Self.kinds(merged.events).contains("conflictCopyMerged"), "\(Self.kinds(merged.events))")
+        #expect(!Self.kinds(merged.events).contains("rebuiltFromCopy"))
+        try devices.wrapper("b", ["--conflict-resolve", "newer"])
+        try devices.expectInStep(["UserName: user-from-a", "URL: https://from-b.example"])
+    }
+
     @Test("a configured rclone --conflict-suffix (cloud,local) is recognised after and before the extension; without it such names are not copies")
     func configuredSuffix() throws {
-        let devices = try Devices()
+        let devices = try Devices(.debian)
         let config = devices.root.appendingPathComponent("config/mypass-sync")
         try FileManager.default.createDirectory(at: config, withIntermediateDirectories: true)
         try Data(#"{"rcloneConflictSuffix": "cloud,local"}"#.utf8).write(to: config.appendingPathComponent("config.json"))
