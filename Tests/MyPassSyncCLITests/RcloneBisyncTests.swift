@@ -45,7 +45,7 @@ struct RcloneBisyncTests {
             try Data((ScratchVault.password + "\n").utf8).write(to: URL(fileURLWithPath: passwordFile))
             environment = ["HOME": root.appendingPathComponent("home").path, "MYPASS_SYNC": try ToolRunner.binary().path,
                            "RCLONE_CONFIG": root.appendingPathComponent("home/rclone.conf").path, "PATH": "/usr/bin:/bin",
-                           "RCLONE": release.path]
+                           "RCLONE": release.path, "XDG_CONFIG_HOME": root.appendingPathComponent("config").path]
             let a = folders["a"]!
             try FileManager.default.copyItem(atPath: CLIFixtures.kdbx4, toPath: a.appendingPathComponent("vault.kdbx").path)
             try Data("access check\n".utf8).write(to: a.appendingPathComponent("RCLONE_TEST"))
@@ -81,8 +81,8 @@ struct RcloneBisyncTests {
         }
 
         /// A plain `rclone bisync` on `device`, as if its wrapper had stopped after the bisync.
-        func bareBisync(_ device: String) throws -> ProcessRunner.Outcome {
-            try rclone(["bisync", folders[device]!.path, remote.path, "--check-access", "--workdir", workdir(device)])
+        func bareBisync(_ device: String, _ options: [String] = []) throws -> ProcessRunner.Outcome {
+            try rclone(["bisync", folders[device]!.path, remote.path, "--check-access", "--workdir", workdir(device)] + options)
         }
 
         /// The conflict copies of the vault in `device`'s folder.
@@ -229,20 +229,26 @@ struct RcloneBisyncTests {
         try devices.expectInStep(["UserName: user-from-a", "URL: https://from-b.example"])
     }
 
-    @Test("a configured rclone --conflict-suffix (cloud,local) is recognised after and before the extension; without it such names are not copies")
+    @Test("rclone's --conflict-suffix cloud,local given in the device settings: its copies are recognised, the vault rebuilt, every folder in step")
     func configuredSuffix() throws {
-        let devices = try Devices(.debian)
+        let devices = try Devices(.current)
         let config = devices.root.appendingPathComponent("config/mypass-sync")
         try FileManager.default.createDirectory(at: config, withIntermediateDirectories: true)
         try Data(#"{"rcloneConflictSuffix": "cloud,local"}"#.utf8).write(to: config.appendingPathComponent("config.json"))
-        let folder = devices.folders["a"]!
-        for name in ["vault.kdbx.cloud1", "vault.local2.kdbx"] {
-            try FileManager.default.copyItem(atPath: devices.vault("a"), toPath: folder.appendingPathComponent(name).path)
-        }
-        let environment = ["XDG_CONFIG_HOME": devices.root.appendingPathComponent("config").path]
-        let listed = try ToolRunner.run(["conflicts", devices.vault("a"), "--json"], environment: environment)
-        #expect(listed.standardOutput.contains("vault.kdbx.cloud1") && listed.standardOutput.contains("vault.local2.kdbx"), "\(listed.standardOutput)")
-        let without = try ToolRunner.run(["conflicts", devices.vault("a"), "--json"])
-        #expect(!without.standardOutput.contains("cloud1") && !without.standardOutput.contains("local2"), "\(without.standardOutput)")
+        try devices.wrapper("a")
+        try devices.wrapper("b")
+        try devices.editWithMypassSync("a", ["-u", "user-from-a"])
+        try devices.editWithKeePassXC("b", ["--url", "https://from-b.example"])
+        try devices.wrapper("b", ["--conflict-suffix", "cloud,local"])
+        // Without the setting these names are no copies of the vault.
+        let bare = try devices.bareBisync("a", ["--conflict-suffix", "cloud,local"])
+        #expect(bare.status == 0, "\(bare.standardError)")
+        #expect(try devices.copies("a") == ["vault.kdbx.cloud1", "vault.kdbx.local1"])
+        let unconfigured = try ToolRunner.run(["conflicts", devices.vault("a"), "--json"])
+        #expect(!unconfigured.standardOutput.contains("cloud1"), "\(unconfigured.standardOutput)")
+        let rebuilt = try devices.wrapper("a", ["--conflict-suffix", "cloud,local"])
+        #expect(Self.kinds(rebuilt.events).contains("rebuiltFromCopy"), "\(Self.kinds(rebuilt.events)) \(rebuilt.errors)")
+        try devices.wrapper("b", ["--conflict-suffix", "cloud,local"])
+        try devices.expectInStep(["UserName: user-from-a", "URL: https://from-b.example"])
     }
 }

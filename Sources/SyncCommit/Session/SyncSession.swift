@@ -316,10 +316,23 @@ public final class SyncSession {
             diskContent = (vault, settings)
             credentialsAdopted = false
             rememberBase(file, written, replaced: .contained)
+            noteFile(written)
             quickUnlock?.refresh(path: path, with: derived)
             return .saved(written)
         } catch SaveError.changedOnDisk {
             return .conflict(try readDisk())
+        }
+    }
+
+    /// Keeps which file the vault now is (`SeenVaultFiles`): if a sync engine renames it aside with
+    /// another device's version (rclone bisync), the watcher knows the copy as this device's own
+    /// even when no watcher saw this save. A failure is a warning, like the base's.
+    private func noteFile(_ written: Fingerprint) {
+        guard let identity = FileIdentity.of(DurableFile.resolvedPath(path)), identity.inode == written.inode else { return }
+        do {
+            try SeenVaultFiles(state: state, vaultPath: path).note(identity)
+        } catch {
+            warnings.append("the sync state could not be updated (\(error))")
         }
     }
 
