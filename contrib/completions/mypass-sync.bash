@@ -53,13 +53,14 @@ _mypass_sync() {
         --state-dir) COMPREPLY=($(compgen -f -- "$cur")); return ;;
       esac
       ;;
-    watch) options="--policy --conflict-copies --poll --debounce --copy-grace --json --once --password-stdin --password-command --password-from --verbose --yubikey --challenge-response-secret --challenge-response-command --key-file -k --no-password --max-kdf-memory --quiet --state-dir --help"
+    watch) options="--policy --conflict-copies --poll --debounce --copy-grace --rebuild-grace --json --once --password-stdin --password-command --password-from --verbose --yubikey --challenge-response-secret --challenge-response-command --key-file -k --no-password --max-kdf-memory --quiet --state-dir --help"
       case "$prev" in
         --policy) COMPREPLY=($(compgen -W "merge reload ask" -- "$cur")); return ;;
         --conflict-copies) COMPREPLY=($(compgen -W "merge report ignore" -- "$cur")); return ;;
         --poll) return ;;
         --debounce) return ;;
         --copy-grace) return ;;
+        --rebuild-grace) return ;;
         --password-command) return ;;
         --password-from) return ;;
         --yubikey) return ;;

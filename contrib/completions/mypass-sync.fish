@@ -106,6 +106,7 @@ complete -c mypass-sync -n '__fish_seen_subcommand_from watch' -l conflict-copie
 complete -c mypass-sync -n '__fish_seen_subcommand_from watch' -l poll -x -d 'Also compare fingerprints every SECONDS (for NFS, SMB, sshfs, FUSE)'
 complete -c mypass-sync -n '__fish_seen_subcommand_from watch' -l debounce -x -d 'Quiet time after the last event before a vault is read (default 0'
 complete -c mypass-sync -n '__fish_seen_subcommand_from watch' -l copy-grace -x -d 'Leave a conflict copy made on another device to that device this long before merging it here (default 0 - at once)'
+complete -c mypass-sync -n '__fish_seen_subcommand_from watch' -l rebuild-grace -x -d 'When rclone bisync renamed both versions aside on another device and only copies arrived here, leave that device this long to rebuild the vault before rebuilding it here (default 3600)'
 complete -c mypass-sync -n '__fish_seen_subcommand_from watch' -l json -d 'One JSON object per line per event'
 complete -c mypass-sync -n '__fish_seen_subcommand_from watch' -l once -d 'Handle what is pending, then exit'
 complete -c mypass-sync -n '__fish_seen_subcommand_from watch' -l password-stdin -d 'Read the password from the first line of standard input (an empty line is an empty password)'
