@@ -9,7 +9,11 @@ struct ConflictsCommand: Command {
     let arguments = "  <vault-or-folder>       A vault, or a folder whose vaults are checked."
     let notes = """
         Recognised: NAME.sync-conflict-YYYYMMDD-HHMMSS-DEVICE.kdbx (Syncthing),
-        NAME (… conflicted copy …).kdbx (Dropbox), NAME (conflicted copy …).kdbx (Nextcloud, ownCloud).
+        NAME (… conflicted copy …).kdbx (Dropbox), NAME (conflicted copy …).kdbx (Nextcloud, ownCloud),
+        OneDrive, Resilio, Seafile, pCloud, Google Drive, Unison, and rclone bisync (NAME.kdbx..path1,
+        NAME.kdbx.conflictN, NAME.conflictN.kdbx, and the suffixes of "rcloneConflictSuffix" in the
+        device settings). A vault that rclone renamed aside is gone while its copies are there: they
+        are listed (with --merged, the copies kept); `watch` rebuilds the vault.
         Copies that do not open with the vault's credentials are reported and left where they are.
         A merged copy, or one that carried nothing new, is kept on this device outside the synced folder
         (the newest \(RetiredCopies.maximumCount) per vault, for \(Int(RetiredCopies.maximumAge / 86_400)) days; see --merged) and removed

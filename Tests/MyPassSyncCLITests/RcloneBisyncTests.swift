@@ -143,7 +143,8 @@ struct RcloneBisyncTests {
         #expect(a.status == 0, "\(a.errors)")
         #expect(Self.kinds(a.events).contains("rebuiltFromCopy"), "\(Self.kinds(a.events)) \(a.errors)")
         #expect(a.errors.contains("Renaming Path1 copy"), "bisync made no conflict copies: \(a.errors)")
-        try devices.wrapper("b")
+        let taken = try devices.wrapper("b")
+        #expect(!Self.kinds(taken.events).contains("rebuiltFromCopy"), "\(Self.kinds(taken.events))")
         try devices.expectInStep(["UserName: user-from-a", "URL: https://from-b.example"])
     }
 
@@ -240,12 +241,15 @@ struct RcloneBisyncTests {
         try devices.editWithMypassSync("a", ["-u", "user-from-a"])
         try devices.editWithKeePassXC("b", ["--url", "https://from-b.example"])
         try devices.wrapper("b", ["--conflict-suffix", "cloud,local"])
-        // Without the setting these names are no copies of the vault.
+        // No watcher saw a's edit: the save itself noted which file the vault is.
         let bare = try devices.bareBisync("a", ["--conflict-suffix", "cloud,local"])
         #expect(bare.status == 0, "\(bare.standardError)")
         #expect(try devices.copies("a") == ["vault.kdbx.cloud1", "vault.kdbx.local1"])
+        // The vault is gone: with the setting its copies are listed; without it there is nothing (exit 7).
+        let configured = try ToolRunner.run(["conflicts", devices.vault("a"), "--json"], environment: devices.environment)
+        #expect(configured.status == 0 && configured.standardOutput.contains("vault.kdbx.cloud1"), "\(configured.standardOutput)")
         let unconfigured = try ToolRunner.run(["conflicts", devices.vault("a"), "--json"])
-        #expect(!unconfigured.standardOutput.contains("cloud1"), "\(unconfigured.standardOutput)")
+        #expect(unconfigured.status == 7 && !unconfigured.standardOutput.contains("cloud1"), "\(unconfigured.standardOutput)")
         let rebuilt = try devices.wrapper("a", ["--conflict-suffix", "cloud,local"])
         #expect(Self.kinds(rebuilt.events).contains("rebuiltFromCopy"), "\(Self.kinds(rebuilt.events)) \(rebuilt.errors)")
         try devices.wrapper("b", ["--conflict-suffix", "cloud,local"])

@@ -37,14 +37,19 @@ struct ReconcilerTests {
         Reconciler.Version(sha256: String(repeating: name, count: 64 / name.count), vault: vault)
     }
 
+    /// A file born at a time that stands for its inode (one file per inode in these tests).
+    private static func born(_ inode: UInt64) -> FileTime { FileTime(seconds: 1_700_000_000 + Int64(inode), nanoseconds: 0) }
+
     private static func snapshot(_ version: Reconciler.Version?, inode: UInt64 = 1, copies: [CopyFile] = [], transfers: [String] = []) -> FolderSnapshot {
         let fingerprint = Fingerprint(device: 1, inode: inode, size: 100, modifiedSeconds: 0, modifiedNanoseconds: 0, sha256: version?.sha256 ?? "")
-        return FolderSnapshot(vault: version == nil ? .missing : .present(fingerprint), transfers: transfers, copies: copies)
+        let identity = FileIdentity(device: 1, inode: inode, born: born(inode), size: 100, modified: FileTime(seconds: 0, nanoseconds: 0))
+        return FolderSnapshot(vault: version == nil ? .missing : .present(fingerprint), transfers: transfers, copies: copies,
+                              vaultIdentity: version == nil ? nil : identity)
     }
 
     private static func copy(_ name: String, inode: UInt64, modified: Int64 = 0) -> CopyFile {
         CopyFile(path: "/folder/vault.sync-conflict-20261201-120000-\(name).kdbx", engine: .syncthing, inode: inode, size: 100,
-                 modified: FileTime(seconds: modified, nanoseconds: 0), device: 1)
+                 modified: FileTime(seconds: modified, nanoseconds: 0), born: born(inode), device: 1)
     }
 
     /// A copy rclone bisync renamed aside (`..pathN`), born at `born` (seconds after the start).
@@ -286,9 +291,11 @@ struct ReconcilerTests {
         let due = Reconciler.plan(snapshot, versions: .init(base: nil, disk: nil), memory: &memory, now: Self.start.addingTimeInterval(612), policy: policy)
         guard case .rebuild(let from) = due else { Issue.record("not rebuilt after the grace: \(due)"); return }
         #expect(from == reused)
-        // Without birth times the grace counts from when this watcher first saw them; size and time tell the reused inode apart.
+        // Without birth times no copy is known to be the vault's file, not even one of the same inode,
+        // size and time (rclone keeps a transferred file's time); the grace counts from when this
+        // watcher first saw it (a listing gives the ctime).
         var fresh = Reconciler.Memory(vaultFiles: [Self.vaultFile(inode: 7, born: nil)])
-        let unborn = FolderSnapshot(vault: .missing, copies: [Self.renamedAside(1, inode: 7, born: nil, size: 300)])
+        let unborn = FolderSnapshot(vault: .missing, copies: [Self.renamedAside(1, inode: 7, born: nil)])
         let first = Reconciler.plan(unborn, versions: .init(base: nil, disk: nil), memory: &fresh, now: Self.start, policy: policy)
         guard case .wait(.rebuildElsewhere(_, let later)) = first else { Issue.record("\(first)"); return }
         #expect(later == Self.start.addingTimeInterval(600))

@@ -67,10 +67,19 @@ public enum FolderConflicts {
         var isDirectory: ObjCBool = false
         guard FileManager.default.fileExists(atPath: target, isDirectory: &isDirectory) else {
             // A vault a sync engine renamed aside with the other version (rclone bisync) is gone while
-            // its copies are there: they are listed (the watcher rebuilds the vault from them).
+            // its copies are there: they are listed (the watcher rebuilds the vault from them), and so
+            // are the copies this device took out of its folder before.
             let copies = ConflictCopies.find(for: target, naming: naming)
-            guard !copies.isEmpty, case .list = action else { throw FileError.notFound(path: target) }
-            return Report(vaults: [VaultReport(vault: target, copies: copies, outcomes: [])])
+            let folder = (target as NSString).deletingLastPathComponent
+            switch action {
+            case .list where !copies.isEmpty:
+                return Report(vaults: [VaultReport(vault: target, copies: copies, outcomes: [])])
+            case .listMerged where FileManager.default.fileExists(atPath: folder.isEmpty ? "." : folder):
+                return Report(vaults: [VaultReport(vault: target, copies: copies, outcomes: [],
+                                                   merged: RetiredCopies(state: state, vaultPath: target).list())])
+            default:
+                throw FileError.notFound(path: target)
+            }
         }
         var vaults = [target]
         var reports: [VaultReport] = []

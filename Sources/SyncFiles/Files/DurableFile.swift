@@ -255,4 +255,15 @@ public enum DurableFile {
     public static func resolvedPath(_ path: String) -> String {
         SystemCalls.resolve(path) ?? path
     }
+
+    /// The one name of the file at `path`, whether it is there or not: symlinks resolved, and when
+    /// the file is missing (a vault a sync engine renamed aside) its folder resolved, so that state
+    /// kept under this name is found in both cases. A dangling symlink stays itself.
+    public static func canonicalPath(_ path: String) -> String {
+        if let resolved = SystemCalls.resolve(path) { return resolved }
+        guard SystemCalls.status(atPath: path) == nil else { return path }
+        let folder = (path as NSString).deletingLastPathComponent
+        guard let resolvedFolder = SystemCalls.resolve(folder.isEmpty ? "." : folder) else { return path }
+        return (resolvedFolder as NSString).appendingPathComponent((path as NSString).lastPathComponent)
+    }
 }

@@ -3,9 +3,10 @@ internal import Foundation
 /// What tells one file apart from every other, whatever its name: a sync engine that renames the
 /// vault aside (rclone bisync) leaves this device's file under a copy's name, and only its identity
 /// says it is the same file. Inode numbers alone do not: a file system hands a freed inode to the
-/// next new file at once (a copy that arrives right after the vault was deleted). So the birth time
-/// counts too, and where the file system keeps none, the size and modification time (a rename
-/// keeps both).
+/// next new file at once (a copy that arrives right after the vault was deleted). Size and
+/// modification time do not either: rclone gives a copy it transfers the source's time, so the
+/// copy of this device's own version that comes back from elsewhere matches both. So the birth
+/// time decides, and where the file system keeps none, no file is known to be another.
 public struct FileIdentity: Sendable, Hashable, Codable {
     /// The device the file is on.
     public let device: UInt64
@@ -27,18 +28,16 @@ public struct FileIdentity: Sendable, Hashable, Codable {
         self.modified = modified
     }
 
-    /// The identity of the file at `path` as it is now (a symlink itself); nil when it cannot be examined.
+    /// The identity of the file at `path` as it is now (a symlink itself), from one `statx` call;
+    /// nil when it cannot be examined.
     public static func of(_ path: String) -> FileIdentity? {
-        guard let status = SystemCalls.status(atPath: path) else { return nil }
-        return FileIdentity(device: status.device, inode: status.inode, born: SystemCalls.birthTime(atPath: path), size: status.size,
-                            modified: status.modified)
+        SystemCalls.identity(atPath: path)?.identity
     }
 
     /// Whether `other` is this very file (perhaps under another name): same inode on the same device,
-    /// born at the same time (or, without birth times, of the same size and modification time).
+    /// born at the same time. Without birth times: not known, so false.
     public func isSameFile(as other: FileIdentity) -> Bool {
-        guard device == other.device && inode == other.inode else { return false }
-        if let born, let otherBorn = other.born { return born == otherBorn }
-        return size == other.size && modified == other.modified
+        guard device == other.device && inode == other.inode, let born, let otherBorn = other.born else { return false }
+        return born == otherBorn
     }
 }

@@ -146,12 +146,17 @@ public enum SystemCalls {
         return FileStatus(status)
     }
 
-    /// When the file at `path` was created (a symlink itself, not its target); nil where the file
-    /// system keeps no birth time, or the file cannot be examined.
-    package static func birthTime(atPath path: String) -> FileTime? {
-        var time = mypass_birth_time()
-        guard mypass_birth_time(AT_FDCWD, path, &time) == 1 else { return nil }
-        return FileTime(seconds: Int64(time.seconds), nanoseconds: Int64(time.nanoseconds))
+    /// Which file is at `path` (a symlink itself) and when it last changed status (ctime), from one
+    /// `statx` call; nil with `errno`.
+    package static func identity(atPath path: String) -> (identity: FileIdentity, changed: FileTime)? {
+        if let fault = fault(for: .stat, path: path) { errno = fault.errorNumber; return nil }
+        var times = mypass_file_times()
+        guard mypass_file_times(AT_FDCWD, path, &times) == 0 else { return nil }
+        let identity = FileIdentity(
+            device: UInt64(times.device), inode: UInt64(times.inode),
+            born: times.has_birth != 0 ? FileTime(seconds: Int64(times.born_seconds), nanoseconds: Int64(times.born_nanoseconds)) : nil,
+            size: Int64(times.size), modified: FileTime(seconds: Int64(times.modified_seconds), nanoseconds: Int64(times.modified_nanoseconds)))
+        return (identity, FileTime(seconds: Int64(times.changed_seconds), nanoseconds: Int64(times.changed_nanoseconds)))
     }
 
     /// Opens the file at `path` to read it (symlinks followed: the user named it).

@@ -36,7 +36,7 @@ public struct SyncStateStore: Sendable {
 
     /// The file-name stem for `vaultPath`: two vaults with the same name in different folders differ.
     package func stem(for vaultPath: String) -> String {
-        let resolved = DurableFile.resolvedPath((vaultPath as NSString).standardizingPath)
+        let resolved = DurableFile.canonicalPath((vaultPath as NSString).standardizingPath)
         let absolute = resolved.hasPrefix("/") ? resolved : FileManager.default.currentDirectoryPath + "/" + resolved
         let digest = SHA256.hexHash(Data(absolute.utf8), prefix: 12)
         return directory + "/" + (absolute as NSString).lastPathComponent + "-" + digest

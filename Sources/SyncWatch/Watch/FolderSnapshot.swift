@@ -20,10 +20,13 @@ public struct CopyFile: Sendable, Hashable {
     public let born: FileTime?
     /// The device it is on.
     public let device: UInt64
+    /// When its status last changed (ctime): for a copy that arrived as a new file and was not
+    /// renamed since, when it arrived.
+    public let changed: FileTime?
 
     /// The copy as the listing saw it.
     public init(path: String, engine: ConflictCopies.Engine, inode: UInt64, size: Int64, modified: FileTime, born: FileTime? = nil,
-                device: UInt64 = 0) {
+                device: UInt64 = 0, changed: FileTime? = nil) {
         self.path = path
         self.engine = engine
         self.inode = inode
@@ -31,6 +34,12 @@ public struct CopyFile: Sendable, Hashable {
         self.modified = modified
         self.born = born
         self.device = device
+        self.changed = changed
+    }
+
+    /// When it arrived in the folder, as the file system says (its birth time, else its ctime).
+    var arrived: Date? {
+        (born ?? changed).map { Date(timeIntervalSince1970: Double($0.seconds) + Double($0.nanoseconds) / 1e9) }
     }
 
     /// The copy as `ConflictCopies` names it.
@@ -86,9 +95,9 @@ public struct FolderSnapshot: Sendable {
     static func take(of path: String, naming: ConflictCopies.Naming) -> (snapshot: FolderSnapshot, bytes: Data?) {
         let transfers = SyncTransfers.inProgress(for: path)
         let copies = ConflictCopies.find(for: path, naming: naming).compactMap { copy -> CopyFile? in
-            guard let identity = FileIdentity.of(copy.path) else { return nil }
+            guard let (identity, changed) = SystemCalls.identity(atPath: copy.path) else { return nil }
             return CopyFile(path: copy.path, engine: copy.engine, inode: identity.inode, size: identity.size,
-                            modified: identity.modified, born: identity.born, device: identity.device)
+                            modified: identity.modified, born: identity.born, device: identity.device, changed: changed)
         }
         guard transfers.isEmpty else { return (FolderSnapshot(vault: .missing, transfers: transfers, copies: copies), nil) }
         do {

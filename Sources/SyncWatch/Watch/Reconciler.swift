@@ -98,12 +98,12 @@ public enum Reconciler {
             vaultFiles.contains { $0.isSameFile(as: copy.identity) }
         }
 
-        /// Remembers the vault's file `identity` (newest); bounded.
+        /// Remembers the vault's file `identity` (newest), as many as `SeenVaultFiles` keeps.
         mutating func noteVaultFile(_ identity: FileIdentity) {
             guard vaultFiles.last != identity else { return }
             vaultFiles.removeAll { $0 == identity }
             vaultFiles.append(identity)
-            if vaultFiles.count > 32 { vaultFiles.removeFirst() }
+            if vaultFiles.count > SeenVaultFiles.maximumCount { vaultFiles.removeFirst(vaultFiles.count - SeenVaultFiles.maximumCount) }
         }
 
         /// A copy could not be merged as it is now (`reason`): left until it changes.
@@ -207,9 +207,7 @@ public enum Reconciler {
         case .failed(let message): return .fail(message)
         case .present(let present): fingerprint = present
         }
-        memory.noteVaultFile(snapshot.vaultIdentity ?? FileIdentity(
-            device: fingerprint.device, inode: fingerprint.inode, born: nil, size: fingerprint.size,
-            modified: FileTime(seconds: fingerprint.modifiedSeconds, nanoseconds: fingerprint.modifiedNanoseconds)))
+        if let identity = snapshot.vaultIdentity { memory.noteVaultFile(identity) }
         var plan = Reconciliation()
         if let disk = versions.disk {
             if let base = versions.base, let problem = replacementProblem(base: base.vault, disk: disk.vault),
@@ -257,20 +255,23 @@ public enum Reconciler {
     /// this device's own version (the device where the engine ran rebuilds; the others only received
     /// copies and wait for that vault, so two devices never both write a rebuilt vault), or when the
     /// copies have waited out the rebuild grace here (that device may run no watcher). Otherwise: wait.
+    /// A copy that failed to rebuild from (unchanged since) is not chosen again.
     private static func planRebuild(_ copies: [CopyFile], memory: inout Memory, now: Date, policy: Policy) -> Plan {
+        let present = Set(copies.map(\.path))
+        memory.failedCopies = memory.failedCopies.filter { present.contains($0.key) }
         let renamedAside = copies.filter(\.engine.renamesBothVersions).sorted { $0.path < $1.path }
-        guard policy.copies == .merge, !renamedAside.isEmpty else { return .wait(.vaultMissing) }
-        if let own = renamedAside.first(where: memory.isOwnVersion) { return .rebuild(from: own) }
-        // How long ago they arrived: by their birth time, else since this watcher first saw them.
+        let usable = renamedAside.filter { memory.failedCopies[$0.path] != $0 }
+        guard policy.copies == .merge, !usable.isEmpty else { return .wait(.vaultMissing) }
+        if let own = usable.first(where: memory.isOwnVersion) { return .rebuild(from: own) }
+        // When the last of them arrived (as the file system says; else since this watcher first saw it).
         var arrived: Date = .distantPast
         for copy in renamedAside {
             let seen = memory.foreignCopiesSeen[copy, default: now]
             memory.foreignCopiesSeen[copy] = seen
-            let born = copy.born.map { Date(timeIntervalSince1970: Double($0.seconds) + Double($0.nanoseconds) / 1e9) }
-            arrived = max(arrived, min(born ?? seen, seen))
+            arrived = max(arrived, min(copy.arrived ?? seen, seen))
         }
         let due = arrived.addingTimeInterval(policy.rebuildGrace)
-        return now >= due ? .rebuild(from: renamedAside[0]) : .wait(.rebuildElsewhere(copies: renamedAside.map(\.path), until: due))
+        return now >= due ? .rebuild(from: usable[0]) : .wait(.rebuildElsewhere(copies: renamedAside.map(\.path), until: due))
     }
 
     /// The copies part of a plan: ready ones folded, failed ones left until they change, foreign ones

@@ -287,26 +287,50 @@ public final class VaultWatcher {
     }
 
     /// Puts the copy `copy` back as the vault, exactly its bytes, only where no vault is (a vault that
-    /// appeared meanwhile wins): it must open with this key and be this database.
+    /// appeared meanwhile wins): it must be a regular file that opens with this key and is this
+    /// database. A copy that is not this device's own file is read within `ForeignVersionBudget`
+    /// (measured against the version this device synced). One that fails is left, and not tried
+    /// again until it changes.
     private func rebuild(from copy: CopyFile) -> Bool {
+        let base = state.base(for: path)
+        var sizeLimit = FileReading.maximumSize, openLimits = limits
+        if !memory.isOwnVersion(copy), let base, let header = try? KDBXReader.header(of: base.bytes) {
+            sizeLimit = ForeignVersionBudget.sizeLimit(forVaultOf: base.bytes.count)
+            openLimits = ForeignVersionBudget.limits(forVaultKDF: header.kdf, within: limits)
+        }
+        func leave(_ reason: ConflictFolding.Result) -> Bool {
+            memory.copyFailed(copy, reason: reason.rawValue)
+            saveFailedCopies()
+            if memory.firstReport(of: copy.path) { report(.conflictCopyLeft(vault: path, copy: copy.path, reason: reason)) }
+            return false
+        }
         do {
-            let read = try DurableFile.read(atPath: copy.path, followSymlinks: false)
+            let read = try DurableFile.read(atPath: copy.path, followSymlinks: false, limit: sizeLimit)
             guard read.fingerprint.inode == copy.inode else { return false }  // replaced since the listing: the next check sees it
-            let opened = try KDBXReader.open(read.bytes, key: key, cachedKey: cachedKey, limits: limits)
-            if let base = state.base(for: path), let synced = version(base.bytes, sha256: base.record.fingerprint.sha256),
+            let opened = try KDBXReader.open(read.bytes, key: key, cachedKey: cachedKey, limits: openLimits)
+            if let base, let synced = version(base.bytes, sha256: base.record.fingerprint.sha256),
                DatabaseIdentity(synced.vault) != DatabaseIdentity(opened.vault) {
-                if memory.firstReport(of: copy.path) { report(.conflictCopyLeft(vault: path, copy: copy.path, reason: .otherDatabase)) }
-                failedLastCheck = true
-                return false
+                return leave(.otherDatabase)
             }
             cachedKey = opened.derivedKey
             _ = try DurableFile.replace(atPath: path, with: read.bytes, policy: .onlyIf(nil))
         } catch KDBXError.wrongCredentials {
-            if memory.firstReport(of: copy.path) { report(.conflictCopyLeft(vault: path, copy: copy.path, reason: .otherCredentials)) }
-            failedLastCheck = true
-            return false
+            return leave(.otherCredentials)
+        } catch KDBXError.resourceCapExceeded {
+            return leave(.tooCostly)
+        } catch FileError.tooLarge {
+            return leave(.tooLarge)
         } catch SaveError.changedOnDisk {
-            return false  // a vault is there now: the next check takes it
+            if SystemCalls.status(atPath: path)?.isSymbolicLink == true {
+                report(.error(vault: path, message: "the vault's path is a symlink to a file that is not there; not rebuilt over it"))
+            }
+            return false  // else a vault is there now: the next check takes it
+        } catch FileError.notFound {
+            return false  // gone since the listing: the next check sees it
+        } catch is KDBXError {
+            return leave(.unreadable)
+        } catch is FileError {
+            return leave(.unreadable)  // not a regular file (a symlink planted under a copy's name), unreadable
         } catch {
             report(.error(vault: path, message: "rebuilding the vault from \(copy.path): \(error)"))
             return false
@@ -404,6 +428,8 @@ public final class VaultWatcher {
                 }
             }
             return !retryLater
+        } catch SaveError.changedOnDisk {
+            return false  // another program wrote the vault meanwhile (every attempt): the next check reads it
         } catch {
             report(.error(vault: path, message: "merging into the vault: \(error)"))
             return false

@@ -92,7 +92,7 @@ public final class WatchEngine: @unchecked Sendable {
         self.init(settings: settings, source: source, onEvent: onEvent) { emit in
             vaults.map { path in
                 VaultWatcher(
-                    context: VaultContext(path: DurableFile.resolvedPath(path), key: credentials.key, limits: limits, state: state,
+                    context: VaultContext(path: DurableFile.canonicalPath(path), key: credentials.key, limits: limits, state: state,
                                           settings: settings.device),
                     policy: Reconciler.Policy(vault: settings.policy, copies: settings.copyPolicy, foreignCopyGrace: settings.copyGrace,
                                               rollbackHold: settings.rollbackHold, rebuildGrace: settings.rebuildGrace),
