@@ -40,6 +40,39 @@ struct VaultWatcherTests {
         #expect(result.status == 0, "\(result.standardError)")
     }
 
+    @Test("a vault renamed aside with the other version (rclone bisync): rebuilt from this device's own file, the other folded in, both copies out of the folder; a device that only received them waits")
+    func rebuildFromRenamedAside() throws {
+        let workspace = try Workspace()
+        defer { workspace.remove() }
+        let theirs = workspace.directory.appendingPathComponent("theirs.kdbx").path
+        try FileManager.default.copyItem(atPath: workspace.vaultPath, toPath: theirs)
+        let elsewhere = SyncStateStore(directory: workspace.directory.appendingPathComponent("elsewhere").path)
+        let other = try SyncSession(path: theirs, key: Workspace.key, state: elsewhere)
+        other.update(try other.vault.addingEntry(title: "Theirs", to: other.vault.root.uuid).vault)
+        _ = try other.save()
+        let mine = try SyncSession(path: workspace.vaultPath, key: Workspace.key, state: workspace.state)
+        mine.update(try mine.vault.addingEntry(title: "Mine", to: mine.vault.root.uuid).vault)
+        _ = try mine.save()  // no watcher saw it: the save notes which file the vault is
+        // What bisync does: both versions renamed aside, no vault left.
+        let own = workspace.vaultPath + "..path1", received = workspace.vaultPath + "..path2"
+        #expect(rename(workspace.vaultPath, own) == 0 && rename(theirs, received) == 0)
+        // A device that only has the copies (its own state, no file of its own among them) waits.
+        let waitingEvents = Events()
+        let waiting = VaultWatcher(path: workspace.vaultPath, key: Workspace.key, state: elsewhere, limits: .standard, policy: .merge,
+                                   copyPolicy: .merge) { waitingEvents.add($0) }
+        #expect(!waiting.check())
+        #expect(waitingEvents.all == ["waitingForRebuild"], "\(waitingEvents.described)")
+        #expect(!FileManager.default.fileExists(atPath: workspace.vaultPath))
+        let events = Events()
+        let watcher = VaultWatcher(path: workspace.vaultPath, key: Workspace.key, state: workspace.state, limits: .standard, policy: .merge,
+                                   copyPolicy: .merge) { events.add($0) }
+        #expect(watcher.check())
+        #expect(events.all.first == "rebuiltFromCopy", "\(events.described)")
+        #expect(events.all.contains("conflictCopyMerged") && events.all.contains("conflictCopyRetired"), "\(events.described)")
+        #expect(Set(try workspace.open().root.entries.map(\.title)).isSuperset(of: ["Mine", "Theirs"]))
+        #expect(!FileManager.default.fileExists(atPath: own) && !FileManager.default.fileExists(atPath: received))
+    }
+
     @Test("a version KeePassXC re-saved (its own order of fields) that descends from the synced one is taken in without a write")
     func descendantNotRewritten() throws {
         let workspace = try Workspace()
