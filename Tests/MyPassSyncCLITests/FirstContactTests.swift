@@ -73,14 +73,14 @@ struct FirstContactTests {
         #expect(fishLoads.status == 0 && fishLoads.output.hasPrefix("undo\t"), "\(fishLoads.standardError)")
     }
 
-    @Test("scripts/install --prefix puts the binary, the man page and the three completions in place")
+    @Test("scripts/install --prefix puts the binary, the rclone bisync script, the man page and the three completions in place")
     func install() throws {
         let prefix = try CLIFixtures.scratch()
         defer { try? FileManager.default.removeItem(at: prefix) }
         let installed = try ProcessRunner.run(Self.root.appendingPathComponent("scripts/install"),
                                               ["--prefix", prefix.path, "--binary", try ToolRunner.binary().path])
         #expect(installed.status == 0, "\(installed.standardError)")
-        for file in ["bin/mypass-sync", "share/man/man1/mypass-sync.1", "share/bash-completion/completions/mypass-sync",
+        for file in ["bin/mypass-sync", "bin/mypass-sync-bisync", "share/man/man1/mypass-sync.1", "share/bash-completion/completions/mypass-sync",
                      "share/zsh/site-functions/_mypass-sync", "share/fish/vendor_completions.d/mypass-sync.fish"] {
             #expect(FileManager.default.fileExists(atPath: prefix.appendingPathComponent(file).path), "\(file) missing")
         }
