@@ -18,7 +18,7 @@ struct WatchCommand: Command {
     let copyGrace = Option<Double>.seconds("--copy-grace", help: "Leave a conflict copy made on another device to that device this long before merging it here (default 0: at once).", in: 0...3600)
     let rebuildGrace = Option<Double>.seconds("--rebuild-grace", help: "When rclone bisync renamed both versions aside on another device and only copies arrived here, leave that device this long to rebuild the vault before rebuilding it here (default 3600).", in: 0...(30 * 24 * 3600))
     let json = Flag("--json", help: "One JSON object per line per event.")
-    let once = Flag("--once", help: "Handle what is pending, then exit.")
+    let once = Flag("--once", help: "Handle what is pending, then exit: 0, or the status of the most serious problem met (3 key changed, 4 unreadable vault, 5 decision needed, 6 refused, 7 error).")
     let credentials = CredentialOptions()
     let stateOptions = StateOptions()
 
@@ -46,7 +46,7 @@ struct WatchCommand: Command {
                                  state: stateOptions.state(parsed), settings: settings) { printer.print($0) }
         if parsed[once] {
             engine.runOnce()
-            return .success
+            return printer.worstProblem ?? .success
         }
         let signals = ShutdownSignals { engine.stop() }
         engine.run()
@@ -85,10 +85,12 @@ final class ShutdownSignals {
     }
 }
 
-/// Prints watch events as text lines or JSON lines, one write per event.
+/// Prints watch events as text lines or JSON lines, one write per event, and keeps the most
+/// serious problem among them (the exit status of `--once`).
 private final class EventPrinter: @unchecked Sendable {
     let json: Bool
     private let lock = NSLock()
+    private var worst: ExitCode?
 
     init(json: Bool) { self.json = json }
 
@@ -98,6 +100,22 @@ private final class EventPrinter: @unchecked Sendable {
         lock.withLock {
             var streams = StandardStreams()
             streams.print(text)
+            if let status = Self.exitCode(of: event.kind), status.rawValue > (worst?.rawValue ?? 0) { worst = status }
+        }
+    }
+
+    /// The most serious problem printed so far, as an exit status (nil: none).
+    var worstProblem: ExitCode? { lock.withLock { worst } }
+
+    /// The exit status a problem with the vault itself stands for (copies left, waits: none).
+    static func exitCode(of kind: WatchEvent.Kind) -> ExitCode? {
+        switch kind {
+        case .keyChanged: .wrongCredentials
+        case .unreadable: .corrupt
+        case .decisionNeeded: .decisionNeeded
+        case .refused: .refusedForSafety
+        case .error: .ioError
+        default: nil
         }
     }
 }

@@ -198,7 +198,7 @@ struct WatchCommandTests {
         #expect(addedTitles(events, kind: "reloaded") == ["After recreate"])
     }
 
-    @Test("a rollback to an older version is reported and not taken")
+    @Test("a rollback to an older version is reported and not taken; --once exits 6 (refused)")
     func rollback() throws {
         let watch = try WatchProcess()
         let older = try Data(contentsOf: URL(fileURLWithPath: watch.vault))
@@ -216,6 +216,7 @@ struct WatchCommandTests {
         #expect(events.contains { $0["kind"] as? String == "waitingForCopy" && ($0["detail"] as? String ?? "").contains("older version") },
                 "\(kinds(events))")
         #expect(once.standardOutput.contains("\"refused\"") && once.standardOutput.contains("older version"), "\(once.standardOutput)")
+        #expect(once.status == 6, "--once exits with the refusal's status")
     }
 
     @Test("the folder moved away and back: the watch is re-established and the change taken in")

@@ -108,7 +108,7 @@ complete -c mypass-sync -n '__fish_seen_subcommand_from watch' -l debounce -x -d
 complete -c mypass-sync -n '__fish_seen_subcommand_from watch' -l copy-grace -x -d 'Leave a conflict copy made on another device to that device this long before merging it here (default 0 - at once)'
 complete -c mypass-sync -n '__fish_seen_subcommand_from watch' -l rebuild-grace -x -d 'When rclone bisync renamed both versions aside on another device and only copies arrived here, leave that device this long to rebuild the vault before rebuilding it here (default 3600)'
 complete -c mypass-sync -n '__fish_seen_subcommand_from watch' -l json -d 'One JSON object per line per event'
-complete -c mypass-sync -n '__fish_seen_subcommand_from watch' -l once -d 'Handle what is pending, then exit'
+complete -c mypass-sync -n '__fish_seen_subcommand_from watch' -l once -d 'Handle what is pending, then exit - 0, or the status of the most serious problem met (3 key changed, 4 unreadable vault, 5 decision needed, 6 refused, 7 error)'
 complete -c mypass-sync -n '__fish_seen_subcommand_from watch' -l password-stdin -d 'Read the password from the first line of standard input (an empty line is an empty password)'
 complete -c mypass-sync -n '__fish_seen_subcommand_from watch' -l password-command -x -d 'Run CMD with /bin/sh -c; the first line it prints is the password (secret-tool lookup …, pass show …)'
 complete -c mypass-sync -n '__fish_seen_subcommand_from watch' -l password-from -x -d 'keyring - the password stored with `keyring store` for this file’s database'
