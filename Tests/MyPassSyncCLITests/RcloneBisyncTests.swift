@@ -80,6 +80,11 @@ struct RcloneBisyncTests {
             return (outcome.status, events, outcome.standardError)
         }
 
+        /// `mypass-sync watch --once --json` on `device`, as the wrapper runs it.
+        func watchOnce(_ device: String) throws -> ToolRunner.Outcome {
+            try ToolRunner.run(["watch", "--once", "--json", vault(device), "--password-command", "cat '\(passwordFile)'", "--state-dir", state(device)])
+        }
+
         /// A plain `rclone bisync` on `device`, as if its wrapper had stopped after the bisync.
         func bareBisync(_ device: String, _ options: [String] = []) throws -> ProcessRunner.Outcome {
             try rclone(["bisync", folders[device]!.path, remote.path, "--check-access", "--workdir", workdir(device)] + options)
@@ -159,8 +164,7 @@ struct RcloneBisyncTests {
         let sent = try devices.wrapper("b")  // b's edit reaches the remote
         #expect(sent.status == 0, "\(sent.errors)")
         // a: the wrapper's first half only (its version recorded, then bisync): both versions renamed aside.
-        let watchA = try ToolRunner.run(["watch", "--once", devices.vault("a"), "--password-command", "cat '\(devices.passwordFile)'",
-                                         "--state-dir", devices.state("a")])
+        let watchA = try devices.watchOnce("a")
         #expect(watchA.status == 0, "\(watchA.standardError)")
         let bare = try devices.bareBisync("a")
         #expect(bare.status == 0, "\(bare.standardError)")
@@ -189,10 +193,9 @@ struct RcloneBisyncTests {
         try devices.editWithMypassSync("a", ["-u", "user-from-a"])
         try devices.editWithKeePassXC("b", ["--url", "https://from-b.example"])
         try devices.wrapper("b")
-        let watch = ["--password-command", "cat '\(devices.passwordFile)'", "--state-dir", devices.state("a")]
-        #expect(try ToolRunner.run(["watch", "--once", devices.vault("a")] + watch).status == 0)
+        #expect(try devices.watchOnce("a").status == 0)
         #expect(try devices.bareBisync("a").status == 0)
-        let byHand = try ToolRunner.run(["watch", "--once", "--json", devices.vault("a")] + watch)
+        let byHand = try devices.watchOnce("a")
         #expect(byHand.standardOutput.contains("rebuiltFromCopy"), "\(byHand.standardOutput) \(byHand.standardError)")
         // A bisync without --force now refuses: two of the three files it listed are gone.
         let refused = try devices.bareBisync("a")
