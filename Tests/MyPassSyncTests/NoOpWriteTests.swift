@@ -141,6 +141,10 @@ struct NoOpWriteTests {
               (".syncthing.vault.kdbx.tmp", "vault.kdbx"),
               ("~syncthing~vault.sync-conflict-20261130-101010-ABCDEFG.kdbx.tmp", "vault.sync-conflict-20261130-101010-ABCDEFG.kdbx"),
               (".vault.kdbx.~7daada06", "vault.kdbx"),
+              ("vault.kdbx.2eb5b7f7.partial", "vault.kdbx"),               // rclone 1.75, as seen here
+              ("vault.kdbx..path1.0a1b2c3d.partial", "vault.kdbx..path1"),
+              ("vault.kdbx.2eb5b7f.partial", nil),
+              ("vault.kdbx.2eb5b7fz.partial", nil),
               ("vault.kdbx", nil),
               (".syncthing..tmp", nil),
               (".vault.kdbx.~", nil),

@@ -10,6 +10,9 @@ internal import Glibc
 /// rescanned") or a new conflict. Temporary names:
 /// - Syncthing: `.syncthing.NAME.tmp` (`~syncthing~NAME.tmp` on Windows);
 /// - Nextcloud and ownCloud desktop clients: `.NAME.~RANDOM`;
+/// - rclone from 1.63 (its copies and bisync's): `NAME.XXXXXXXX.partial`, eight hex digits (seen with
+///   1.75; Debian 12's 1.60 writes the file in place under its own name, which a check then finds
+///   half written and retries);
 /// - Dropbox downloads into its own `.dropbox.cache` folder and renames from there: nothing to see.
 /// A temporary file untouched for `staleAfter` seconds is an interrupted transfer the engine left
 /// behind (Syncthing keeps them for a day to resume), not one in progress.
@@ -46,6 +49,14 @@ public enum SyncTransfers {
         for (prefix, suffix) in [(".syncthing.", ".tmp"), ("~syncthing~", ".tmp")]
         where name.hasPrefix(prefix) && name.hasSuffix(suffix) && name.count > prefix.count + suffix.count {
             return String(name.dropFirst(prefix.count).dropLast(suffix.count))
+        }
+        // rclone: NAME + "." + eight hex digits + ".partial".
+        if name.hasSuffix(".partial") {
+            let stem = name.dropLast(".partial".count)
+            if let dot = stem.lastIndex(of: "."), stem.distance(from: dot, to: stem.endIndex) == 9, dot > stem.startIndex,
+               stem[stem.index(after: dot)...].allSatisfy(\.isHexDigit) {
+                return String(stem[..<dot])
+            }
         }
         // Nextcloud / ownCloud: "." + NAME + ".~" + random letters and digits.
         if name.hasPrefix("."), let marker = name.range(of: ".~", options: .backwards), marker.lowerBound > name.index(after: name.startIndex) {
