@@ -95,6 +95,16 @@ struct RcloneBisyncTests {
             try listings()[device]!.filter { $0 != "RCLONE_TEST" && $0 != "vault.kdbx" }
         }
 
+        /// Both devices record the version they synced, then each edits the GitHub entry at once — a
+        /// its user name, b its URL — one with keepassxc-cli (`keePassXCOn`), the other with mypass-sync.
+        func diverge(keePassXCOn: String) throws {
+            try wrapper("a")
+            try wrapper("b")
+            for (device, edit) in [("a", ["-u", "user-from-a"]), ("b", ["--url", "https://from-b.example"])] {
+                if device == keePassXCOn { try editWithKeePassXC(device, edit) } else { try editWithMypassSync(device, edit) }
+            }
+        }
+
         func editWithMypassSync(_ device: String, _ arguments: [String]) throws {
             let outcome = try ToolRunner.run(["edit", vault(device), "Internet/GitHub"] + arguments
                                              + ["--password-command", "cat '\(passwordFile)'", "--state-dir", state(device)])
@@ -138,10 +148,7 @@ struct RcloneBisyncTests {
           arguments: Release.allCases)
     func concurrentEdits(release: Release) throws {
         let devices = try Devices(release)
-        try devices.wrapper("a")  // the version each device synced is recorded
-        try devices.wrapper("b")
-        try devices.editWithMypassSync("a", ["-u", "user-from-a"])
-        try devices.editWithKeePassXC("b", ["--url", "https://from-b.example"])
+        try devices.diverge(keePassXCOn: "b")
         let b = try devices.wrapper("b")  // b's edit reaches the remote
         #expect(b.status == 0, "\(b.errors)")
         let a = try devices.wrapper("a")  // the conflict: renamed aside on a and the remote, rebuilt on a
@@ -157,10 +164,7 @@ struct RcloneBisyncTests {
           arguments: Release.allCases)
     func receivedCopiesWait(release: Release) throws {
         let devices = try Devices(release)
-        try devices.wrapper("a")
-        try devices.wrapper("b")
-        try devices.editWithKeePassXC("a", ["-u", "user-from-a"])
-        try devices.editWithMypassSync("b", ["--url", "https://from-b.example"])
+        try devices.diverge(keePassXCOn: "a")
         let sent = try devices.wrapper("b")  // b's edit reaches the remote
         #expect(sent.status == 0, "\(sent.errors)")
         // a: the wrapper's first half only (its version recorded, then bisync): both versions renamed aside.
@@ -188,10 +192,7 @@ struct RcloneBisyncTests {
           arguments: Release.allCases)
     func rebuiltByHand(release: Release) throws {
         let devices = try Devices(release)
-        try devices.wrapper("a")
-        try devices.wrapper("b")
-        try devices.editWithMypassSync("a", ["-u", "user-from-a"])
-        try devices.editWithKeePassXC("b", ["--url", "https://from-b.example"])
+        try devices.diverge(keePassXCOn: "b")
         try devices.wrapper("b")
         #expect(try devices.watchOnce("a").status == 0)
         #expect(try devices.bareBisync("a").status == 0)
@@ -239,10 +240,7 @@ struct RcloneBisyncTests {
         let config = devices.root.appendingPathComponent("config/mypass-sync")
         try FileManager.default.createDirectory(at: config, withIntermediateDirectories: true)
         try Data(#"{"rcloneConflictSuffix": "cloud,local"}"#.utf8).write(to: config.appendingPathComponent("config.json"))
-        try devices.wrapper("a")
-        try devices.wrapper("b")
-        try devices.editWithMypassSync("a", ["-u", "user-from-a"])
-        try devices.editWithKeePassXC("b", ["--url", "https://from-b.example"])
+        try devices.diverge(keePassXCOn: "b")
         try devices.wrapper("b", ["--conflict-suffix", "cloud,local"])
         // No watcher saw a's edit: the save itself noted which file the vault is.
         let bare = try devices.bareBisync("a", ["--conflict-suffix", "cloud,local"])
