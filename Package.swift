@@ -156,8 +156,8 @@ let package = Package(
         ),
         .testTarget(
             name: "MyPassSyncTests",
-            dependencies: ["MyPassSync", "SyncFiles", "SyncState", "SyncCommit", "SyncWatch", "SyncRemote", "KDBXFormat", "MyPassCore",
-                           "MyPassMerge"],
+            dependencies: ["MyPassSync", "SyncFiles", "SyncState", "SyncCommit", "SyncWatch", "SyncRemote", "SyncCredentials", "KDBXFormat", "MyPassCrypto",
+                           "MyPassCore", "MyPassMerge"],
             swiftSettings: strictSettings
         ),
         .testTarget(

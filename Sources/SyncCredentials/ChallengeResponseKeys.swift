@@ -17,6 +17,29 @@ public struct ChallengeResponseSecret: ChallengeResponse {
         secret = SecureBytes(bytes)
     }
 
+    /// The secret kept in the file at `path`, refused as ssh refuses a private key: a symlink, not a
+    /// regular file, another user's, or readable or writable by anyone but its owner.
+    public init(file path: String) throws {
+        var (bytes, status): (Data, stat)
+        do {
+            (bytes, status) = try FileReading.readWithStatus(atPath: path, followSymlinks: false, limit: 4096)
+        } catch .notARegularFile {
+            throw KDBXError.challengeResponseFailed("the challenge-response secret \(path) is not a regular file (a symlink?); refused")
+        } catch {
+            throw KDBXError.challengeResponseFailed("the challenge-response secret: \(error)")
+        }
+        defer { bytes.resetBytes(in: 0..<bytes.count) }
+        guard status.st_uid == getuid() else {
+            throw KDBXError.challengeResponseFailed("the challenge-response secret \(path) belongs to another user; refused")
+        }
+        guard status.st_mode & 0o077 == 0 else {
+            throw KDBXError.challengeResponseFailed(
+                "the challenge-response secret \(path) is open to others (mode \(String(status.st_mode & 0o777, radix: 8))); "
+                + "refused: chmod 600 it")
+        }
+        try self.init(hex: String(decoding: bytes, as: UTF8.self))
+    }
+
     public func response(to challenge: Data) throws -> Data {
         HMACSHA1.authenticationCode(for: challenge, key: secret)
     }
@@ -39,7 +62,9 @@ public struct ChallengeResponseCommand: ChallengeResponse {
         do {
             (status, output) = try ShellCommand(command: command, timeout: timeout).run(input: Data(hex.utf8))
         } catch is ShellCommand.TimedOut {
-            throw KDBXError.challengeResponseFailed("the command `\(command)` did not answer within \(Int(timeout)) s")
+            throw KDBXError.challengeResponseFailed("the command `\(command)` did not finish within \(Int(timeout)) s; stopped")
+        } catch is ShellCommand.PrintedTooMuch {
+            throw KDBXError.challengeResponseFailed("the command `\(command)` printed more than \(ShellCommand.outputLimit / 1024) KiB; stopped")
         }
         guard status == 0 else { throw KDBXError.challengeResponseFailed("the command `\(command)` failed (exit status \(status))") }
         let text = String(decoding: output, as: UTF8.self).split(whereSeparator: \.isNewline).first.map(String.init) ?? ""
@@ -53,7 +78,7 @@ public struct ChallengeResponseCommand: ChallengeResponse {
 extension Data {
     /// The bytes of `digits` (pairs of hex digits); nil when it is anything else.
     init?(hexDigits digits: String) {
-        guard digits.count % 2 == 0 else { return nil }
+        guard digits.count % 2 == 0, digits.allSatisfy(\.isHexDigit), digits.allSatisfy(\.isASCII) else { return nil }
         var bytes: [UInt8] = []
         bytes.reserveCapacity(digits.count / 2)
         var index = digits.startIndex

@@ -46,6 +46,8 @@ public enum DesktopKeyring {
         case notFound(path: String, tried: Int)
         /// Two stored items match this file's database (two databases made from one template).
         case ambiguous(path: String, labels: [String])
+        /// Storing would replace the password kept for another file of the same database identity.
+        case wouldReplace(path: String, storedFor: String)
 
         public var description: String {
             switch self {
@@ -56,6 +58,9 @@ public enum DesktopKeyring {
             case .ambiguous(let path, let labels):
                 "\(path): more than one keyring item matches this database (\(labels.joined(separator: "; "))): two databases "
                     + "made from one template share their identity; `mypass-sync keyring forget` the wrong one"
+            case .wouldReplace(let path, let storedFor):
+                "\(path) carries the database identity of \(storedFor), whose keyring item holds another password; not replaced "
+                    + "(that vault would no longer open from the keyring): `keyring store --replace` if \(path) is that vault now"
             }
         }
     }
@@ -63,11 +68,22 @@ public enum DesktopKeyring {
     private static let application = "mypass-sync"
 
     /// Stores `password` (already checked to open `unlocked`) for its database, replacing an item
-    /// stored for another version or name of the same database; `keyFilePath` is remembered as a path.
-    public static func store(_ password: SecureBytes, for unlocked: UnlockedVault, keyFilePath: String?) throws(Failure) {
+    /// stored for this path or with the same password for another name of the same database; an item
+    /// of another file with that identity and another password is replaced only when `replacing`
+    /// (a file can carry any database's identity). `keyFilePath` is remembered as a path.
+    public static func store(_ password: SecureBytes, for unlocked: UnlockedVault, keyFilePath: String?, replacing: Bool = false) throws(Failure) {
         let identity = DatabaseIdentity(unlocked.vault)
         let path = DurableFile.resolvedPath(unlocked.file.path)
         let databaseName = unlocked.vault.meta.databaseName
+        let existing: [SecretService.Item]
+        do {
+            existing = try SecretService.search(identityAttributes(identity), loadingSecrets: true)
+        } catch {
+            throw .unavailable(error.description)
+        }
+        if !replacing, let other = existing.first(where: { $0.attributes["path"] != path && $0.secret != password }) {
+            throw .wouldReplace(path: path, storedFor: other.attributes["path"] ?? other.label)
+        }
         do {
             _ = try SecretService.clear(identityAttributes(identity))
             var attributes = identityAttributes(identity)
@@ -177,7 +193,7 @@ extension DesktopKeyring.Failure: ClassifiedFailure {
     public var failureKind: FailureKind {
         switch self {
         case .unavailable, .notFound: .wrongCredentials
-        case .ambiguous: .invalidRequest
+        case .ambiguous, .wouldReplace: .invalidRequest
         }
     }
 }

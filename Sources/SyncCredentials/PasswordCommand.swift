@@ -10,7 +10,7 @@ public import MyPassCrypto
 public struct PasswordCommand: Sendable {
     /// The shell command line as the user gave it.
     public let command: String
-    /// How long the command may take (a prompt of its own included).
+    /// How long the command may take, from its start to its exit (a prompt of its own included).
     public let timeout: TimeInterval
 
     public init(_ command: String, timeout: TimeInterval = 120) {
@@ -24,6 +24,7 @@ public struct PasswordCommand: Sendable {
         case noOutput(command: String)
         case timedOut(command: String, seconds: Int)
         case notStarted(command: String, reason: String)
+        case printedTooMuch(command: String, limit: Int)
 
         public var description: String {
             switch self {
@@ -31,6 +32,8 @@ public struct PasswordCommand: Sendable {
             case .noOutput(let command): "the password command `\(command)` printed nothing; no password"
             case .timedOut(let command, let seconds): "the password command `\(command)` did not finish within \(seconds) s; stopped, no password"
             case .notStarted(let command, let reason): "the password command `\(command)` could not be started: \(reason)"
+            case .printedTooMuch(let command, let limit):
+                "the password command `\(command)` printed more than \(limit / 1024) KiB (a password is one line); stopped, no password"
             }
         }
     }
@@ -44,6 +47,8 @@ public struct PasswordCommand: Sendable {
             (status, output) = try ShellCommand(command: command, timeout: timeout).run(input: nil)
         } catch is ShellCommand.TimedOut {
             throw .timedOut(command: command, seconds: Int(timeout))
+        } catch is ShellCommand.PrintedTooMuch {
+            throw .printedTooMuch(command: command, limit: ShellCommand.outputLimit)
         } catch {
             throw .notStarted(command: command, reason: "\(error)")
         }

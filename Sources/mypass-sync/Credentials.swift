@@ -178,8 +178,7 @@ struct ChallengeResponseOptions: OptionGroup {
         }
         if let slot = parsed[yubikey] { return try YubiKeyChallengeResponse(parsing: slot) }
         if let path = parsed[secret] {
-            let bytes = try FileReading.readAll(atPath: path)
-            return try ChallengeResponseSecret(hex: String(decoding: bytes, as: UTF8.self))
+            return try ChallengeResponseSecret(file: path)
         }
         return parsed[command].map { ChallengeResponseCommand($0) }
     }

@@ -6,11 +6,11 @@ internal import MyPassSync
 struct GitCommand: Command {
     let name = "git"
     let summary = "Merge vaults in git (a three-way merge driver with the ancestor), show them to git diff, set both up."
-    let usage = "mypass-sync git merge-driver <ancestor> <current> <other> [<path>] [credentials]\n"
-        + "       mypass-sync git textconv <file> [credentials]\n"
+    let usage = "mypass-sync git merge-driver [credentials] -- <ancestor> <current> <other> [<path>]\n"
+        + "       mypass-sync git textconv [credentials] -- <file>\n"
         + "       mypass-sync git install [--repo DIR | --global] [credential options]"
     let arguments = """
-          merge-driver            Git's %O %A %B %P: the result is written into <current> only when the merge
+          merge-driver            After `--`, git's %O %A %B %P: the result is written into <current> only when the merge
                                   succeeded; exit 0 merged, 1 not merged (git then marks a conflict).
           textconv                A stable line-per-property text of the vault (protected values masked).
           install                 Adds `\(GitSetup.attributesLine)` to .gitattributes and the driver and
@@ -26,9 +26,19 @@ struct GitCommand: Command {
     let credentials = CredentialOptions()
 
     func run(arguments: [String], output: inout StandardStreams) throws -> ExitCode {
-        let parsed = try parse(arguments, count: 1...5)
+        // What git fills in (file names a branch may have chosen) comes after `--` and is never
+        // parsed: a driver line without it (written by an older version) is refused unparsed.
+        let separator = arguments.firstIndex(of: "--")
+        if let action = arguments.first, ["merge-driver", "textconv"].contains(action), separator == nil {
+            output.printError("mypass-sync: git \(action) without `--` before git's file names; run `mypass-sync git install` again "
+                              + "(a file name from a branch must never be read as an option)")
+            return action == "merge-driver" ? .differences : .usage
+        }
+        let options = Array(arguments[..<(separator ?? arguments.endIndex)])
+        let data = separator.map { Array(arguments[arguments.index(after: $0)...]) } ?? []
+        let parsed = try parse(options, count: 1...1)
         let action = parsed.positionals[0]
-        let rest = Array(parsed.positionals.dropFirst())
+        let rest = action == "install" ? Array(parsed.positionals.dropFirst()) + data : data
         switch action {
         case "merge-driver":
             guard (3...4).contains(rest.count) else { throw CommandLineError.usage(message: "merge-driver takes %O %A %B [%P]", command: name) }

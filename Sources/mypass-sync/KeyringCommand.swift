@@ -7,7 +7,7 @@ internal import MyPassSync
 struct KeyringCommand: Command {
     let name = "keyring"
     let summary = "Keep a vault's password in the desktop keyring (store, forget, list) for --password-from keyring."
-    let usage = "mypass-sync keyring store <vault> [--key-file F] [--password-stdin | --password-command CMD]\n"
+    let usage = "mypass-sync keyring store <vault> [--key-file F] [--password-stdin | --password-command CMD] [--replace]\n"
         + "       mypass-sync keyring forget <vault>\n       mypass-sync keyring list [--json]"
     let arguments = "  store|forget|list       What to do.\n  <vault>                 The .kdbx file."
     let notes = """
@@ -25,6 +25,7 @@ struct KeyringCommand: Command {
     let passwordCommand = Option<String>("--password-command", valueName: "cmd", help: "Run CMD with /bin/sh -c; its first line is the password.")
     let keyFile = Option<String>("--key-file", "-k", valueName: "file", help: "The vault's key file (its path is stored, not its bytes).")
     let json = Flag("--json", help: "list: one JSON document (schema 1).")
+    let replace = Flag("--replace", help: "store: replace the item of another file that carries this database's identity.")
     let challenge = ChallengeResponseOptions()
 
     func run(arguments: [String], output: inout StandardStreams) throws -> ExitCode {
@@ -57,7 +58,7 @@ struct KeyringCommand: Command {
             let plain = try VaultCredentials(password: password, keyFile: keyFileBytes)
             // A challenge-response component is checked here, not stored: it is given again at each use.
             let unlocked = try file.unlock(try challenge.component(parsed).map(plain.adding) ?? plain)
-            try DesktopKeyring.store(password, for: unlocked, keyFilePath: parsed[keyFile])
+            try DesktopKeyring.store(password, for: unlocked, keyFilePath: parsed[keyFile], replacing: parsed[replace])
             output.print("stored the password of \(path.terminalSafe) in the desktop keyring (database \(DatabaseIdentity(unlocked.vault)))")
         case "forget":
             let path = try needsVault()

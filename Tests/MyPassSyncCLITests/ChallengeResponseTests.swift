@@ -40,11 +40,13 @@ struct ChallengeResponseTests {
         }
         let secret = directory.appendingPathComponent("secret.hex")
         try Data((Self.keepassRsSecret + "\n").utf8).write(to: secret)
+        chmod(secret.path, 0o600)
         let rs = Self.peers.appendingPathComponent("keepass-rs/tests/resources/test_db_with_challenge_response_key.kdbx").path
         let opened = try ToolRunner.run(["ls", rs, "--password-stdin", "--challenge-response-secret", secret.path], input: "demopass\n")
         #expect(opened.status == 0 && opened.standardOutput.contains("entry1"), "\(opened.standardError)")
         let wrongSecret = directory.appendingPathComponent("wrong.hex")
         try Data("0102030405060708090a0b0c0d0e0f1011121315\n".utf8).write(to: wrongSecret)
+        chmod(wrongSecret.path, 0o600)
         #expect(try ToolRunner.run(["ls", rs, "--password-stdin", "--challenge-response-secret", wrongSecret.path], input: "demopass\n").status == 3)
         // A YubiKey that is not there: said, exit 3.
         let noKey = try ToolRunner.run(["ls", rs, "--password-stdin", "--yubikey", "2"], input: "demopass\n")
@@ -58,6 +60,7 @@ struct ChallengeResponseTests {
         defer { vault.remove() }
         let secret = vault.directory.appendingPathComponent("secret.hex")
         try Data((Self.keepassRsSecret + "\n").utf8).write(to: secret)
+        chmod(secret.path, 0o600)
         // A program that answers as the key would: HMAC-SHA1 of the challenge under the secret.
         let command = "python3 -c 'import hmac,hashlib,sys; print(hmac.new(bytes.fromhex(\"\(Self.keepassRsSecret)\"), "
             + "bytes.fromhex(sys.stdin.readline().strip()), hashlib.sha1).hexdigest())'"
@@ -94,5 +97,31 @@ struct ChallengeResponseTests {
         #expect(try ToolRunner.run(["info", path]).standardOutput.contains("KDBX \(version)"))
         let without = try run(["ls", path], with: [])
         #expect(without.status == 3, "\(without.standardError)")
+    }
+
+    @Test("a secret file open to others, a symlink to one, or one with lenient hex (`+f`) is refused (exit 3) before the vault is opened, as ssh refuses a key")
+    func unsafeSecretFiles() throws {
+        let vault = try ScratchVault()
+        defer { vault.remove() }
+        let rs = Self.peers.appendingPathComponent("keepass-rs/tests/resources/test_db_with_challenge_response_key.kdbx").path
+        let good = vault.directory.appendingPathComponent("good.hex")
+        try Data((Self.keepassRsSecret + "\n").utf8).write(to: good)
+        chmod(good.path, 0o600)
+        #expect(try ToolRunner.run(["ls", rs, "--password-stdin", "--challenge-response-secret", good.path], input: "demopass\n").status == 0)
+        let open = vault.directory.appendingPathComponent("open.hex")
+        try FileManager.default.copyItem(at: good, to: open)
+        chmod(open.path, 0o640)
+        let link = vault.directory.appendingPathComponent("link.hex")
+        try FileManager.default.createSymbolicLink(atPath: link.path, withDestinationPath: good.path)
+        let lenient = vault.directory.appendingPathComponent("lenient.hex")
+        // `+f` reads as 0x0f to a lenient parser: the same secret with one byte written so.
+        let digits = Array(Self.keepassRsSecret)
+        try Data(("+" + String(digits[1]) + String(digits[2...]) + "\n").utf8).write(to: lenient)
+        chmod(lenient.path, 0o600)
+        for (file, says) in [(open, "open to others"), (link, "regular file"), (lenient, "not hex digits")] {
+            let outcome = try ToolRunner.run(["ls", rs, "--password-stdin", "--challenge-response-secret", file.path], input: "demopass\n")
+            #expect(outcome.status == 3, "\(file.lastPathComponent): \(outcome.standardError)")
+            #expect(outcome.standardError.contains(says), "\(file.lastPathComponent): \(outcome.standardError)")
+        }
     }
 }

@@ -280,11 +280,11 @@ struct HostileFolderTests {
         let bomb = root.appendingPathComponent("other.kdbx").path
         try KDFBomb.made(from: Data(contentsOf: URL(fileURLWithPath: vault))).write(to: URL(fileURLWithPath: bomb))
         let before = try Data(contentsOf: URL(fileURLWithPath: vault))
-        for arguments in [["merge", vault, bomb], ["merge", vault, vault, "--base", bomb], ["git", "merge-driver", bomb, vault, vault]] {
+        for arguments in [["merge", vault, bomb], ["merge", vault, vault, "--base", bomb], ["git", "merge-driver", "--", bomb, vault, vault]] {
             let started = Date()
+            let options = ["--password-stdin"] + (arguments[0] == "git" ? [] : ["--state-dir", root.appendingPathComponent("state").path])
             let outcome = try ProcessRunner.run(URL(fileURLWithPath: "/usr/bin/timeout"),
-                                                ["20", try ToolRunner.binary().path] + arguments + ["--password-stdin"]
-                                                    + (arguments[0] == "git" ? [] : ["--state-dir", root.appendingPathComponent("state").path]),
+                                                ["20", try ToolRunner.binary().path] + Array(arguments.prefix(2)) + options + arguments.dropFirst(2),
                                                 input: Data((CLIFixtures.kdbx4Password + "\n").utf8))
             #expect(Date().timeIntervalSince(started) < 10, "\(arguments[0]): derived for the bomb")
             #expect(outcome.status == (arguments[0] == "git" ? 1 : 6), "\(arguments): \(outcome.standardError)")

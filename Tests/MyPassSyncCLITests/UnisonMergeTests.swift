@@ -31,8 +31,8 @@ struct UnisonMergeTests {
         /// One `unison` run in batch mode with the merge line of the README.
         @discardableResult
         func sync() throws -> ProcessRunner.Outcome {
-            let merge = "Name *.kdbx -> \(try ToolRunner.binary().path) merge CURRENT1 CURRENT2 --base=CURRENTARCHOPT -o NEW "
-                + "--password-command 'cat \(passwordFile)' --state-dir \(root.appendingPathComponent("state").path)"
+            let merge = "Name *.kdbx -> \(try ToolRunner.binary().path) merge --base=CURRENTARCHOPT -o NEW "
+                + "--password-command 'cat \(passwordFile)' --state-dir \(root.appendingPathComponent("state").path) -- CURRENT1 CURRENT2"
             return try ProcessRunner.run(URL(fileURLWithPath: "/usr/bin/unison"),
                                          [one.path, two.path, "-batch", "-auto", "-merge", merge, "-backupcurrent", "Name *.kdbx"],
                                          environment: environment)

@@ -105,7 +105,9 @@ public enum MergeJob {
         let (unlocked, opened) = try file.unlock(credentials, withCopies: request.copies, copyCredentials: request.copyCredentials)
         let base: Base
         if let basePath = request.basePath {
-            base = .given(try unlocked.openCopy(atPath: basePath).vault)
+            let given = try unlocked.openCopy(atPath: basePath).vault
+            guard DatabaseIdentity(given) == DatabaseIdentity(unlocked.vault) else { throw MergeRefusal.baseOfAnotherDatabase(basePath) }
+            base = .given(given)
         } else if let remembered = unlocked.rememberedBase(in: request.state) {
             base = .remembered(remembered)
         } else {
@@ -169,12 +171,16 @@ public enum MergeJob {
 public enum MergeRefusal: Error, CustomStringConvertible {
     /// A copy does not open with the known credentials: its key was changed on another device.
     case keyRotated(String)
+    /// The base given is a version of another database: no ancestor of these versions.
+    case baseOfAnotherDatabase(String)
 
     /// The refusal in one sentence (paths, never values).
     public var description: String {
         switch self {
         case .keyRotated(let path):
             "\(path) does not open with these credentials (its key was probably changed on another device); nothing was written"
+        case .baseOfAnotherDatabase(let path):
+            "the base \(path) is another database (its root group differs), not an ancestor of these versions; nothing was written"
         }
     }
 }
@@ -214,5 +220,10 @@ public struct MergeReport: Sendable, Encodable {
 
 extension MergeRefusal: RemediableFailure {
     /// A copy whose key changed opens with its own credentials.
-    public var remedy: Remedy? { .otherVersionsCredentials }
+    public var remedy: Remedy? {
+        switch self {
+        case .keyRotated: .otherVersionsCredentials
+        case .baseOfAnotherDatabase: nil
+        }
+    }
 }

@@ -15,9 +15,31 @@ package enum ChildProcess {
         let description: String
     }
 
-    /// The helper did not finish within `seconds`: it was killed.
+    /// The helper did not finish within `seconds`: it (and its process group, when it had one of
+    /// its own) was killed.
     package struct TimedOut: Error {
         package let seconds: TimeInterval
+    }
+
+    /// The helper printed more than `limit` bytes: it was killed, what it printed is dropped.
+    package struct OutputTooLarge: Error {
+        package let limit: Int
+    }
+
+    /// How far a helper is trusted: the whole run (output and exit) within `timeout`, at most
+    /// `outputLimit` bytes of output, and, with `ownProcessGroup`, the helper in a process group of
+    /// its own, killed whole when a bound is crossed (a shell's children with it). A group of its own
+    /// is handed the terminal while it runs when this process has it, so a prompt of its own works.
+    package struct Bounds: Sendable {
+        package var timeout: TimeInterval?
+        package var outputLimit: Int?
+        package var ownProcessGroup: Bool
+
+        package init(timeout: TimeInterval? = nil, outputLimit: Int? = nil, ownProcessGroup: Bool = false) {
+            self.timeout = timeout
+            self.outputLimit = outputLimit
+            self.ownProcessGroup = ownProcessGroup
+        }
     }
 
     /// The exit status (128 + the signal number when a signal ended it) and what it wrote to its
@@ -25,6 +47,13 @@ package enum ChildProcess {
     /// (`TimedOut`).
     package static func run(_ executable: String, _ arguments: [String], environment: [String: String], input: Data?,
                     readingOutput: Bool, passingErrors: Bool = false, timeout: TimeInterval? = nil) throws -> (status: Int32, output: Data) {
+        try run(executable, arguments, environment: environment, input: input, readingOutput: readingOutput, passingErrors: passingErrors,
+                bounds: Bounds(timeout: timeout))
+    }
+
+    /// `run` within `bounds`.
+    package static func run(_ executable: String, _ arguments: [String], environment: [String: String], input: Data?,
+                            readingOutput: Bool, passingErrors: Bool = false, bounds: Bounds) throws -> (status: Int32, output: Data) {
         var inputPipe: [Int32] = [-1, -1], outputPipe: [Int32] = [-1, -1]
         guard input == nil || pipe(&inputPipe) == 0, !readingOutput || pipe(&outputPipe) == 0 else {
             throw Failure(description: "\(executable): pipe failed: \(String(cString: strerror(errno)))")
@@ -61,7 +90,12 @@ package enum ChildProcess {
         for number in [SIGINT, SIGTERM, SIGPIPE, SIGHUP] { sigaddset(&defaults, number) }
         posix_spawnattr_setsigmask(&attributes, &noSignals)
         posix_spawnattr_setsigdefault(&attributes, &defaults)
-        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
+        var flags = POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF
+        if bounds.ownProcessGroup {
+            posix_spawnattr_setpgroup(&attributes, 0)
+            flags |= POSIX_SPAWN_SETPGROUP
+        }
+        posix_spawnattr_setflags(&attributes, Int16(flags))
 
         let argv = ([executable] + arguments).map { strdup($0) } + [nil]
         let envp = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
@@ -69,6 +103,14 @@ package enum ChildProcess {
         var child = pid_t()
         let spawned = posix_spawn(&child, executable, &actions, &attributes, argv, envp)
         guard spawned == 0 else { throw Failure(description: "\(executable): cannot start: \(String(cString: strerror(spawned)))") }
+        let terminal = bounds.ownProcessGroup ? ForegroundTerminal.hand(to: child) : nil
+        defer { terminal?.takeBack() }
+        /// Ends the helper (its whole group when it has one) and collects it.
+        func killHelper() {
+            _ = bounds.ownProcessGroup ? Glibc.kill(-child, SIGKILL) : Glibc.kill(child, SIGKILL)
+            var ignored: Int32 = 0
+            while waitpid(child, &ignored, 0) < 0 && errno == EINTR {}
+        }
         // Close the child's ends here, so that end of input and end of output are seen.
         if input != nil { close(inputPipe[0]); inputPipe[0] = -1 }
         if readingOutput { close(outputPipe[1]); outputPipe[1] = -1 }
@@ -90,33 +132,83 @@ package enum ChildProcess {
             inputPipe[1] = -1
         }
         var output = Data()
-        let deadline = timeout.map { Date().addingTimeInterval($0) }
+        let deadline = bounds.timeout.map { Date().addingTimeInterval($0) }
+        /// Milliseconds left before the deadline (-1: none), or nil when it has passed.
+        func remaining() -> Int32? {
+            guard let deadline else { return -1 }
+            let left = deadline.timeIntervalSinceNow
+            return left > 0 ? Int32(min(left, 3600) * 1000) + 1 : nil
+        }
         if readingOutput {
             var chunk = [UInt8](repeating: 0, count: 64 << 10)
             defer { chunk.withUnsafeMutableBytes { _ = memset($0.baseAddress!, 0, $0.count) } }
             while true {
-                if let deadline {
-                    var poller = pollfd(fd: outputPipe[0], events: Int16(POLLIN), revents: 0)
-                    let waited = poll(&poller, 1, Int32(max(0, min(deadline.timeIntervalSinceNow, 3600)) * 1000))
-                    if waited < 0 && errno == EINTR { continue }
-                    if waited == 0 {
-                        kill(child, SIGKILL)
-                        var ignored: Int32 = 0
-                        while waitpid(child, &ignored, 0) < 0 && errno == EINTR {}
-                        throw TimedOut(seconds: timeout ?? 0)
-                    }
+                guard let wait = remaining() else {
+                    killHelper()
+                    throw TimedOut(seconds: bounds.timeout ?? 0)
                 }
+                var poller = pollfd(fd: outputPipe[0], events: Int16(POLLIN), revents: 0)
+                let waited = poll(&poller, 1, wait)
+                if waited < 0 && errno == EINTR { continue }
+                if waited == 0 { continue }  // the deadline is checked above
                 let count = read(outputPipe[0], &chunk, chunk.count)
                 if count < 0 && errno == EINTR { continue }
                 if count <= 0 { break }
+                if let limit = bounds.outputLimit, output.count + count > limit {
+                    output.resetBytes(in: 0..<output.count)
+                    killHelper()
+                    throw OutputTooLarge(limit: limit)
+                }
                 output.append(contentsOf: chunk[..<count])
             }
         }
+        // The helper may close its output and go on running: its exit is waited for within the deadline too.
         var status: Int32 = 0
-        while waitpid(child, &status, 0) < 0 {
-            guard errno == EINTR else { throw Failure(description: "\(executable): waitpid failed: \(String(cString: strerror(errno)))") }
+        while true {
+            let ended = waitpid(child, &status, deadline == nil ? 0 : WNOHANG)
+            if ended == child { break }
+            if ended < 0 {
+                guard errno == EINTR else { throw Failure(description: "\(executable): waitpid failed: \(String(cString: strerror(errno)))") }
+                continue
+            }
+            guard remaining() != nil else {
+                output.resetBytes(in: 0..<output.count)
+                killHelper()
+                throw TimedOut(seconds: bounds.timeout ?? 0)
+            }
+            usleep(10_000)
         }
         let exited = status & 0x7F == 0
         return (exited ? (status >> 8) & 0xFF : 128 + (status & 0x7F), output)
+    }
+}
+
+/// The terminal this process has in the foreground, handed to a helper's own process group while
+/// it runs (so a prompt of its own can read it) and taken back after, as a shell does.
+private struct ForegroundTerminal {
+    let descriptor: Int32
+
+    /// Gives the terminal to `child`'s group when this process's group has it in the foreground; nil otherwise.
+    static func hand(to child: pid_t) -> ForegroundTerminal? {
+        let descriptor = open("/dev/tty", O_RDWR | O_NOCTTY | O_CLOEXEC)
+        guard descriptor >= 0 else { return nil }
+        guard tcgetpgrp(descriptor) == getpgrp() else {
+            close(descriptor)
+            return nil
+        }
+        let previous = signal(SIGTTOU, SIG_IGN)
+        defer { signal(SIGTTOU, previous) }
+        _ = tcsetpgrp(descriptor, child)
+        // The helper may have touched the terminal before it was handed over, and been stopped.
+        _ = kill(-child, SIGCONT)
+        return ForegroundTerminal(descriptor: descriptor)
+    }
+
+    /// Gives the terminal back to this process's group.
+    func takeBack() {
+        let previous = signal(SIGTTOU, SIG_IGN)
+        _ = tcsetpgrp(descriptor, getpgrp())
+        signal(SIGTTOU, previous)
+        close(descriptor)
     }
 }
