@@ -132,10 +132,10 @@ public enum DesktopKeyring {
 
     /// `file` opened with the stored password of its database: items stored for this path first,
     /// then those for the same file name's stem (a conflict copy, a renamed version), then the rest,
-    /// at most `maximumCandidates` derivations. A password that opens the file counts only when the
+    /// at most `candidates` (and `maximumCandidates`) derivations. A password that opens the file counts only when the
     /// database is the one it was stored for; `keyFile` (the bytes given) overrides the item's key file.
     public static func unlock(
-        _ file: VaultFile, keyFile: Data?, challengeResponse: (any ChallengeResponse)? = nil
+        _ file: VaultFile, keyFile: Data?, challengeResponse: (any ChallengeResponse)? = nil, candidates: Int = maximumCandidates
     ) throws -> (vault: UnlockedVault, credentials: VaultCredentials, match: Match) {
         let stored: [SecretService.Item]
         do {
@@ -149,7 +149,7 @@ public enum DesktopKeyring {
             + stored.filter { $0.attributes["path"] != path && $0.attributes["path"].map(Self.stem(of:)) == stem }
             + stored.filter { $0.attributes["path"] != path && $0.attributes["path"].map(Self.stem(of:)) != stem }
         var tried = 0
-        for item in ordered.prefix(maximumCandidates) {
+        for item in ordered.prefix(min(candidates, maximumCandidates)) {
             guard let secret = item.secret, let expected = identity(of: item) else { continue }
             let itemKeyFile = try keyFile ?? item.attributes["key-file"].map { try FileReading.readAll(atPath: $0) }
             let plain = try VaultCredentials(password: secret, keyFile: itemKeyFile)

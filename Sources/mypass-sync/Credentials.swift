@@ -36,6 +36,21 @@ struct CredentialOptions: OptionGroup {
         try VaultFile.read(path, maximumKDFMemory: parsed[maxKDFMemory])
     }
 
+    /// A version of a vault that did not come from this device (a git blob) opened with the
+    /// credentials, within the budget for versions with nothing to measure against: its KDF checked
+    /// before any password is asked for, and no more keyring candidates derived than fit it.
+    func unlockForeign(_ parsed: ParsedArguments, path: String, command: String) throws -> UnlockedVault {
+        var limits = ResourceLimits.standard
+        if let memory = parsed[maxKDFMemory] { limits.maximumArgon2MemoryBytes = memory }
+        let budget = ForeignVersionBudget.withoutReference(within: limits)
+        let file = try VaultFile.read(path, within: budget)
+        if parsed[passwordFrom] == .keyring {
+            try checkSources(parsed, command: command)
+            return try keyringUnlock(parsed, file: file, candidates: file.derivations(within: budget, atMost: DesktopKeyring.maximumCandidates)).vault
+        }
+        return try file.unlock(try typedCredentials(parsed, for: path, command: command))
+    }
+
     /// Whether credentials were given on the command line (else a kept quick-unlock key may be used).
     func given(_ parsed: ParsedArguments) -> Bool {
         parsed[passwordStdin] || parsed[noPassword] || parsed[keyFile] != nil || parsed[passwordCommand] != nil || parsed[passwordFrom] != nil
@@ -83,9 +98,11 @@ struct CredentialOptions: OptionGroup {
     }
 
     /// The file opened with the keyring's password for its database (said with --verbose).
-    private func keyringUnlock(_ parsed: ParsedArguments, file: VaultFile) throws -> (vault: UnlockedVault, credentials: VaultCredentials) {
+    private func keyringUnlock(
+        _ parsed: ParsedArguments, file: VaultFile, candidates: Int = DesktopKeyring.maximumCandidates
+    ) throws -> (vault: UnlockedVault, credentials: VaultCredentials) {
         let keyFileBytes = try parsed[keyFile].map { try FileReading.readAll(atPath: $0) }
-        let found = try DesktopKeyring.unlock(file, keyFile: keyFileBytes, challengeResponse: challenge.component(parsed))
+        let found = try DesktopKeyring.unlock(file, keyFile: keyFileBytes, challengeResponse: challenge.component(parsed), candidates: candidates)
         if parsed[verbose] {
             var streams = StandardStreams()
             streams.printError("credentials for \(file.path.terminalSafe): \(found.match.description.terminalSafe)")

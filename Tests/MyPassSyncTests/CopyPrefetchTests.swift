@@ -80,7 +80,8 @@ struct CopyPrefetchTests {
         watcher.prefetch.waitForOpens()
         #expect(watcher.prefetch.take(planted, matching: try DurableFile.read(atPath: elsewhere).fingerprint,
                                       under: ConflictFolding.copyOpening(forVaultAt: workspace.vaultPath, vaultKDF: session.settings.kdf,
-                                                                         key: Workspace.key, cachedKey: nil, limits: .standard)) == nil)
+                                                                         key: Workspace.key, cachedKey: nil, limits: .standard),
+                                      identity: DatabaseIdentity(session.vault)) == nil)
         try FileManager.default.removeItem(atPath: planted)
         // Three copies at once: two are opened ahead, the third waits for the check.
         let copies = try (0..<3).map { try placeCopy(workspace, title: "Copy \($0)", name: "vault.sync-conflict-20261201-12000\($0)-PHONE.kdbx") }

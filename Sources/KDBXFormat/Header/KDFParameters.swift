@@ -169,6 +169,11 @@ public enum KDFParameters: Sendable, Equatable {
             guard settings.iterations <= limits.maximumArgon2Iterations else {
                 throw .resourceCapExceeded("Argon2 iterations \(settings.iterations) exceed the limit \(limits.maximumArgon2Iterations)")
             }
+            let work = settings.memoryBytes.multipliedReportingOverflow(by: settings.iterations)
+            guard !work.overflow, work.partialValue <= limits.maximumArgon2Work else {
+                throw .resourceCapExceeded("Argon2 work (memory \(settings.memoryBytes) bytes x \(settings.iterations) iterations) "
+                                           + "exceeds the limit \(limits.maximumArgon2Work)")
+            }
             guard settings.parallelism <= limits.maximumArgon2Parallelism else {
                 throw .resourceCapExceeded("Argon2 parallelism \(settings.parallelism) exceeds the limit \(limits.maximumArgon2Parallelism)")
             }
@@ -217,6 +222,9 @@ public struct ResourceLimits: Sendable, Equatable {
     public var maximumAESKDFRounds: UInt64
     /// Largest decompressed payload accepted, in bytes (default 2 GiB).
     public var maximumPayloadBytes: Int
+    /// Largest Argon2 work accepted: memory in bytes times iterations, what a derivation's time goes
+    /// with (default: no cap beyond the two).
+    public var maximumArgon2Work: UInt64 = .max
 
     /// Caps with these values.
     public init(

@@ -32,9 +32,9 @@ public enum ConflictFolding {
         case otherDatabase
         /// Not a readable vault (damaged, half written, not a regular file, a symlink).
         case unreadable
-        /// Far larger than the vault (`ForeignVersionBudget.sizeLimit`): not read.
+        /// Far larger than the vault (`ForeignVersionBudget`): not read.
         case tooLarge
-        /// Its KDF (or payload) is beyond the budget for copies (`ForeignVersionBudget.limits`): refused before any derivation.
+        /// Its KDF (or payload) is beyond the budget for copies (`ForeignVersionBudget`): refused before any derivation.
         case tooCostly
         /// Changed while it was being merged: left in the folder for the next pass.
         case changedMeanwhile
@@ -69,27 +69,25 @@ public enum ConflictFolding {
     /// Merges the copies of the vault `session` holds against `base` (the version this device had
     /// synced before this run; nil: inferred from history); `dryRun` merges in memory only and moves
     /// nothing. Copies that share the vault's KDF salt (written by mypass-sync) reuse `cachedKey`
-    /// instead of running the KDF. A copy is read only if it is a regular file (a symlink planted
-    /// under a copy's name could point at a private vault of the same database) no larger than
-    /// `sizeLimit` (default `ForeignVersionBudget.sizeLimit`).
+    /// instead of running the KDF. A copy is read and opened through `ForeignVersion`: a regular file
+    /// (a symlink planted under a copy's name could point at a private vault of the same database)
+    /// within the vault's `ForeignVersionBudget`.
     public static func fold(
         _ copies: [ConflictCopies.Copy], into session: SyncSession, base: Vault?, key: CompositeKey, cachedKey: DerivedKey? = nil,
-        limits: ResourceLimits, dryRun: Bool, sizeLimit: Int64? = nil
+        limits: ResourceLimits, dryRun: Bool
     ) throws -> Report {
-        try fold(copies, into: session, base: base, key: key, cachedKey: cachedKey, limits: limits, dryRun: dryRun,
-                 sizeLimit: sizeLimit, prefetched: nil)
+        try fold(copies, into: session, base: base, key: key, cachedKey: cachedKey, limits: limits, dryRun: dryRun, prefetched: nil)
     }
 
-    /// How a copy of the vault at `vaultPath` (KDF `vaultKDF`) is read and opened: within
-    /// `ForeignVersionBudget` (or `sizeLimit`).
+    /// How a copy of the vault at `vaultPath` (KDF `vaultKDF`) is read and opened: within its
+    /// `ForeignVersionBudget`.
     package static func copyOpening(
-        forVaultAt vaultPath: String, vaultKDF: KDFParameters, key: CompositeKey, cachedKey: DerivedKey?, limits: ResourceLimits,
-        sizeLimit: Int64? = nil
+        forVaultAt vaultPath: String, vaultKDF: KDFParameters, key: CompositeKey, cachedKey: DerivedKey?, limits: ResourceLimits
     ) -> CopyPrefetch.Parameters {
         // The vault's size (of the file a symlink the user named leads to).
         let vaultSize = SystemCalls.status(atPath: DurableFile.resolvedPath(vaultPath)).map { Int($0.size) } ?? 0
-        return CopyPrefetch.Parameters(key: key, cachedKey: cachedKey, sizeLimit: sizeLimit ?? ForeignVersionBudget.sizeLimit(forVaultOf: vaultSize),
-                                       limits: ForeignVersionBudget.limits(forVaultKDF: vaultKDF, within: limits))
+        return CopyPrefetch.Parameters(key: key, cachedKey: cachedKey,
+                                       budget: ForeignVersionBudget(vaultSize: vaultSize, vaultKDF: vaultKDF, within: limits))
     }
 
     /// `fold`, using the copies `prefetched` opened ahead (the watcher's, during its debounce) where
@@ -98,10 +96,9 @@ public enum ConflictFolding {
     /// versions whose content the vault lacks); the journal then calls it a restore when no copy brought anything.
     package static func fold(
         _ copies: [ConflictCopies.Copy], into session: SyncSession, base: Vault?, key: CompositeKey, cachedKey: DerivedKey?,
-        limits: ResourceLimits, dryRun: Bool, sizeLimit: Int64?, prefetched: CopyPrefetch?, restoring: [MergeCommit.Input] = []
+        limits: ResourceLimits, dryRun: Bool, prefetched: CopyPrefetch?, restoring: [MergeCommit.Input] = []
     ) throws -> Report {
-        let opening = copyOpening(forVaultAt: session.path, vaultKDF: session.settings.kdf, key: key, cachedKey: cachedKey,
-                                  limits: limits, sizeLimit: sizeLimit)
+        let opening = copyOpening(forVaultAt: session.path, vaultKDF: session.settings.kdf, key: key, cachedKey: cachedKey, limits: limits)
         // Each folder is opened once: reading a copy and removing it later happen in the directory
         // that was opened, even if it is swapped for a symlink meanwhile.
         var folders: [String: DirectoryHandle] = [:]
@@ -115,28 +112,17 @@ public enum ConflictFolding {
         var outcomes: [Outcome] = []
         var readCopies: [(copy: ConflictCopies.Copy, bytes: Data, fingerprint: Fingerprint, opened: OpenedVault)] = []
         let vault = session.vault
+        let identity = DatabaseIdentity(vault)
         for copy in copies {
             let read: (bytes: Data, fingerprint: Fingerprint)
             let opened: OpenedVault
             do {
-                read = try DurableFile.read(copy.name, in: folder(of: copy), limit: opening.sizeLimit)
-                opened = try prefetched?.take(copy.path, matching: read.fingerprint, under: opening)
-                    ?? KDBXReader.open(read.bytes, key: key, cachedKey: cachedKey, limits: opening.limits)
-            } catch KDBXError.resourceCapExceeded {
-                outcomes.append(Outcome(copy: copy.path, engine: copy.engine, result: .tooCostly, changes: [], movedTo: nil))
-                continue
-            } catch FileError.tooLarge {
-                outcomes.append(Outcome(copy: copy.path, engine: copy.engine, result: .tooLarge, changes: [], movedTo: nil))
-                continue
-            } catch KDBXError.wrongCredentials {
-                outcomes.append(Outcome(copy: copy.path, engine: copy.engine, result: .otherCredentials, changes: [], movedTo: nil))
-                continue
+                read = try ForeignVersion.read(copy.name, in: folder(of: copy), budget: opening.budget)
+                opened = try prefetched?.take(copy.path, matching: read.fingerprint, under: opening, identity: identity)?.get()
+                    ?? ForeignVersion.open(read.bytes, key: key, cachedKey: cachedKey, budget: opening.budget, identity: identity)
             } catch {
-                outcomes.append(Outcome(copy: copy.path, engine: copy.engine, result: .unreadable, changes: [], movedTo: nil))
-                continue
-            }
-            guard DatabaseIdentity(opened.vault) == DatabaseIdentity(vault) else {
-                outcomes.append(Outcome(copy: copy.path, engine: copy.engine, result: .otherDatabase, changes: [], movedTo: nil))
+                outcomes.append(Outcome(copy: copy.path, engine: copy.engine, result: Result(ForeignVersion.Refusal(error)), changes: [],
+                                        movedTo: nil))
                 continue
             }
             readCopies.append((copy, read.bytes, read.fingerprint, opened))
@@ -168,7 +154,7 @@ public enum ConflictFolding {
         let retired = RetiredCopies(state: session.state, vaultPath: session.path)
         for item in taken {
             let directory = try folder(of: item.copy)
-            let current = try? DurableFile.read(item.copy.name, in: directory, limit: opening.sizeLimit).fingerprint
+            let current = try? ForeignVersion.read(item.copy.name, in: directory, budget: opening.budget).fingerprint
             guard let current, current.sameContent(as: item.fingerprint) && current.inode == item.fingerprint.inode else {
                 outcomes.append(Outcome(copy: item.copy.path, engine: item.copy.engine, result: .changedMeanwhile, changes: item.changes, movedTo: nil))
                 continue
@@ -197,4 +183,20 @@ extension ConflictFolding {
         return try fold(copies, into: session, base: base, key: unlocked.requireCredentials().key, cachedKey: unlocked.opened.derivedKey,
                         limits: unlocked.file.limits, dryRun: dryRun)
     }
+}
+
+extension ConflictFolding.Result {
+    /// The result for a copy refused for `refusal`.
+    public init(_ refusal: ForeignVersion.Refusal) {
+        switch refusal {
+        case .otherCredentials: self = .otherCredentials
+        case .otherDatabase: self = .otherDatabase
+        case .unreadable: self = .unreadable
+        case .tooLarge: self = .tooLarge
+        case .tooCostly: self = .tooCostly
+        }
+    }
+
+    /// Why the copy was refused, when it was.
+    public var refusal: ForeignVersion.Refusal? { ForeignVersion.Refusal(rawValue: rawValue) }
 }

@@ -7,17 +7,17 @@ package import KDBXFormat
 /// and opening it at once (its KDF included, which for a copy saved elsewhere, with its own salt, is
 /// the longest step), so that the check after the debounce finds it open. The check reads the copy
 /// itself as always and uses an opened one only if it was opened from exactly those bytes (the
-/// fingerprint's SHA-256): a copy changed or swapped since is opened again. The same caps apply as to
-/// the check's own open (size, KDF), and at most `capacity` copies are kept open.
+/// fingerprint's SHA-256): a copy changed or swapped since is opened again. The same budget applies as
+/// to the check's own open (`ForeignVersion`), at most `capacity` copies are kept open, and a copy
+/// that was refused is remembered as refused (a few bytes each), so that the check does not derive
+/// its key a second time.
 package final class CopyPrefetch: @unchecked Sendable {
     /// How a copy is read and opened: what the check itself would use.
     package struct Parameters: @unchecked Sendable {
         let key: CompositeKey
         let cachedKey: DerivedKey?
-        /// `ForeignVersionBudget.sizeLimit` of the vault.
-        let sizeLimit: Int64
-        /// `ForeignVersionBudget.limits` of the vault's KDF.
-        let limits: ResourceLimits
+        /// The vault's budget for versions from elsewhere.
+        let budget: ForeignVersionBudget
         /// Where a copy that opens is kept at once (a version this device saw: the sync engine may
         /// overwrite or delete the copy before the check runs); nil: nowhere.
         package var keepAside: PendingVersions?
@@ -34,7 +34,7 @@ package final class CopyPrefetch: @unchecked Sendable {
     /// Copies kept open at most (a folder full of planted copies must not fill the memory).
     static let capacity = 2
     private let condition = NSCondition()
-    private var opened: [String: (fingerprint: Fingerprint, vault: OpenedVault, limits: ResourceLimits)] = [:]
+    private var opened: [String: (fingerprint: Fingerprint, vault: Result<OpenedVault, ForeignVersion.Refusal>, budget: ForeignVersionBudget)] = [:]
     private var inFlight: Set<String> = []
     private var taken = 0
 
@@ -51,7 +51,7 @@ package final class CopyPrefetch: @unchecked Sendable {
         condition.lock()
         defer { condition.unlock() }
         guard !inFlight.contains(path) else { return }
-        let caches = opened.count + inFlight.count < Self.capacity || opened[path] != nil
+        let caches = openCount + inFlight.count < Self.capacity || opened[path] != nil
         guard caches || parameters.keepAside != nil else { return }
         inFlight.insert(path)
         opened[path] = nil
@@ -59,24 +59,30 @@ package final class CopyPrefetch: @unchecked Sendable {
             let result = Self.open(path, with: parameters)
             self.condition.lock()
             self.inFlight.remove(path)
-            if let result, caches { self.opened[path] = (result.fingerprint, result.vault, parameters.limits) }
+            if let result, caches || result.vault.isRefusal { self.opened[path] = (result.fingerprint, result.vault, parameters.budget) }
             self.condition.broadcast()
             self.condition.unlock()
         }
     }
 
-    /// The copy at `path` opened from content with `fingerprint`'s SHA-256 (bytes the caller read
-    /// within its own size limit) under the same KDF caps as `parameters`, if it was (waiting for an
-    /// open in progress); it leaves the cache either way.
-    package func take(_ path: String, matching fingerprint: Fingerprint, under parameters: Parameters) -> OpenedVault? {
+    /// The copy at `path` opened (or refused) from content with `fingerprint`'s SHA-256 (bytes the
+    /// caller read within its own size limit) under the same budget as `parameters`, if it was
+    /// (waiting for an open in progress); a version of another database than `identity` is refused.
+    /// It leaves the cache either way.
+    package func take(
+        _ path: String, matching fingerprint: Fingerprint, under parameters: Parameters, identity: DatabaseIdentity
+    ) -> Result<OpenedVault, ForeignVersion.Refusal>? {
         condition.lock()
         defer { condition.unlock() }
         while inFlight.contains(path) { condition.wait() }
         guard let entry = opened.removeValue(forKey: path), entry.fingerprint.sha256 == fingerprint.sha256,
-              entry.limits == parameters.limits else { return nil }
+              entry.budget == parameters.budget else { return nil }
         taken += 1
-        return entry.vault
+        return entry.vault.flatMap { DatabaseIdentity($0.vault) == identity ? .success($0) : .failure(.otherDatabase) }
     }
+
+    /// Copies kept open (refusals are not counted: they hold no vault).
+    private var openCount: Int { opened.values.filter { !$0.vault.isRefusal }.count }
 
     /// Returns once no copy is being opened (tests use it).
     package func waitForOpens() {
@@ -92,16 +98,24 @@ package final class CopyPrefetch: @unchecked Sendable {
         condition.unlock()
     }
 
-    /// Reads the copy as the check does (a regular file, relative to its folder, within the size
-    /// limit) and opens it; nil when that fails (the check then finds out why).
-    private static func open(_ path: String, with parameters: Parameters) -> (fingerprint: Fingerprint, vault: OpenedVault)? {
+    /// Reads the copy as the check does (`ForeignVersion`: a regular file, relative to its folder,
+    /// within the budget) and opens it, or the reason it was refused; nil when it could not be read
+    /// (the check then finds out why).
+    private static func open(_ path: String, with parameters: Parameters)
+        -> (fingerprint: Fingerprint, vault: Result<OpenedVault, ForeignVersion.Refusal>)? {
         guard let (folder, name) = try? DirectoryHandle.parent(of: path),
-              let read = try? DurableFile.read(name, in: folder, limit: parameters.sizeLimit),
-              let vault = try? KDBXReader.open(read.bytes, key: parameters.key, cachedKey: parameters.cachedKey, limits: parameters.limits)
-        else { return nil }
-        if parameters.keepsEveryCopy || parameters.ownInodes.contains(read.fingerprint.inode) {
+              let read = try? ForeignVersion.read(name, in: folder, budget: parameters.budget) else { return nil }
+        let vault = ForeignVersion.opening(read.bytes, key: parameters.key, cachedKey: parameters.cachedKey, budget: parameters.budget)
+        if !vault.isRefusal && (parameters.keepsEveryCopy || parameters.ownInodes.contains(read.fingerprint.inode)) {
             try? parameters.keepAside?.keep(read.bytes)
         }
         return (read.fingerprint, vault)
+    }
+}
+
+private extension Result {
+    var isRefusal: Bool {
+        if case .failure = self { return true }
+        return false
     }
 }

@@ -43,8 +43,9 @@ public final class UnlockedVault: @unchecked Sendable {
     public func openCopy(atPath path: String, with credentials: VaultCredentials? = nil) throws -> VaultCopy {
         let key = try credentials ?? requireCredentials()
         // Another version (a base, a git ancestor, another file to compare): the budget for versions from elsewhere.
-        let bytes = try FileReading.readAll(atPath: path, limit: file.foreignVersionSizeLimit)
-        let opened = try KDBXReader.open(bytes, key: key.key, cachedKey: self.opened.derivedKey, limits: file.foreignVersionLimits)
+        let budget = file.foreignVersionBudget
+        let bytes = try ForeignVersion.read(atPath: path, followSymlinks: true, budget: budget).bytes
+        let opened = try ForeignVersion.open(bytes, key: key.key, cachedKey: self.opened.derivedKey, budget: budget)
         return VaultCopy(path: path, opened: opened, credentials: key)
     }
 

@@ -27,6 +27,21 @@ public struct VaultFile: Sendable {
         return try read(path, limits: limits)
     }
 
+    /// Reads a version of a vault that did not come from this device (a git blob for textconv) once,
+    /// within `budget` (`ForeignVersion`): its size before reading, its KDF before any password is
+    /// asked for; every open of it is held to the budget's caps.
+    public static func read(_ path: String, within budget: ForeignVersionBudget) throws -> VaultFile {
+        let (bytes, fingerprint) = try ForeignVersion.read(atPath: path, followSymlinks: true, budget: budget)
+        let header = try KDBXReader.header(of: bytes)
+        try header.kdf.check(against: budget.limits)
+        return VaultFile(path: path, fingerprint: fingerprint, bytes: bytes, header: header, limits: budget.limits)
+    }
+
+    /// How many different keys may be derived for this file within `budget` (keyring candidates).
+    public func derivations(within budget: ForeignVersionBudget, atMost maximum: Int) -> Int {
+        budget.derivations(of: header.kdf, atMost: maximum)
+    }
+
     /// Reads `path` once and checks its header, and its KDF against `limits` unless `checksKDF` is
     /// false (a quick unlock runs no KDF).
     static func read(_ path: String, limits: ResourceLimits, checksKDF: Bool = true) throws -> VaultFile {
@@ -44,14 +59,11 @@ public struct VaultFile: Sendable {
     /// The format of this file.
     public var format: VaultFormat { VaultFormat(header) }
 
-    /// The caps for opening a version of this vault that did not come from this device: the
-    /// server's, a merge driver's input (`ForeignVersionBudget`).
-    package var foreignVersionLimits: ResourceLimits {
-        ForeignVersionBudget.limits(forVaultKDF: header.kdf, within: limits)
+    /// The budget for opening a version of this vault that did not come from this device: the
+    /// server's, a merge input, a base given (`ForeignVersionBudget`).
+    package var foreignVersionBudget: ForeignVersionBudget {
+        ForeignVersionBudget(vaultSize: bytes.count, vaultKDF: header.kdf, within: limits)
     }
-
-    /// The largest such version read (`ForeignVersionBudget`).
-    package var foreignVersionSizeLimit: Int64 { ForeignVersionBudget.sizeLimit(forVaultOf: bytes.count) }
 
     /// Decrypts and parses the file with `credentials`.
     public func unlock(_ credentials: VaultCredentials) throws -> UnlockedVault {
@@ -79,10 +91,10 @@ public struct VaultFile: Sendable {
         _ credentials: VaultCredentials, withCopies copies: [String], copyCredentials: VaultCredentials? = nil
     ) throws -> (vault: UnlockedVault, copies: [Result<VaultCopy, KDBXError>]) {
         let copyKey = (copyCredentials ?? credentials).key
-        let files = try copies.map { try FileReading.readAll(atPath: $0, limit: foreignVersionSizeLimit) }
+        let budget = foreignVersionBudget
+        let files = try copies.map { try ForeignVersion.read(atPath: $0, followSymlinks: true, budget: budget).bytes }
         let derived = try DerivedKey(compositeKey: credentials.key, kdf: header.kdf, limits: limits, version: header.version)  // the header read above
-        let opened = KDBXReader.open(files: [(bytes, credentials.key)] + files.map { ($0, copyKey) }, cachedKey: derived,
-                                     limits: foreignVersionLimits)
+        let opened = ForeignVersion.open([(bytes, credentials.key)] + files.map { ($0, copyKey) }, cachedKey: derived, budget: budget)
         let vault = UnlockedVault(file: self, opened: try opened[0].get(), credentials: credentials)
         let results = zip(copies, opened.dropFirst()).map { path, result in
             result.map { VaultCopy(path: path, opened: $0, credentials: copyCredentials ?? credentials) }

@@ -92,7 +92,7 @@ public enum RemoteSync {
             var file = try VaultFile.read(vaultPath, maximumKDFMemory: maximumKDFMemory)
             // The server's version is another version of this vault: read and opened within the
             // budget for versions that did not come from this device.
-            let sizeLimit = file.foreignVersionSizeLimit
+            let sizeLimit = file.foreignVersionBudget.sizeLimit
             remote.downloadLimit = sizeLimit
             let merger = Merger(vaultPath: vaultPath, url: remote.url, credentials: credentials, state: state, dryRun: dryRun,
                                 base: known?.base, maximumKDFMemory: maximumKDFMemory)
@@ -191,7 +191,7 @@ private struct Merger {
     /// Merges `bytes` into the working copy `file`; `file` is re-read when it was saved.
     func merge(_ bytes: Data, into file: inout VaultFile) throws -> Outcome {
         let unlocked = try file.unlock(credentials)
-        let opened = Result { try KDBXReader.open(bytes, key: credentials.key, cachedKey: nil, limits: file.foreignVersionLimits) }
+        let opened = Result { try ForeignVersion.open(bytes, key: credentials.key, cachedKey: nil, budget: file.foreignVersionBudget) }
         if case .failure(let error) = opened, FailureKind(of: error) == .wrongCredentials {
             throw RemoteSync.Refusal.otherCredentials(url: url)
         }

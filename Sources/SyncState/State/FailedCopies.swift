@@ -7,10 +7,12 @@ internal import Glibc
 /// Conflict copies that could not be merged, remembered in the state directory as they were then
 /// (inode, size, modification time) with why, so that a later run — `watch --once` from a timer —
 /// does not open an unchanged one again: a planted copy with a costly KDF would cost its whole
-/// derivation on every run. A copy that changed is tried again. Bounded: `maximumCount` per vault.
+/// derivation on every run. A copy that changed is tried again. Every failed copy still present
+/// is remembered (no fixed count a folder of planted copies could exceed): the watcher forgets those
+/// that left the folder, so the list is bounded by the files there.
 public struct FailedCopies: Sendable {
-    /// How many failed copies are remembered per vault.
-    public static let maximumCount = 64
+    /// The largest list read back (about 300,000 copies).
+    static let fileLimit: Int64 = 64 << 20
 
     /// One copy that failed.
     public struct Failure: Codable, Sendable, Equatable {
@@ -45,15 +47,14 @@ public struct FailedCopies: Sendable {
 
     /// The remembered failures by copy path (none when nothing is remembered or the file is unreadable).
     public func load() -> [String: Failure] {
-        guard let data = try? FileReading.readAll(atPath: file, followSymlinks: false, limit: 1 << 20),
+        guard let data = try? FileReading.readAll(atPath: file, followSymlinks: false, limit: Self.fileLimit),
               let failures = try? JSONDecoder().decode([String: Failure].self, from: data) else { return [:] }
         return failures
     }
 
-    /// Remembers exactly `failures` (at most `maximumCount`; a best effort: forgetting costs one more open).
+    /// Remembers exactly `failures` (a best effort: forgetting costs one more open).
     public func save(_ failures: [String: Failure]) {
-        let kept = Dictionary(uniqueKeysWithValues: failures.sorted { $0.key < $1.key }.prefix(Self.maximumCount).map { ($0.key, $0.value) })
-        guard let data = try? JSONEncoder().encode(kept), (try? state.prepare()) != nil else { return }
+        guard let data = try? JSONEncoder().encode(failures), (try? state.prepare()) != nil else { return }
         _ = try? DurableFile.replace(atPath: file, with: data, policy: .anything, durable: false)
     }
 }

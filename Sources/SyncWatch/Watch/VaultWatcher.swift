@@ -230,9 +230,16 @@ public final class VaultWatcher {
             openedVersions[sha256] = nil
             DeferredRelease.drop(opened)
         }
+        // The rollback evidence: copies failed before are not opened, ones refused now are remembered after the plan.
+        let failedBefore = memory.failedCopies
+        var refusedAsEvidence: [(copy: CopyFile, reason: ConflictFolding.Result)] = []
         let plan = Reconciler.plan(snapshot, versions: versions, memory: &memory, now: now, policy: reconcilerPolicy) {
-            copyHoldsNewerVersions(than: versions.disk?.vault ?? versions.base!.vault, base: versions.base!.vault, copies: snapshot.copies)
+            copyHoldsNewerVersions(than: versions.disk?.vault ?? versions.base!.vault, base: versions.base!.vault,
+                                   baseBytes: record?.bytes ?? Data(), copies: snapshot.copies.filter { failedBefore[$0.path] != $0 },
+                                   refused: &refusedAsEvidence)
         }
+        for (copy, reason) in refusedAsEvidence { memory.copyFailed(copy, reason: reason.rawValue) }
+        if !refusedAsEvidence.isEmpty { saveFailedCopies() }
         noteVaultFile()
         switch plan {
         case .wait(.rollbackHold(let problem, _)):
@@ -293,11 +300,7 @@ public final class VaultWatcher {
     /// again until it changes.
     private func rebuild(from copy: CopyFile) -> Bool {
         let base = state.base(for: path)
-        var sizeLimit = FileReading.maximumSize, openLimits = limits
-        if !memory.isOwnVersion(copy), let base, let header = try? KDBXReader.header(of: base.bytes) {
-            sizeLimit = ForeignVersionBudget.sizeLimit(forVaultOf: base.bytes.count)
-            openLimits = ForeignVersionBudget.limits(forVaultKDF: header.kdf, within: limits)
-        }
+        let budget = memory.isOwnVersion(copy) ? nil : foreignBudget(measuredAgainst: base?.bytes)
         func leave(_ reason: ConflictFolding.Result) -> Bool {
             memory.copyFailed(copy, reason: reason.rawValue)
             saveFailedCopies()
@@ -305,15 +308,24 @@ public final class VaultWatcher {
             return false
         }
         do {
-            let read = try DurableFile.read(atPath: copy.path, followSymlinks: false, limit: sizeLimit)
-            guard read.fingerprint.inode == copy.inode else { return false }  // replaced since the listing: the next check sees it
-            let opened = try KDBXReader.open(read.bytes, key: key, cachedKey: cachedKey, limits: openLimits)
-            if let base, let synced = version(base.bytes, sha256: base.record.fingerprint.sha256),
-               DatabaseIdentity(synced.vault) != DatabaseIdentity(opened.vault) {
-                return leave(.otherDatabase)
+            let identity = base.flatMap { version($0.bytes, sha256: $0.record.fingerprint.sha256) }.map { DatabaseIdentity($0.vault) }
+            let opened: OpenedVault
+            let read: (bytes: Data, fingerprint: Fingerprint)
+            if let budget {
+                read = try ForeignVersion.read(atPath: copy.path, followSymlinks: false, budget: budget)
+                guard read.fingerprint.inode == copy.inode else { return false }  // replaced since the listing: the next check sees it
+                opened = try ForeignVersion.open(read.bytes, key: key, cachedKey: cachedKey, budget: budget, identity: identity)
+            } else {
+                // This device's own file, renamed aside: the vault's own caps.
+                read = try DurableFile.read(atPath: copy.path, followSymlinks: false)
+                guard read.fingerprint.inode == copy.inode else { return false }
+                opened = try KDBXReader.open(read.bytes, key: key, cachedKey: cachedKey, limits: limits)
+                if let identity, DatabaseIdentity(opened.vault) != identity { return leave(.otherDatabase) }
             }
             cachedKey = opened.derivedKey
             _ = try DurableFile.replace(atPath: path, with: read.bytes, policy: .onlyIf(nil))
+        } catch let refusal as ForeignVersion.Refusal {
+            return leave(ConflictFolding.Result(refusal))
         } catch KDBXError.wrongCredentials {
             return leave(.otherCredentials)
         } catch KDBXError.resourceCapExceeded {
@@ -341,13 +353,21 @@ public final class VaultWatcher {
         return true
     }
 
+    /// The budget for versions from elsewhere, measured against `reference` (the version this device
+    /// synced, else the vault's file now); without either, `ForeignVersionBudget.withoutReference`.
+    private func foreignBudget(measuredAgainst reference: Data?) -> ForeignVersionBudget {
+        let bytes = reference ?? (try? FileReading.readAll(atPath: path, limit: FileReading.maximumSize))
+        guard let bytes, let header = try? KDBXReader.header(of: bytes) else { return .withoutReference(within: limits) }
+        return ForeignVersionBudget(vaultSize: bytes.count, vaultKDF: header.kdf, within: limits)
+    }
+
     /// The copies (path -> SHA-256) whose bytes are among `kept` (read within the copy size limit).
     private func copiesHeld(in kept: [PendingVersions.Version], copies: [CopyFile]) -> [String: String] {
         let hashes = Set(kept.map(\.sha256))
-        let limit = ForeignVersionBudget.sizeLimit(forVaultOf: SystemCalls.status(atPath: path).map { Int($0.size) } ?? 0)
+        let budget = foreignBudget(measuredAgainst: state.base(for: path)?.bytes)
         var held: [String: String] = [:]
-        for copy in copies where copy.size <= limit {
-            guard let bytes = try? FileReading.readAll(atPath: copy.path, followSymlinks: false, limit: limit) else { continue }
+        for copy in copies where copy.size <= budget.sizeLimit {
+            guard let bytes = try? ForeignVersion.read(atPath: copy.path, followSymlinks: false, budget: budget).bytes else { continue }
             let sha256 = SHA256.hexHash(bytes)
             if hashes.contains(sha256) { held[copy.path] = sha256 }
         }
@@ -396,7 +416,7 @@ public final class VaultWatcher {
         do {
             let session = try SyncSession(context: context, onDisk: opened, bytes: bytes, fingerprint: fingerprint)
             let folded = try ConflictFolding.fold(plan.fold.map(\.copy), into: session, base: opened.vault, key: key,
-                                                  cachedKey: opened.derivedKey, limits: limits, dryRun: false, sizeLimit: nil,
+                                                  cachedKey: opened.derivedKey, limits: limits, dryRun: false,
                                                   prefetched: prefetch, restoring: restoring)
             if folded.wroteVault {
                 ownWrite = session.fingerprint
@@ -437,18 +457,28 @@ public final class VaultWatcher {
     }
 
     /// Whether a conflict copy beside the vault opens, is this database, and holds every entry at least
-    /// as new as `base` has it where `disk` has it older.
-    private func copyHoldsNewerVersions(than disk: Vault, base: Vault, copies: [CopyFile]) -> Bool {
+    /// as new as `base` has it where `disk` has it older. Each copy is opened through `ForeignVersion`
+    /// within the budget measured against `base`'s bytes; those refused are added to `refused` (to be
+    /// remembered as failed: not derived again while unchanged).
+    private func copyHoldsNewerVersions(
+        than disk: Vault, base: Vault, baseBytes: Data, copies: [CopyFile], refused: inout [(copy: CopyFile, reason: ConflictFolding.Result)]
+    ) -> Bool {
         let baseTimes = Dictionary(base.root.allEntries().map { ($0.entry.uuid, $0.entry.times.lastModified) }, uniquingKeysWith: { max($0, $1) })
         let older = disk.root.allEntries().compactMap { item -> UUID? in
             guard let time = baseTimes[item.entry.uuid], item.entry.times.lastModified < time else { return nil }
             return item.entry.uuid
         }
-        let limit = ForeignVersionBudget.sizeLimit(forVaultOf: SystemCalls.status(atPath: path).map { Int($0.size) } ?? 0)
+        let budget = foreignBudget(measuredAgainst: baseBytes)
         for copy in copies {
-            guard let bytes = try? FileReading.readAll(atPath: copy.path, followSymlinks: false, limit: limit),
-                  let opened = try? KDBXReader.open(bytes, key: key, cachedKey: cachedKey, limits: limits),
-                  opened.vault.root.uuid == base.root.uuid else { continue }
+            let opened: OpenedVault
+            do {
+                let read = try ForeignVersion.read(atPath: copy.path, followSymlinks: false, budget: budget)
+                opened = try ForeignVersion.open(read.bytes, key: key, cachedKey: cachedKey, budget: budget, identity: DatabaseIdentity(base))
+            } catch {
+                if case .notFound = error as? FileError { continue }
+                refused.append((copy, ConflictFolding.Result(ForeignVersion.Refusal(error))))
+                continue
+            }
             let copyTimes = Dictionary(opened.vault.root.allEntries().map { ($0.entry.uuid, $0.entry.times.lastModified) },
                                        uniquingKeysWith: { max($0, $1) })
             if older.allSatisfy({ uuid in copyTimes[uuid].map { $0 >= baseTimes[uuid]! } ?? false }) { return true }
