@@ -57,8 +57,8 @@ enum PasswordInput {
     }
 }
 
-/// The terminal state to put back when Ctrl-C interrupts a password prompt.
-private enum TerminalRestore {
+/// The terminal state to put back when Ctrl-C (or a shutdown signal) interrupts a password prompt.
+enum TerminalRestore {
     nonisolated(unsafe) static var descriptor: Int32 = -1
     nonisolated(unsafe) static var saved = termios()
 
@@ -69,12 +69,17 @@ private enum TerminalRestore {
 
     static func clear() { descriptor = -1 }
 
-    /// Restores echo, prints a newline and exits with the conventional 128 + SIGINT.
-    static let interruptHandler: @convention(c) (Int32) -> Void = { _ in
+    /// Restores echo and prints a newline when a prompt is showing.
+    static func restore() {
         if TerminalRestore.descriptor >= 0 {
             _ = tcsetattr(TerminalRestore.descriptor, TCSAFLUSH, &TerminalRestore.saved)
             _ = write(TerminalRestore.descriptor, "\n", 1)
         }
+    }
+
+    /// Restores echo, prints a newline and exits with the conventional 128 + SIGINT.
+    static let interruptHandler: @convention(c) (Int32) -> Void = { _ in
+        TerminalRestore.restore()
         _exit(130)
     }
 }

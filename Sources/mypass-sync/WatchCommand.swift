@@ -55,36 +55,6 @@ struct WatchCommand: Command {
     }
 }
 
-/// SIGINT and SIGTERM stop the engine between checks (never in the middle of a write). They are
-/// blocked in every thread from the start of the process (`blockInEveryThread`, before any thread
-/// exists, so that every later thread inherits the mask) and read by dispatch signal sources
-/// (signalfd): blocked signals stay pending for them, where an ignored one would be discarded.
-final class ShutdownSignals {
-    private static let numbers = [SIGINT, SIGTERM]
-    private let sources: [any DispatchSourceSignal]
-
-    /// Blocks the shutdown signals in the calling thread and all threads it starts from now on.
-    static func blockInEveryThread() {
-        var set = sigset_t()
-        sigemptyset(&set)
-        for number in numbers { sigaddset(&set, number) }
-        pthread_sigmask(SIG_BLOCK, &set, nil)
-    }
-
-    init(onSignal: @escaping @Sendable () -> Void) {
-        sources = Self.numbers.map { number in
-            let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
-            source.setEventHandler(handler: onSignal)
-            source.resume()
-            return source
-        }
-    }
-
-    func cancel() {
-        for source in sources { source.cancel() }
-    }
-}
-
 /// Prints watch events as text lines or JSON lines, one write per event, and keeps the most
 /// serious problem among them (the exit status of `--once`).
 private final class EventPrinter: @unchecked Sendable {

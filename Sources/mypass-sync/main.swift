@@ -13,10 +13,9 @@ ProcessProtection.disableCrashBacktraces()
 // Test convenience (documented in the README): faults planned in MYPASS_SYNC_FAULTS.
 SystemCalls.injectFromEnvironment()
 
-// `watch` and `sync --watch` end on SIGINT/SIGTERM between rounds and `clip` clears the clipboard on them: the signals
-// are blocked in every thread from here on and read by those commands.
-let command = CommandLine.arguments.dropFirst().first
-if ["watch", "clip"].contains(command) || (command == "sync" && CommandLine.arguments.contains("--watch")) { ShutdownSignals.blockInEveryThread() }
+// SIGINT and SIGTERM end every command within moments, a file replacement in progress finished
+// first; `watch`, `sync --watch` and `clip` stop in their own way first (ShutdownSignals).
+ShutdownSignals.install()
 
 // Every command but `watch` ends after one job: large values are kept until exit instead of being
 // freed object by object (which would compete with the job's last steps for the two cores).

@@ -7,8 +7,13 @@ import Testing
 /// SHA-256 recomputed, as whoever plants or serves such a file would.
 enum KDFBomb {
     static func made(from file: Data) throws -> Data {
+        try made(from: file, memory: 2 << 30, iterations: 10_000)
+    }
+
+    /// The file with its Argon2 memory and iterations set to these.
+    static func made(from file: Data, memory: UInt64, iterations: UInt64) throws -> Data {
         var bytes = [UInt8](file)
-        for (name, value) in [(UInt8(ascii: "M"), UInt64(2) << 30), (UInt8(ascii: "I"), UInt64(10_000))] {
+        for (name, value) in [(UInt8(ascii: "M"), memory), (UInt8(ascii: "I"), iterations)] {
             let marker: [UInt8] = [0x05, 0x01, 0, 0, 0, name, 0x08, 0, 0, 0]
             let at = try #require((0..<(bytes.count - marker.count)).first { Array(bytes[$0..<$0 + marker.count]) == marker })
             withUnsafeBytes(of: value.littleEndian) { bytes.replaceSubrange(at + marker.count..<at + marker.count + 8, with: $0) }

@@ -116,6 +116,17 @@ public enum DurableFile {
         _ name: String, in directory: DirectoryHandle, with data: Data, policy: ReplacePolicy, durable: Bool = true,
         keepOwner: Bool = false, verify: (Data) throws -> Void = { _ in }, mayReplace: () -> Bool = { true }
     ) throws(SaveError) -> Fingerprint {
+        // A shutdown signal waits for this replacement to finish (`ShutdownGate`).
+        try ShutdownGate.whileWriting { () throws(SaveError) -> Fingerprint in
+            try replaceNow(name, in: directory, with: data, policy: policy, durable: durable, keepOwner: keepOwner, verify: verify,
+                           mayReplace: mayReplace)
+        }
+    }
+
+    private static func replaceNow(
+        _ name: String, in directory: DirectoryHandle, with data: Data, policy: ReplacePolicy, durable: Bool,
+        keepOwner: Bool, verify: (Data) throws -> Void, mayReplace: () -> Bool
+    ) throws(SaveError) -> Fingerprint {
         let found = directory.status(of: name)
         if let found, !found.isRegularFile, !found.isSymbolicLink { throw .file(.notARegularFile(path: directory.pathOf(name))) }
         let existing = found.flatMap { $0.isRegularFile ? $0 : nil }
