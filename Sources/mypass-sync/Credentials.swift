@@ -227,7 +227,12 @@ struct OtherCredentialOptions: OptionGroup {
 struct StateOptions: OptionGroup {
     let stateDirectory = Option<String>("--state-dir", valueName: "dir", help: "Where this device keeps its sync state (default $XDG_STATE_HOME/mypass-sync).")
 
-    func state(_ parsed: ParsedArguments) -> SyncStateStore { SyncStateStore(directory: parsed[stateDirectory]) }
+    /// The state directory given (else the default), refused when it is not private (`checkPrivate`).
+    func state(_ parsed: ParsedArguments) throws -> SyncStateStore {
+        let state = SyncStateStore(directory: parsed[stateDirectory])
+        try state.checkPrivate()
+        return state
+    }
 }
 
 /// `--backup`: keep the version a save replaces.

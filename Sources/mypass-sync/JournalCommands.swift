@@ -25,7 +25,7 @@ struct JournalCommand: Command {
         let parsed = try parse(arguments, count: 1...1)
         let path = parsed.positionals[0]
         _ = try VaultFile.format(at: path)  // a vault that is not there (or not a vault) is said, not listed as empty
-        let journal = MergeJournal(state: stateOptions.state(parsed), vaultPath: path)
+        let journal = MergeJournal(state: try stateOptions.state(parsed), vaultPath: path)
         if let id = parsed[show] {
             let unlocked = try credentials.unlock(parsed, path: path, command: name)
             let explanation = try journal.explanation(of: id, unlocked: unlocked)
@@ -87,7 +87,7 @@ struct UndoCommand: Command {
     func run(arguments: [String], output: inout StandardStreams) throws -> ExitCode {
         let parsed = try parse(arguments, count: 2...2)
         let path = parsed.positionals[0]
-        let state = stateOptions.state(parsed)
+        let state = try stateOptions.state(parsed)
         let journal = MergeJournal(state: state, vaultPath: path)
         guard journal.record(parsed.positionals[1]) != nil else { throw JournalError.noSuchRecord(parsed.positionals[1]) }
         let unlocked = try credentials.unlock(parsed, path: path, command: name)

@@ -36,7 +36,7 @@ struct MergeCommand: Command {
         let localPath = parsed.positionals[0]
         let file = try credentials.read(parsed, path: localPath)
         let localCredentials = try credentials.credentials(parsed, for: localPath, command: name)
-        var request = MergeJob.Request(copies: Array(parsed.positionals.dropFirst()), state: stateOptions.state(parsed))
+        var request = MergeJob.Request(copies: Array(parsed.positionals.dropFirst()), state: try stateOptions.state(parsed))
         request.copyCredentials = try otherCredentials.credentials(parsed, for: request.copies[0], command: name)
         // `--base=` with nothing after it (Unison's empty CURRENTARCHOPT): no base.
         request.basePath = parsed[base].flatMap { $0.isEmpty ? nil : $0 }

@@ -38,7 +38,7 @@ struct SyncCommand: Command {
         let vaultPath = parsed.positionals[0]
         _ = try credentials.read(parsed, path: vaultPath)  // a file that is not a vault is said before the password
         let vaultCredentials = try credentials.credentials(parsed, for: vaultPath, command: name)
-        let state = stateOptions.state(parsed)
+        let state = try stateOptions.state(parsed)
         let round = { try RemoteSync.run(vaultPath: vaultPath, remote: target, credentials: vaultCredentials, state: state, dryRun: parsed[dryRun]) }
         if parsed[watch] {
             guard !parsed[dryRun] else { throw CommandLineError.usage(message: "--watch and --dry-run exclude each other", command: name) }

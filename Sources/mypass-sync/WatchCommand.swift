@@ -43,7 +43,7 @@ struct WatchCommand: Command {
         }
         let printer = EventPrinter(json: parsed[json])
         let engine = WatchEngine(vaults: parsed.positionals, credentials: vaultCredentials, limits: first.limits,
-                                 state: stateOptions.state(parsed), settings: settings) { printer.print($0) }
+                                 state: try stateOptions.state(parsed), settings: settings) { printer.print($0) }
         if parsed[once] {
             engine.runOnce()
             return printer.worstProblem ?? .success

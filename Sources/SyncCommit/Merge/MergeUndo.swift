@@ -76,7 +76,25 @@ public enum MergeUndo {
     /// Undoes merge `id` of the journal in the vault `unlocked`.
     public static func run(_ id: String, journal: MergeJournal, unlocked: UnlockedVault, state: SyncStateStore, dryRun: Bool) throws -> Report {
         guard let record = journal.record(id) else { throw JournalError.noSuchRecord(id) }
-        guard let beforeBytes = journal.stored(id, .before), let afterBytes = journal.stored(id, .after) else { throw JournalError.incomplete(id) }
+        guard let beforeBytes = journal.stored(id, .before), let afterBytes = journal.stored(id, .after),
+              let sealed = journal.stored(id, .explanation) else { throw JournalError.incomplete(id) }
+        // The record and its files could have been put there by anyone who can write the state: only the
+        // versions sealed with the vault's key are the ones this device journaled.
+        let journaled: (before: String, after: String)?
+        do {
+            journaled = try SealedExplanation.journaledVersions(sealed, key: unlocked.requireCredentials().key,
+                                                                cachedKey: unlocked.opened.derivedKey, limits: unlocked.file.limits)
+        } catch KDBXError.wrongCredentials {
+            throw JournalError.sealedWithOtherKey(id)
+        } catch {
+            throw JournalError.damaged(id, detail: "its sealed explanation does not read: \(error)")
+        }
+        guard let journaled else {
+            throw JournalError.damaged(id, detail: "it does not seal which versions were journaled (written by an older mypass-sync)")
+        }
+        guard journaled.before == record.beforeSHA256, journaled.after == record.afterSHA256 else {
+            throw JournalError.damaged(id, detail: "its before and after are not the versions this device journaled")
+        }
         let before = try open(beforeBytes, as: .before, of: record, unlocked: unlocked)
         let after = try open(afterBytes, as: .after, of: record, unlocked: unlocked)
         guard isVersion(after.vault, madeFrom: before.vault) else {

@@ -3,6 +3,7 @@ internal import SyncFiles
 internal import SyncState
 internal import KDBXFormat
 internal import MyPassCore
+internal import MyPassCrypto
 
 extension SyncSession {
     /// Records in the vault's journal a merge this session has just written over `before` (the file's
@@ -10,7 +11,8 @@ extension SyncSession {
     func journalMerge(_ kind: MergeJournal.Kind, before: Data, inputs: [MergeJournal.Input], changes: Int, decisions: [FieldDecision]) {
         guard let after = fileBytes else { return }
         do {
-            try MergeJournal(state: state, vaultPath: path).append(kind: kind, before: before, after: after, sealedExplanation: try seal(decisions),
+            let sealed = try seal(decisions, before: SHA256.hexHash(before), after: SHA256.hexHash(after))
+            try MergeJournal(state: state, vaultPath: path).append(kind: kind, before: before, after: after, sealedExplanation: sealed,
                                                                    inputs: inputs, changes: changes, decisions: decisions)
         } catch {
             warnings.append("the merge was not recorded in the journal: \(error)")
@@ -18,11 +20,17 @@ extension SyncSession {
     }
 
     /// `decisions` as JSON in the protected notes of the only entry of a KDBX file written with this
-    /// vault's key and format (so it is exactly as well protected as the vault).
-    private func seal(_ decisions: [FieldDecision]) throws -> Data {
+    /// vault's key and format (so it is exactly as well protected as the vault), with the SHA-256 of
+    /// the files before and after the merge: what `undo` checks the record's files against, since
+    /// only this device's key can write them there.
+    private func seal(_ decisions: [FieldDecision], before: String, after: String) throws -> Data {
         let json = String(decoding: try JSONEncoder().encode(decisions), as: UTF8.self)
         let now = Timestamp.now()
-        let holder = Entry(uuid: UUID(), times: Times(allAt: now), fields: [EntryField(key: EntryField.notes, value: FieldValue(json, isProtected: true))])
+        let holder = Entry(uuid: UUID(), times: Times(allAt: now), fields: [
+            EntryField(key: EntryField.notes, value: FieldValue(json, isProtected: true)),
+            EntryField(key: SealedExplanation.beforeField, value: FieldValue(before, isProtected: false)),
+            EntryField(key: SealedExplanation.afterField, value: FieldValue(after, isProtected: false)),
+        ])
         let sealed = Vault(meta: vault.meta, root: Group(uuid: vault.root.uuid, name: "mypass-sync journal", times: Times(allAt: now), entries: [holder]))
         return try KDBXWriter.serialize(sealed, settings: settings, key: key, cachedKey: derivedKey, limits: limits).0
     }
@@ -30,6 +38,19 @@ extension SyncSession {
 
 /// Opening a journaled explanation.
 enum SealedExplanation {
+    /// The fields holding the SHA-256 of the vault file before and after the merge.
+    static let beforeField = "mypass-sync before SHA-256"
+    static let afterField = "mypass-sync after SHA-256"
+
+    /// The SHA-256 of the files before and after the merge sealed in `bytes` (nil: a record written
+    /// before they were sealed).
+    static func journaledVersions(_ bytes: Data, key: CompositeKey, cachedKey: DerivedKey?, limits: ResourceLimits)
+        throws -> (before: String, after: String)? {
+        let entry = try KDBXReader.open(bytes, key: key, cachedKey: cachedKey, limits: limits).vault.root.entries.first
+        guard let before = entry?.field(beforeField)?.text, let after = entry?.field(afterField)?.text else { return nil }
+        return (before, after)
+    }
+
     /// The decisions sealed in `bytes`, opened with the vault's key.
     static func open(_ bytes: Data, key: CompositeKey, cachedKey: DerivedKey?, limits: ResourceLimits) throws -> [FieldDecision] {
         let opened = try KDBXReader.open(bytes, key: key, cachedKey: cachedKey, limits: limits)

@@ -73,7 +73,8 @@ public final class DirectoryHandle: @unchecked Sendable {
     }
 
     /// The real directory `name` in this one, created 0700 from the start when missing; a symlink or
-    /// any other file under that name is refused.
+    /// any other file under that name is refused, and so is a directory of another user's or one
+    /// that others may write in (they could replace what is kept there).
     public func privateSubdirectory(_ name: String) throws(FileError) -> DirectoryHandle {
         guard Self.isSingleName(name) else { throw .notARegularFile(path: pathOf(name)) }
         if SystemCalls.makeDirectory(name, in: self) != 0 && errno != EEXIST {
@@ -85,6 +86,17 @@ public final class DirectoryHandle: @unchecked Sendable {
                 throw .system(operation: .makeDirectory, path: pathOf(name), errno: ENOTDIR, message: "exists and is not a directory")
             }
             throw FileReading.error(code, .openDirectory, pathOf(name))
+        }
+        var info = stat()
+        guard fstat(opened.raw, &info) == 0 else { throw FileReading.error(errno, .stat, pathOf(name)) }
+        guard info.st_uid == geteuid() else {
+            throw .system(operation: .openDirectory, path: pathOf(name), errno: EPERM,
+                          message: "belongs to another user (uid \(info.st_uid)); refused as a private folder")
+        }
+        guard info.st_mode & 0o022 == 0 else {
+            throw .system(operation: .openDirectory, path: pathOf(name), errno: EPERM,
+                          message: "others may write in it (mode \(String(info.st_mode & 0o777, radix: 8))); refused as a private folder: "
+                              + "chmod 700 it")
         }
         return DirectoryHandle(file: opened, path: pathOf(name))
     }

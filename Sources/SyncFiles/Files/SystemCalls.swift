@@ -171,7 +171,7 @@ public enum SystemCalls {
     /// for other holders; nil with `errno` on failure.
     package static func lockFile(_ path: String) -> FileDescriptor? {
         if let fault = fault(for: .lock, path: path) { errno = fault.errorNumber; return nil }
-        guard let descriptor = FileDescriptor(Glibc.open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)) else { return nil }
+        guard let descriptor = FileDescriptor(Glibc.open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600)) else { return nil }
         plan.remember(descriptor.raw, path: path)
         while flock(descriptor.raw, LOCK_EX) != 0 {
             guard errno == EINTR else {

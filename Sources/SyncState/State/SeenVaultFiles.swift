@@ -27,7 +27,7 @@ public struct SeenVaultFiles: Sendable {
 
     /// The identities kept, oldest first (none when nothing was kept or the file does not parse).
     public func list() -> [FileIdentity] {
-        guard let json = try? FileReading.readAll(atPath: path, limit: 64 * 1024) else { return [] }
+        guard let json = try? FileReading.readAll(atPath: path, followSymlinks: false, limit: 64 * 1024) else { return [] }
         return (try? JSONDecoder().decode([FileIdentity].self, from: json)) ?? []
     }
 

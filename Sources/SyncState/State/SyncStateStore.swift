@@ -42,7 +42,15 @@ public struct SyncStateStore: Sendable {
         return directory + "/" + (absolute as NSString).lastPathComponent + "-" + digest
     }
 
-    /// Creates the directory (0700) if needed; an existing one must be a real directory.
+    /// Throws unless the directory is absent (it is made 0700 when first written) or private: a real
+    /// directory of this user's that no one else may write in (another user could forge the base,
+    /// the journal or the failures kept there).
+    public func checkPrivate() throws(FileError) {
+        guard SystemCalls.status(atPath: directory) != nil else { return }
+        _ = try DirectoryHandle.privateDirectory(directory)
+    }
+
+    /// Creates the directory (0700) if needed; an existing one must be a private real directory.
     package func prepare() throws(FileError) {
         _ = try DirectoryHandle.privateDirectory(directory)
     }
@@ -50,9 +58,9 @@ public struct SyncStateStore: Sendable {
     /// The remembered base of `vaultPath`, if any.
     public func base(for vaultPath: String) -> (record: Record, bytes: Data)? {
         let stem = stem(for: vaultPath)
-        guard let json = try? FileReading.readAll(atPath: stem + ".json"),
+        guard let json = try? FileReading.readAll(atPath: stem + ".json", followSymlinks: false),
               let record = try? JSONDecoder().decode(Record.self, from: json),
-              let bytes = try? FileReading.readAll(atPath: stem + ".base.kdbx"),
+              let bytes = try? FileReading.readAll(atPath: stem + ".base.kdbx", followSymlinks: false),
               SHA256.hexHash(bytes) == record.fingerprint.sha256 else { return nil }
         return (record, bytes)
     }
