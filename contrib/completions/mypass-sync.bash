@@ -419,7 +419,7 @@ _mypass_sync() {
       ;;
     lock) options=" --help"
       ;;
-    keyring) options="--password-stdin --password-command --key-file -k --json --yubikey --challenge-response-secret --challenge-response-command --help"
+    keyring) options="--password-stdin --password-command --key-file -k --json --replace --yubikey --challenge-response-secret --challenge-response-command --help"
       case "$prev" in
         --password-command) return ;;
         --key-file|-k) COMPREPLY=($(compgen -f -- "$cur")); return ;;

@@ -538,6 +538,7 @@ complete -c mypass-sync -n '__fish_seen_subcommand_from keyring' -l password-std
 complete -c mypass-sync -n '__fish_seen_subcommand_from keyring' -l password-command -x -d 'Run CMD with /bin/sh -c; its first line is the password'
 complete -c mypass-sync -n '__fish_seen_subcommand_from keyring' -l key-file -s k -r -F -d 'The vault’s key file (its path is stored, not its bytes)'
 complete -c mypass-sync -n '__fish_seen_subcommand_from keyring' -l json -d 'list - one JSON document (schema 1)'
+complete -c mypass-sync -n '__fish_seen_subcommand_from keyring' -l replace -d 'store - replace the item of another file that carries this database’s identity'
 complete -c mypass-sync -n '__fish_seen_subcommand_from keyring' -l yubikey -x -d 'A YubiKey’s HMAC-SHA1 challenge-response slot (1 or 2), as KeePassXC uses it'
 complete -c mypass-sync -n '__fish_seen_subcommand_from keyring' -l challenge-response-secret -r -F -d 'A file holding the key’s HMAC-SHA1 secret in hex (a software key, as Strongbox’s virtual hardware key)'
 complete -c mypass-sync -n '__fish_seen_subcommand_from keyring' -l challenge-response-command -x -d 'Run CMD with /bin/sh -c - the challenge in hex on its input, the 20-byte response in hex on its output'

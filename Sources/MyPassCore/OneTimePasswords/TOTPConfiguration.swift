@@ -2,6 +2,14 @@ internal import Foundation
 internal import MyPassCrypto
 
 extension TOTP {
+    /// Whether the field `key` holding `value` carries a one-time-password secret, whatever its
+    /// protection flag: `otp`, `TOTP Seed`, KeePass's `TimeOtp-Secret*` and `HmacOtp-Secret*`, or any
+    /// field whose value is an `otpauth://` URI. Such a value is shown as a protected one is.
+    public static func holdsSecret(key: String, value: String) -> Bool {
+        ["otp", "TOTP Seed"].contains(key) || key.hasPrefix("TimeOtp-Secret") || key.hasPrefix("HmacOtp-Secret")
+            || value.range(of: "otpauth://", options: .caseInsensitive) != nil
+    }
+
     /// The one-time-password configuration an entry stores, in any form clients write it: an `otp`
     /// field with an `otpauth://totp/…` URI (KeePassXC 2.6+, most apps), KeePassXC's older `TOTP Seed` +
     /// `TOTP Settings`, or KeePass 2.47+'s `TimeOtp-*` fields. Nil when the entry has none.

@@ -2,9 +2,11 @@ internal import Foundation
 public import MyPassCore
 
 /// A vault as stable text for `git diff`, `git log -p` and `git show` (`mypass-sync git textconv`):
-/// one line per property, groups and entries sorted by path, protected values masked and never
-/// written, attachments by name, size and a short content hash, history by count. The same vault
-/// always gives the same text, so a diff shows exactly what changed.
+/// one line per property, groups and entries sorted by path, protected values and every
+/// one-time-password secret masked and never written, attachments by name, size and a short content
+/// hash, history by count. Every name and value is on its one line (line breaks and controls
+/// escaped), so no content can forge a line. The same vault always gives the same text, so a diff
+/// shows exactly what changed.
 public enum VaultTextConversion {
     /// The text of `vault`.
     public static func text(of vault: Vault) -> String {
@@ -14,17 +16,18 @@ public enum VaultTextConversion {
             groups.append(("/" + names.map(VaultPath.escaped).joined(separator: "/"), group))
         }
         for (path, group) in groups.sorted(by: { $0.path < $1.path }) {
-            lines.append("group \(path)")
+            lines.append("group \(quoted(path))")
             if !group.notes.isEmpty { lines.append("  notes: \(quoted(group.notes))") }
             let prefix = path == "/" ? "/" : path + "/"
             for entry in group.entries.sorted(by: { ($0.title, $0.uuid.uuidString) < ($1.title, $1.uuid.uuidString) }) {
-                lines.append("entry \(prefix)\(VaultPath.escaped(entry.title))")
+                lines.append("entry \(quoted(prefix + VaultPath.escaped(entry.title)))")
                 lines.append("  uuid: \(entry.uuid.uuidString)")
                 for field in entry.fields.sorted(by: { $0.key < $1.key }) where field.key != EntryField.title {
-                    lines.append("  \(field.key): " + (field.value.isProtected ? (field.value.text.isEmpty ? "(protected, empty)" : "******** (protected)")
-                                                        : quoted(field.value.text)))
+                    let masked = field.value.isProtected || TOTP.holdsSecret(key: field.key, value: field.value.text)
+                    lines.append("  \(quoted(field.key)): " + (masked ? (field.value.text.isEmpty ? "(protected, empty)" : "******** (protected)")
+                                                                : quoted(field.value.text)))
                 }
-                if !entry.tags.isEmpty { lines.append("  tags: \(entry.tags.sorted().joined(separator: ", "))") }
+                if !entry.tags.isEmpty { lines.append("  tags: \(quoted(entry.tags.sorted().joined(separator: ", ")))") }
                 for attachment in entry.attachments.sorted(by: { $0.name < $1.name }) {
                     let size = vault.binaries[attachment.binary]?.data.count ?? 0
                     lines.append("  attachment: \(quoted(attachment.name)) (\(size) bytes, sha256 \(attachment.binary.sha256.prefix(12)))")
