@@ -92,4 +92,22 @@ struct CopyPrefetchTests {
         let titles = try workspace.open().root.entries.map(\.title)
         #expect(["Copy 0", "Copy 1", "Copy 2"].allSatisfy(titles.contains), "\(titles)")
     }
+
+    @Test("a copy refused while it was opened ahead (other credentials) is not derived again by the check: its refusal is used")
+    func refusalIsUsed() throws {
+        let workspace = try Workspace()
+        defer { workspace.remove() }
+        let (watcher, _) = try watching(workspace)
+        let opened = try KDBXReader.open(workspace.bytes(), key: Workspace.key)
+        var settings = opened.settings
+        settings.kdf = .aesKDF(seed: Data((0..<32).map { _ in UInt8.random(in: 0...255) }), rounds: 10)
+        let otherKey = try CompositeKey(password: "another device's password")
+        let copy = workspace.directory.appendingPathComponent("vault.sync-conflict-20261201-130000-OTHER.kdbx").path
+        try KDBXWriter.serialize(opened.vault, settings: settings, key: otherKey).file.write(to: URL(fileURLWithPath: copy))
+        watcher.prepare(copyAt: copy)
+        watcher.prefetch.waitForOpens()
+        _ = watcher.check()
+        #expect(watcher.prefetch.hits == 1, "the check opened the refused copy again")
+        #expect(FileManager.default.fileExists(atPath: copy), "a copy with other credentials stays")
+    }
 }
