@@ -19,8 +19,8 @@ struct EntryMerger {
         var fromRemote: [String] = []
         /// Properties both sides changed differently.
         var conflicts: [String] = []
-        /// Which side won the conflicts.
-        var conflictWinner: String = ""
+        /// The conflicting properties whose value came from the remote side (changed there later).
+        var conflictsWonByRemote: [String] = []
         var historyAdded = 0
         var historyRemoved = 0
         /// Every property the sides differed on, or both changed (when explaining).
@@ -54,15 +54,48 @@ struct EntryMerger {
     private typealias Pick = ThreeWay<Entry>.Pick
 
     private var threeWay: ThreeWay<Entry> {
-        ThreeWay(ancestor: ancestor, local: local, remote: remote, localActive: localActive, remoteActive: remoteActive)
+        ThreeWay(ancestor: ancestor, local: local, remote: remote, localActive: localActive, remoteActive: remoteActive,
+                 conflictRule: .conflictFieldChangedLater)
     }
 
     private func pick<T: Equatable>(_ value: (Entry) -> T) -> Pick {
         threeWay.pick(value)
     }
 
+    /// The side whose line already holds every version of the other: its version is the merge (its
+    /// history included, as that side trimmed or cleaned it). Nil when each side has something new.
+    var containingSide: Entry? {
+        if local.times.lastModified >= remote.times.lastModified, local.history.contains(where: { $0.isSameVersion(as: remote) }),
+           !cleanedHistory(remote) {
+            return local
+        }
+        if remote.times.lastModified >= local.times.lastModified, remote.history.contains(where: { $0.isSameVersion(as: local) }),
+           !cleanedHistory(local) {
+            return remote
+        }
+        return nil
+    }
+
+    /// Whether `side` removed history items the base's version has (a user cleaned history there).
+    private func cleanedHistory(_ side: Entry) -> Bool {
+        guard let historyAncestor, !historyAncestor.history.isEmpty else { return false }
+        let kept = Set(side.history.map(VersionKey.init))
+        return historyAncestor.history.contains { !kept.contains(VersionKey($0)) }
+    }
+
+    /// Whether the remote side changed a property later than the local side (MERGE.md rule 5), with
+    /// both change times; the same time: the newer version, then the larger content digest.
+    private func remoteChangedLater<T: Equatable>(_ value: (Entry) -> T) -> (Bool, local: Timestamp, remote: Timestamp) {
+        let localTime = FieldChangeTime.of(local, value), remoteTime = FieldChangeTime.of(remote, value)
+        return (localTime != remoteTime ? remoteTime > localTime : remoteIsNewer, localTime, remoteTime)
+    }
+
     func merge(historyMaxItems: Int, historyMaxSize: Int64, binarySize: (BinaryID) -> Int) -> Outcome {
         if local.withoutHistory == remote.withoutHistory && local.history == remote.history && local.times == remote.times {
+            return Outcome(entry: local)
+        }
+        // KeePassXC's bookkeeping item alone (with the time it bumps) changes nothing (MERGE.md rule 4).
+        if local.hasSameContent(as: remote) && local.customData != remote.customData && local.history.map(VersionKey.init) == remote.history.map(VersionKey.init) {
             return Outcome(entry: local)
         }
         let remoteWins = remoteIsNewer
@@ -72,12 +105,18 @@ struct EntryMerger {
 
         var decisions: [PropertyDecision] = []
 
+        var conflictsWonByRemote: [String] = []
         /// Resolves one property: `apply` copies the remote value into `merged`; `state` shows a value
         /// in the explanation.
         func resolve<T: Equatable>(_ name: String, _ value: (Entry) -> T, state: (T) -> FieldState, _ apply: () -> Void) {
             let choice = pick(value)
-            if explaining != nil, let decided = threeWay.decision(name, value, state: state,
-                                                                 takesRemote: choice == .remote || (choice == .conflict && remoteWins)) {
+            let later = choice == .conflict ? remoteChangedLater(value) : nil
+            if explaining != nil, var decided = threeWay.decision(name, value, state: state,
+                                                                 takesRemote: choice == .remote || later?.0 == true) {
+                if let later {
+                    decided.localTime = later.local
+                    decided.remoteTime = later.remote
+                }
                 decisions.append(decided)
             }
             switch choice {
@@ -87,9 +126,10 @@ struct EntryMerger {
                 fromRemote.append(name)
             case .conflict:
                 conflicts.append(name)
-                if remoteWins {
+                if later?.0 == true {
                     apply()
                     fromRemote.append(name)
+                    conflictsWonByRemote.append(name)
                 }
             }
         }
@@ -130,20 +170,41 @@ struct EntryMerger {
         resolve("BackgroundColor", { $0.backgroundColor }, state: shown) { merged.backgroundColor = remote.backgroundColor }
         resolve("OverrideURL", { $0.overrideURL }, state: shown) { merged.overrideURL = remote.overrideURL }
         resolve("QualityCheck", { $0.qualityCheck }, state: shown) { merged.qualityCheck = remote.qualityCheck }
-        resolve("AutoType", { $0.autoType }, state: shown) { merged.autoType = remote.autoType }
+        resolve("AutoType enabled", { $0.autoType.isEnabled }, state: shown) { merged.autoType.isEnabled = remote.autoType.isEnabled }
+        resolve("AutoType obfuscation", { $0.autoType.dataTransferObfuscation }, state: shown) {
+            merged.autoType.dataTransferObfuscation = remote.autoType.dataTransferObfuscation
+        }
+        resolve("AutoType sequence", { $0.autoType.defaultSequence }, state: shown) { merged.autoType.defaultSequence = remote.autoType.defaultSequence }
+        let windows = orderedUnion(first.autoType.keyedAssociations.map(\.key), second.autoType.keyedAssociations.map(\.key),
+                                   ancestor?.autoType.keyedAssociations.map(\.key) ?? [])
+        var associations = Dictionary(local.autoType.keyedAssociations.map { ($0.key, $0.association) }, uniquingKeysWith: { first, _ in first })
+        let remoteAssociations = Dictionary(remote.autoType.keyedAssociations.map { ($0.key, $0.association) }, uniquingKeysWith: { first, _ in first })
+        for window in windows {
+            resolve("AutoType window '\(window)'", { $0.autoType.sequence(forWindowKey: window) }, state: shown) {
+                associations[window] = remoteAssociations[window]
+            }
+        }
+        merged.autoType.associations = windows.compactMap { associations[$0] }
+        resolve("AutoType unknown data", { $0.autoType.preserved }, state: { .value("\($0.count) element(s)") }) {
+            merged.autoType.preserved = remote.autoType.preserved
+        }
         resolve("Expiry", { Expiry(expires: $0.times.expires, at: $0.times.expiryTime) },
                 state: { .value($0.expires ? "expires \($0.at)" : "never expires") }) {
             merged.times.expires = remote.times.expires
             merged.times.expiryTime = remote.times.expiryTime
         }
         let dataKeys = orderedUnion(first.customData.map(\.key), second.customData.map(\.key), ancestor?.customData.map(\.key) ?? [])
-        for key in dataKeys {
+        for key in dataKeys where key != CustomDataItem.bookkeepingKey {
             let value: (Entry) -> CustomDataItem? = { entry in entry.customData.first { $0.key == key } }
             resolve("CustomData '\(key)'", value, state: { shown($0?.value) }) {
                 merged.customData.removeAll { $0.key == key }
                 if let item = value(remote) { merged.customData.append(item) }
             }
         }
+        // The bookkeeping item follows the version whose content the merge is, else the newer one.
+        let keeper = merged.hasSameContent(as: local) ? local : merged.hasSameContent(as: remote) ? remote : (remoteWins ? remote : local)
+        merged.customData.removeAll { $0.isBookkeeping }
+        merged.customData += keeper.customData.filter(\.isBookkeeping)
         merged.customData = dataKeys.compactMap { key in merged.customData.first { $0.key == key } }
         resolve("Unknown data", { $0.preserved }, state: { .value("\($0.count) element(s)") }) { merged.preserved = remote.preserved }
 
@@ -155,11 +216,20 @@ struct EntryMerger {
         merged.times.lastAccessed = max(local.times.lastAccessed, remote.times.lastAccessed)
         merged.times.usageCount = max(local.times.usageCount, remote.times.usageCount)
         merged.times.created = min(local.times.created, remote.times.created)
+        if let container = containingSide {
+            // One side already holds the other's version: its version is the result as it is.
+            var whole = container.withoutHistory
+            whole.times.lastAccessed = merged.times.lastAccessed
+            whole.times.usageCount = merged.times.usageCount
+            whole.times.created = merged.times.created
+            whole.times.locationChanged = merged.times.locationChanged
+            merged = whole
+        }
 
         // History: union, items removed on a side since the ancestor dropped, both current versions kept
         // unless the result is exactly them.
         var outcome = Outcome(entry: merged, fromRemote: fromRemote, conflicts: conflicts,
-                              conflictWinner: remoteWins ? "remote" : "local", decisions: decisions)
+                              conflictsWonByRemote: conflictsWonByRemote, decisions: decisions)
         mergeHistory(into: &outcome, maxItems: historyMaxItems, maxSize: historyMaxSize, binarySize: binarySize)
         return outcome
     }
@@ -173,6 +243,14 @@ struct EntryMerger {
         let localCleans = historyBaseTime.map { local.times.lastModified >= $0 } ?? false
         let remoteCleans = historyBaseTime.map { remote.times.lastModified >= $0 } ?? false
         var items: [VersionKey: Entry] = [:]
+        if let container = containingSide {
+            // That side trimmed or cleaned its history after holding the other's version: as it is.
+            let localSet = Set(local.history.map(key)), finalKeys = Set(container.history.map(key))
+            outcome.historyAdded = finalKeys.subtracting(localSet).count
+            outcome.historyRemoved = localSet.subtracting(finalKeys).count
+            outcome.entry.history = container.history
+            return
+        }
         /// Two copies of one version (same time and content) may differ in location or access
         /// bookkeeping: keep the smaller by a fixed order, so both devices keep the same copy.
         func keep(_ item: Entry, as itemKey: VersionKey) {
@@ -188,11 +266,16 @@ struct EntryMerger {
             keep(item, as: itemKey)
         }
         let mergedKey = key(outcome.entry.withoutHistory)
+        // A version that lost a conflict in this merge is never trimmed by it (MERGE.md rule 10).
+        var losers = Set<VersionKey>()
         for version in [local, remote] {
             let versionKey = key(version)
-            if versionKey != mergedKey { keep(version.withoutHistory, as: versionKey) }
+            guard versionKey != mergedKey else { continue }
+            keep(version.withoutHistory, as: versionKey)
+            if !outcome.conflicts.isEmpty { losers.insert(versionKey) }
         }
         items[mergedKey] = nil
+        losers.remove(mergedKey)
         // Oldest first; versions of the same second in the order the sides' histories have them (they
         // were made in that order), else by digest.
         let localOrder = Dictionary(local.history.enumerated().map { (key($0.element), $0.offset) }, uniquingKeysWith: { first, _ in first })
@@ -204,9 +287,11 @@ struct EntryMerger {
             return lhs.key.version.contentDigest.lexicographicallyPrecedes(rhs.key.version.contentDigest)
         }.map(\.value)
         var trimmed = outcome.entry
-        trimmed.history = history
-        trimmed.trimHistory(maxItems: maxItems, maxSize: maxSize, binarySize: binarySize)
-        history = trimmed.history
+        trimmed.history = history.filter { !losers.contains(key($0)) }
+        trimmed.trimHistory(maxItems: maxItems < 0 ? maxItems : max(0, maxItems - losers.count),
+                            maxSize: maxSize, binarySize: binarySize)
+        let kept = Set(trimmed.history.map(key)).union(losers)
+        history = history.filter { kept.contains(key($0)) }
         let localSet = Set(local.history.map(key))
         let finalKeys = Set(history.map(key))
         outcome.historyAdded = finalKeys.subtracting(localSet).count

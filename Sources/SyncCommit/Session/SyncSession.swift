@@ -392,7 +392,7 @@ public final class SyncSession {
                                       backup: backup, wroteFile: wrote)
                 }
             case .merge:
-                let (merged, result) = try MergeJob.merge(current.disk.vault, from: path, into: vault, base: base().map { .given($0) } ?? .none)
+                let (merged, result) = try MergeJob.merge(current.disk.vault, from: path, into: vault, base: base().map { .read($0) } ?? .none)
                 vault = merged
                 workingIsMerge = true
                 fingerprint = current.diskFingerprint
