@@ -288,7 +288,9 @@ struct EntryMerger {
         }.map(\.value)
         var trimmed = outcome.entry
         trimmed.history = history.filter { !losers.contains(key($0)) }
-        trimmed.trimHistory(maxItems: maxItems < 0 ? maxItems : max(0, maxItems - losers.count),
+        // A merge does not trim below what either side already keeps (trimming is the editing client's).
+        let limit = maxItems < 0 ? maxItems : max(maxItems - losers.count, 0, local.history.count, remote.history.count)
+        trimmed.trimHistory(maxItems: limit,
                             maxSize: maxSize, binarySize: binarySize)
         let kept = Set(trimmed.history.map(key)).union(losers)
         history = history.filter { kept.contains(key($0)) }

@@ -1,0 +1,133 @@
+import Foundation
+import MyPassCore
+import MyPassMerge
+import Testing
+
+/// Random edit scripts applied by the real clients (keepassxc-cli where it can, pykeepass for the
+/// rest, this library as a third device) to copies of one base, merged in every order with and
+/// without the base. Seeded and replayable: `MYPASS_SCRIPT_SEED` (first seed, default 1) and
+/// `MYPASS_SCRIPT_COUNT` (default 200). The soak:
+///
+///     MYPASS_SCRIPT_COUNT=5000 MYPASS_SCRIPT_SEED=1000 swift test --filter GeneratedScriptTests
+@Suite("Generated edit scripts through the real clients", .serialized)
+struct GeneratedScriptTests {
+    static let environment = ProcessInfo.processInfo.environment
+    static let count = UInt64(environment["MYPASS_SCRIPT_COUNT"] ?? "") ?? 200
+    static let firstSeed = UInt64(environment["MYPASS_SCRIPT_SEED"] ?? "") ?? 1
+
+    /// One script: its devices' files and what each device set.
+    struct Case {
+        let seed: UInt64
+        let devices: ClientDevices
+        var scripts: [String: EditScript] = [:]
+    }
+
+    @Test("no value lost, both directions alike, a second merge changes nothing, three devices converge, no duplicate or dead-listed object, one recycle bin")
+    func generatedScripts() throws {
+        let root = FileManager.default.temporaryDirectory.appendingPathComponent("mypass-scripts-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: root) }
+        let base = try ShapeVault.make()
+        let clock = Timestamp.now().adding(10)  // pykeepass steps come after keepassxc-cli's wall-clock edits
+        var cases: [Case] = []
+        for seed in Self.firstSeed..<(Self.firstSeed + Self.count) {
+            var random = ScriptRandom(seed: seed)
+            var item = Case(seed: seed, devices: try ClientDevices.make(base, devices: ["a", "b"], in: root))
+            for device in ["a", "b", "c"] {
+                item.scripts[device] = EditScript.random(seed: seed, device: device, count: Int.random(in: 1...6, using: &random), using: &random,
+                                                         withKeePassXC: device == "a" && seed % 3 == 0)
+            }
+            cases.append(item)
+        }
+        // keepassxc-cli first (on the base's layout), two at a time; then one python process for every pykeepass job.
+        let edits = cases.compactMap { item in item.scripts["a"]?.keepassxc.map { (item.devices.path("a"), $0) } }
+        let failures = FailureList()
+        DispatchQueue.concurrentPerform(iterations: edits.count) { index in
+            do { try ClientDevices.keepassxc(["edit", "-q"] + edits[index].1.dropLast() + [edits[index].0.path, edits[index].1.last!]) } catch {
+                failures.add("keepassxc-cli: \(error)")
+            }
+        }
+        #expect(failures.all.isEmpty, "\(failures.all.prefix(3))")
+        try ClientDevices.pykeepass(cases.flatMap { item in
+            ["a", "b"].map { (item.devices.path($0), clock, item.scripts[$0]!.pykeepass) }
+        })
+        var problems: [String] = []
+        for item in cases {
+            for problem in try check(item, base: base, clock: clock) {
+                problems.append("seed \(item.seed): \(problem)")
+            }
+            if problems.count >= 5 { break }
+        }
+        #expect(problems.isEmpty, "replay with MYPASS_SCRIPT_SEED=<seed> MYPASS_SCRIPT_COUNT=1:\n\(problems.prefix(5).joined(separator: "\n"))")
+    }
+
+    /// The properties of one script's merges.
+    func check(_ item: Case, base: Vault, clock: Timestamp) throws -> [String] {
+        var problems: [String] = []
+        let a = try item.devices.open("a"), b = try item.devices.open("b")
+        let c = try LibraryDevice.apply(item.scripts["c"]!, to: base, from: clock.adding(1))
+        for ancestor in [base, nil] as [Vault?] {
+            let label = ancestor == nil ? "no base" : "certain base"
+            let forward = try VaultMerger.merge(base: ancestor, baseIsCertain: true, local: a, remote: b)
+            let backward = try VaultMerger.merge(base: ancestor, baseIsCertain: true, local: b, remote: a)
+            if !VaultDiff.sameContent(forward.vault, backward.vault) { problems.append("\(label): a<-b and b<-a differ") }
+            for (name, input) in [("a", a), ("b", b)] {
+                let again = try VaultMerger.merge(base: ancestor, baseIsCertain: true, local: forward.vault, remote: input)
+                if !again.changes.isEmpty || historySize(again.vault) != historySize(forward.vault) {
+                    problems.append("\(label): merging the result with \(name) again changed \(again.changes.map { "\($0.kind) \($0.title) \($0.fields)" })")
+                }
+            }
+            problems += structuralProblems(forward.vault).map { "\(label): \($0)" }
+            problems += lostValues(forward.vault, scripts: [item.scripts["a"]!, item.scripts["b"]!]).map { "\(label): \($0)" }
+            // Three devices, every order of merging: the same content.
+            let orders = [(a, b, c), (c, a, b), (b, c, a)]
+            let results = try orders.map { first, second, third in
+                try VaultMerger.merge(base: ancestor, baseIsCertain: true,
+                                      local: try VaultMerger.merge(base: ancestor, baseIsCertain: true, local: first, remote: second).vault,
+                                      remote: third).vault
+            }
+            if results.contains(where: { !VaultDiff.sameContent($0, results[0]) }) { problems.append("\(label): three devices do not converge") }
+            problems += lostValues(results[0], scripts: Array(item.scripts.values)).map { "\(label), three devices: \($0)" }
+        }
+        return problems
+    }
+
+    private func historySize(_ vault: Vault) -> Int {
+        vault.root.allEntries().reduce(0) { $0 + $1.entry.history.count }
+    }
+
+    /// Duplicate UUIDs, live objects listed as deleted, more than one recycle bin.
+    func structuralProblems(_ vault: Vault) -> [String] {
+        var problems: [String] = []
+        var seen = Set<UUID>(), bins = 0
+        vault.root.forEachGroup { group, _ in
+            if !seen.insert(group.uuid).inserted { problems.append("group \(group.uuid) twice") }
+            if group.name == "Recycle Bin" { bins += 1 }
+            for entry in group.entries where !seen.insert(entry.uuid).inserted { problems.append("entry \(entry.uuid) twice") }
+        }
+        if bins > 1 { problems.append("\(bins) recycle bins") }
+        for deleted in vault.deletedObjects where seen.contains(deleted.uuid) { problems.append("live \(deleted.uuid) listed as deleted") }
+        return problems
+    }
+
+    /// Values set by a device that are nowhere in `vault`, unless that device deleted their object
+    /// itself (its deletion saw them) or lowered the history limit.
+    func lostValues(_ vault: Vault, scripts: [EditScript]) -> [String] {
+        let texts = vault.textsByObject()
+        var lost: [String] = []
+        for script in scripts where !script.limitsHistory {
+            for set in script.values where !script.deleted.contains(set.object) && texts[set.object]?.contains(set.value) != true {
+                lost.append("a value of \(set.object) was lost")
+            }
+        }
+        return lost
+    }
+}
+
+/// A list the concurrent keepassxc-cli runs add their failures to (behind a lock).
+final class FailureList: @unchecked Sendable {
+    private let lock = NSLock()
+    private var items: [String] = []
+    func add(_ item: String) { lock.withLock { items.append(item) } }
+    var all: [String] { lock.withLock { items } }
+}
