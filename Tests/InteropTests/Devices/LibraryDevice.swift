@@ -47,7 +47,7 @@ enum LibraryDevice {
             case "historyMaxItems":
                 vault.meta.historyMaxItems = op["value"] as! Int
             case "addEntry":
-                vault = try vault.addingEntry(title: value, userName: "", password: "", url: "", to: group!, at: time,
+                vault = try vault.addingEntry(title: op["title"] as! String, userName: "", password: "", url: "", to: group!, at: time,
                                               uuid: UUID(uuidString: op["uuid"] as! String)!).vault
             default:
                 continue
