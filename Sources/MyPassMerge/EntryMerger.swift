@@ -84,10 +84,15 @@ struct EntryMerger {
     }
 
     /// Whether the remote side changed a property later than the local side (MERGE.md rule 5), with
-    /// both change times; the same time: the newer version, then the larger content digest.
-    private func remoteChangedLater<T: Equatable>(_ value: (Entry) -> T) -> (Bool, local: Timestamp, remote: Timestamp) {
-        let localTime = FieldChangeTime.of(local, value), remoteTime = FieldChangeTime.of(remote, value)
-        return (localTime != remoteTime ? remoteTime > localTime : remoteIsNewer, localTime, remoteTime)
+    /// both change times. The same second: the larger value by `order` (its bytes), which depends
+    /// neither on the direction of the merge nor on what else the versions hold, so that devices
+    /// merging in any order pick the same value.
+    private func remoteChangedLater<T: Equatable>(_ value: (Entry) -> T, order: (T) -> String) -> (Bool, local: Timestamp, remote: Timestamp) {
+        let since = ancestor?.times.lastModified
+        let localTime = FieldChangeTime.of(local, value, after: since), remoteTime = FieldChangeTime.of(remote, value, after: since)
+        guard localTime == remoteTime else { return (remoteTime > localTime, localTime, remoteTime) }
+        let localOrder = order(value(local)).utf8, remoteOrder = order(value(remote)).utf8
+        return (localOrder.lexicographicallyPrecedes(remoteOrder), localTime, remoteTime)
     }
 
     func merge(historyMaxItems: Int, historyMaxSize: Int64, binarySize: (BinaryID) -> Int) -> Outcome {
@@ -108,9 +113,10 @@ struct EntryMerger {
         var conflictsWonByRemote: [String] = []
         /// Resolves one property: `apply` copies the remote value into `merged`; `state` shows a value
         /// in the explanation.
-        func resolve<T: Equatable>(_ name: String, _ value: (Entry) -> T, state: (T) -> FieldState, _ apply: () -> Void) {
+        func resolve<T: Equatable>(_ name: String, _ value: (Entry) -> T, state: (T) -> FieldState,
+                                   order: (T) -> String = { String(describing: $0) }, _ apply: () -> Void) {
             let choice = pick(value)
-            let later = choice == .conflict ? remoteChangedLater(value) : nil
+            let later = choice == .conflict ? remoteChangedLater(value, order: order) : nil
             if explaining != nil, var decided = threeWay.decision(name, value, state: state,
                                                                  takesRemote: choice == .remote || later?.0 == true) {
                 if let later {
@@ -141,7 +147,8 @@ struct EntryMerger {
         let (first, second) = remoteWins ? (remote, local) : (local, remote)
         let keys = orderedUnion(first.fields.map(\.key), second.fields.map(\.key), ancestor?.fields.map(\.key) ?? [])
         for key in keys {
-            resolve(key, { $0.effectiveField(key) }, state: { secret?.state($0) ?? .absent }) { merged.setField(key, remote.field(key)) }
+            resolve(key, { $0.effectiveField(key) }, state: { secret?.state($0) ?? .absent },
+                    order: { value in value.map { ($0.isProtected ? "p:" : "t:") + $0.text } ?? "" }) { merged.setField(key, remote.field(key)) }
         }
         merged.fields = keys.compactMap { key in merged.fields.first { $0.key == key } }
         // Tags as a set: additions and removals from both sides.
@@ -266,13 +273,15 @@ struct EntryMerger {
             keep(item, as: itemKey)
         }
         let mergedKey = key(outcome.entry.withoutHistory)
-        // A version that lost a conflict in this merge is never trimmed by it (MERGE.md rule 10).
+        // The versions this merge combined are never trimmed by it (MERGE.md rule 10): one that lost a
+        // conflict keeps its value, and each is how the next merge with that side knows it as an
+        // ancestor (trimmed, the same merge made again would find a conflict and add history).
         var losers = Set<VersionKey>()
         for version in [local, remote] {
             let versionKey = key(version)
             guard versionKey != mergedKey else { continue }
             keep(version.withoutHistory, as: versionKey)
-            if !outcome.conflicts.isEmpty { losers.insert(versionKey) }
+            losers.insert(versionKey)
         }
         items[mergedKey] = nil
         losers.remove(mergedKey)

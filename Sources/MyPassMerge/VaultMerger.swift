@@ -231,7 +231,7 @@ private final class MergeRun {
                 logEntry(outcome, entry: entry, movedFrom: parent.fromRemote && parent.uuid != mine.parent ? mine.parent : nil)
                 explain(outcome, mine: mine, theirs: theirs, ancestor: source, parent: parent.uuid ?? mine.parent)
                 if mine.entry.times.lastModified == theirs.entry.times.lastModified && !outcome.conflicts.isEmpty {
-                    warnings.append("entry \(id.canonicalString) was changed on both sides at the same second; the version with the larger content digest was kept current, the other is in its history")
+                    warnings.append("entry \(id.canonicalString) was changed on both sides at the same second; each field both changed in that second has the larger value, the other version is in its history")
                 }
             case (_?, _?, nil):
                 break  // Not reached: the parallel pass pairs every entry both sides hold.

@@ -1,0 +1,87 @@
+import Foundation
+import MyPassCore
+import MyPassMerge
+import Testing
+
+/// One base vault (one entry) and edits made on it at given seconds after it, for cases where the
+/// order of merges or the same second decides.
+struct SmallVault {
+    static let root = UUID(uuidString: "D0000000-0000-0000-0000-0000000000FF")!
+    static let group = UUID(uuidString: "D0000000-0000-0000-0000-000000000001")!
+    static let entry = UUID(uuidString: "E0000000-0000-0000-0000-000000000001")!
+    static let start = Timestamp(iso8601: "2026-05-01T10:00:00Z")!
+
+    static func base(historyMaxItems: Int = 10) throws -> Vault {
+        var vault = Vault.empty(name: "small", at: start)
+        vault.root.uuid = root
+        vault.meta.historyMaxItems = historyMaxItems
+        vault = try vault.addingGroup(named: "Sites", to: root, at: start, uuid: group).vault
+        return try vault.addingEntry(title: "Site", userName: "user", password: "pw", to: group, at: start, uuid: entry).vault
+    }
+
+    static func at(_ seconds: Int64) -> Timestamp { Timestamp(secondsSinceYearOne: start.secondsSinceYearOne + seconds) }
+
+    /// `vault` with field `key` of the entry set to `value`, `seconds` after the base.
+    static func setting(_ key: String, _ value: String, at seconds: Int64, in vault: Vault) throws -> Vault {
+        try vault.updatingEntry(entry, at: at(seconds)) { $0.setField(key, .plain(value)) }
+    }
+
+    static func merge(_ base: Vault?, _ local: Vault, _ remote: Vault) throws -> MergeResult {
+        try VaultMerger.merge(base: base, baseIsCertain: base != nil, local: local, remote: remote)
+    }
+
+    /// The entry's current version in `vault`.
+    static func current(_ vault: Vault) -> Entry? { vault.root.entry(entry)?.0 }
+}
+
+@Suite("Merges in any order and in the same second")
+struct MergeOrderTests {
+    @Test("a field changed earlier on a device loses to a later change made on another, after an intermediate merge", arguments: [true, false])
+    func fieldChangeTimeThroughAMerge(withBase: Bool) throws {
+        let base = try SmallVault.base()
+        let a = try SmallVault.setting("Notes", "from a", at: 10, in: base)
+        let b = try SmallVault.setting("URL", "from b", at: 20, in: base)
+        let c = try SmallVault.setting("Notes", "from c", at: 15, in: base)
+        let ancestor = withBase ? base : nil
+        let abThenC = try SmallVault.merge(ancestor, try SmallVault.merge(ancestor, a, b).vault, c).vault
+        let caThenB = try SmallVault.merge(ancestor, try SmallVault.merge(ancestor, c, a).vault, b).vault
+        #expect(SmallVault.current(abThenC)?.notes == "from c")
+        #expect(SmallVault.current(caThenB)?.notes == "from c")
+        #expect(SmallVault.current(abThenC)?.url == "from b")
+    }
+
+    @Test("the same field set in the same second on two devices: the same value wins in every order and direction", arguments: [true, false])
+    func sameSecondFieldTieBreak(withBase: Bool) throws {
+        let base = try SmallVault.base()
+        // a also changes another field later, so its entry is the newer one: that must not decide Notes.
+        let a = try SmallVault.setting("URL", "later on a", at: 12, in: try SmallVault.setting("Notes", "n-a", at: 10, in: base))
+        let b = try SmallVault.setting("Password", "pw-b", at: 20, in: base)
+        let c = try SmallVault.setting("Notes", "n-c", at: 10, in: base)
+        let ancestor = withBase ? base : nil
+        let orders = [(a, b, c), (c, a, b), (b, c, a), (c, b, a)]
+        let notes = try orders.map { first, second, third in
+            SmallVault.current(try SmallVault.merge(ancestor, try SmallVault.merge(ancestor, first, second).vault, third).vault)?.notes
+        }
+        #expect(Set(notes).count == 1, "\(notes)")
+        #expect(try SmallVault.current(SmallVault.merge(ancestor, a, c).vault)?.notes == SmallVault.current(SmallVault.merge(ancestor, c, a).vault)?.notes)
+        // Both values are kept: the other one in history.
+        let merged = try SmallVault.merge(ancestor, try SmallVault.merge(ancestor, a, b).vault, c).vault
+        let kept = Set(([SmallVault.current(merged)!] + SmallVault.current(merged)!.history).map(\.notes))
+        #expect(kept.isSuperset(of: ["n-a", "n-c"]))
+    }
+
+    @Test("with a history limit of zero or one, the two versions a merge combines stay in history: merging again with either changes nothing",
+          arguments: [true, false], [0, 1])
+    func combinedVersionsSurviveHistoryLimit(withBase: Bool, limit: Int) throws {
+        let base = try SmallVault.base(historyMaxItems: limit)
+        let local = try SmallVault.setting("Notes", "later", at: 18, in: base)
+        let remote = try SmallVault.setting("UserName", "earlier", at: 14, in: base)
+        let ancestor = withBase ? base : nil
+        let merged = try SmallVault.merge(ancestor, local, remote)
+        for input in [local, remote] {
+            let again = try SmallVault.merge(ancestor, merged.vault, input)
+            #expect(again.changes.isEmpty, "\(again.changes.map { "\($0.kind) \($0.fields)" })")
+            #expect(SmallVault.current(again.vault)?.history.count == SmallVault.current(merged.vault)?.history.count)
+        }
+    }
+}
