@@ -59,8 +59,9 @@ struct GroupMerger {
         var items = Dictionary(local.customData.map { ($0.key, $0) }, uniquingKeysWith: { first, _ in first })
         for key in keys where key != CustomDataItem.bookkeepingKey {
             let value: (Group) -> String? = { group in group.customData.first { $0.key == key }?.value }
-            let onlyOneSide = ancestor?.customData.contains { $0.key == key } != true && (value(local) == nil) != (value(remote) == nil)
-            if onlyOneSide {
+            // An inferred ancestor is one side's own version: it cannot tell that the other side removed a key.
+            let knownToAncestor = !ancestorIsInferred && ancestor?.customData.contains { $0.key == key } == true
+            if !knownToAncestor && (value(local) == nil) != (value(remote) == nil) {
                 // Added on one side (the other never had it): kept whatever the times say.
                 if value(local) == nil {
                     items[key] = remote.customData.first { $0.key == key }

@@ -130,6 +130,9 @@ public enum VaultDiff {
         if a.iconID != b.iconID || a.customIconUUID != b.customIconUUID { names.append("Icon") }
         if Set(a.tags) != Set(b.tags) { names.append("Tags") }
         if a.enableAutoType != b.enableAutoType || a.enableSearching != b.enableSearching { names.append("Settings") }
+        if Set(a.customData.content.map { [$0.key, $0.value] }) != Set(b.customData.content.map { [$0.key, $0.value] }) {
+            names.append("CustomData")
+        }
         return names
     }
 }
