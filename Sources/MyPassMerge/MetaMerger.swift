@@ -26,14 +26,14 @@ struct MetaMerger {
                 let b = value(ancestor)
                 let localChanged = l != b, remoteChanged = r != b
                 if localChanged && remoteChanged {
-                    takeRemote = (rTime ?? .init(secondsSinceYearOne: 0)) > (lTime ?? .init(secondsSinceYearOne: 0))
+                    takeRemote = Self.remoteWins(l, lTime, r, rTime)
                     rule = .conflictNewerWins
                 } else {
                     takeRemote = remoteChanged
                     rule = remoteChanged ? .onlyRemoteChanged : .onlyLocalChanged
                 }
             } else {
-                takeRemote = (rTime ?? .init(secondsSinceYearOne: 0)) > (lTime ?? .init(secondsSinceYearOne: 0))
+                takeRemote = Self.remoteWins(l, lTime, r, rTime)
                 rule = .noAncestorNewerWins
             }
             let shown: (T) -> FieldState = { .value(String(describing: $0)) }
@@ -85,7 +85,7 @@ struct MetaMerger {
                 guard mine != item else { continue }
                 let base = ancestor?.customData.first { $0.key == item.key }
                 let remoteEdited = base != item, localEdited = base != mine
-                let remoteNewer = (item.lastModified ?? .init(secondsSinceYearOne: 0)) > (mine.lastModified ?? .init(secondsSinceYearOne: 0))
+                let remoteNewer = Self.remoteWins(mine.value, mine.lastModified, item.value, item.lastModified)
                 if (remoteEdited && !localEdited) || (remoteEdited && localEdited && remoteNewer) {
                     items[index] = item
                     changed.append("CustomData '\(item.key)'")
@@ -113,7 +113,8 @@ struct MetaMerger {
         for icon in remote.customIcons {
             if let index = icons.firstIndex(where: { $0.uuid == icon.uuid }) {
                 if icons[index] != icon,
-                   (icon.lastModified ?? .init(secondsSinceYearOne: 0)) > (icons[index].lastModified ?? .init(secondsSinceYearOne: 0)) {
+                   Self.remoteWins(icons[index].data.base64EncodedString() + (icons[index].name ?? ""), icons[index].lastModified,
+                                   icon.data.base64EncodedString() + (icon.name ?? ""), icon.lastModified) {
                     icons[index] = icon
                     changed.append("CustomIcon \(icon.uuid.canonicalString)")
                 }
@@ -134,5 +135,14 @@ struct MetaMerger {
             changed.append("Unknown data")
         }
         return (merged, changed, decisions)
+    }
+
+    /// Whether the remote value of a setting both sides changed wins: the later change time; the same
+    /// time (or none): the larger value by its bytes, the same from both directions.
+    static func remoteWins<T>(_ local: T, _ localTime: Timestamp?, _ remote: T, _ remoteTime: Timestamp?) -> Bool {
+        let never = Timestamp(secondsSinceYearOne: 0)
+        let l = localTime ?? never, r = remoteTime ?? never
+        guard l == r else { return r > l }
+        return String(describing: local).utf8.lexicographicallyPrecedes(String(describing: remote).utf8)
     }
 }

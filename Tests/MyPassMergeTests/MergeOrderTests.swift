@@ -84,4 +84,18 @@ struct MergeOrderTests {
             #expect(SmallVault.current(again.vault)?.history.count == SmallVault.current(merged.vault)?.history.count)
         }
     }
+
+    @Test("a setting changed on both sides without a newer change time: the same value in both directions", arguments: [true, false])
+    func sameTimeSettingTieBreak(withBase: Bool) throws {
+        let base = try SmallVault.base()
+        var local = base, remote = base
+        local.meta.historyMaxItems = 0  // as pykeepass writes it: SettingsChanged left as it was
+        remote.meta.historyMaxItems = 30
+        local.meta.customData = [CustomDataItem(key: "plugin", value: "local")]
+        remote.meta.customData = [CustomDataItem(key: "plugin", value: "remote")]
+        let ancestor = withBase ? base : nil
+        let forward = try SmallVault.merge(ancestor, local, remote).vault, backward = try SmallVault.merge(ancestor, remote, local).vault
+        #expect(forward.meta == backward.meta)
+        #expect(forward.meta.customData.map(\.value) == ["remote"])
+    }
 }
