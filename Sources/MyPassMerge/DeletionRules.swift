@@ -20,18 +20,23 @@ struct DeletionRules {
     func entry(_ present: VaultIndex.EntryRecord, absentFrom other: VaultIndex, newestThere: () -> Timestamp) -> Outcome {
         let ancestor = base?.entries[present.entry.uuid]
         let lastChange = Self.lastChange(of: present.entry.times)
+        // Edited or moved since the ancestor: a change the deleting side never saw.
+        let changed = ancestor.map { Self.edited(present.entry, since: $0.entry) || present.parent != $0.parent } ?? false
         if let deletedAt = other.tombstones[present.entry.uuid] {
             // No ancestor: KeePass's time rule. An edit newer than the deletion keeps the entry.
-            guard let ancestor, Self.edited(present.entry, since: ancestor.entry) else {
+            guard ancestor != nil, changed else {
                 return ancestor == nil && deletedAt <= lastChange ? .kept : .deleted(certainDropAt: nil)
             }
-            // The deletion did not see this edit (it is newer than the ancestor both shared).
+            // The deletion did not see this change (it is newer than the ancestor both shared).
             return deletedAt > lastChange ? .keptInRecycleBin(deletedAt: deletedAt) : .kept
         }
-        guard baseIsCertain, let ancestor, !Self.edited(present.entry, since: ancestor.entry), present.parent == ancestor.parent else {
-            return .kept  // Absence is not deletion.
-        }
-        return .deleted(certainDropAt: Self.dropTime(after: lastChange, newestThere: newestThere()))
+        guard baseIsCertain, let ancestor else { return .kept }  // Absence is not deletion.
+        guard changed else { return .deleted(certainDropAt: Self.dropTime(after: lastChange, newestThere: newestThere())) }
+        // Dropped from a certain base without seeing this change: decided as a tombstone would be, timed
+        // from the version the dropping side saw (the same time as when that drop reached this entry
+        // through another device's merge).
+        let droppedAt = Self.dropTime(after: Self.lastChange(of: ancestor.entry.times), newestThere: newestThere())
+        return droppedAt > lastChange ? .keptInRecycleBin(deletedAt: droppedAt) : .kept
     }
 
     /// The tombstone time for group `present` when `other` dropped it without one from a certain base
