@@ -114,7 +114,7 @@ struct EntryMerger {
         /// Resolves one property: `apply` copies the remote value into `merged`; `state` shows a value
         /// in the explanation.
         func resolve<T: Equatable>(_ name: String, _ value: (Entry) -> T, state: (T) -> FieldState,
-                                   order: (T) -> String = { String(describing: $0) }, _ apply: () -> Void) {
+                                   order: (T) -> String = orderOfValue, _ apply: () -> Void) {
             let choice = pick(value)
             let later = choice == .conflict ? remoteChangedLater(value, order: order) : nil
             if explaining != nil, var decided = threeWay.decision(name, value, state: state,
@@ -321,6 +321,22 @@ struct EntryMerger {
         let result = base.subtracting(removed).union(added)
         return orderedUnion(first, second, ancestor).filter { result.contains($0) }
     }
+}
+
+/// How a value ranks when both sides changed it in the same second: by its text; no value ranks
+/// lowest (a value set wins over one removed in the same second).
+func orderOfValue<T>(_ value: T) -> String {
+    if let optional = value as? any AbsentValue, optional.isAbsent { return "" }
+    return String(describing: value)
+}
+
+/// An optional value, asked whether it holds nothing.
+protocol AbsentValue {
+    var isAbsent: Bool { get }
+}
+
+extension Optional: AbsentValue {
+    var isAbsent: Bool { self == nil }
 }
 
 /// A fixed order on copies of the same version: earlier location change, then fewer accesses.

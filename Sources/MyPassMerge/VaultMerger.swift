@@ -206,7 +206,7 @@ private final class MergeRun {
         let ids = Set(local.entries.keys).union(remote.entries.keys).sorted(by: UUID.precedes)
         // Comparing and merging the entries both sides hold reads only the three indexes: done on all
         // cores first (most of a merge's time), then applied in order.
-        let pairer = EntryPairer(base: base, local: local, remote: remote, explaining: explaining,
+        let pairer = EntryPairer(base: base, baseIsCertain: baseIsCertain, local: local, remote: remote, explaining: explaining,
                                  historyMaxItems: maxItems, historyMaxSize: maxSize, localPool: localPool, remotePool: remotePool)
         let pairings = ids.parallelMap(chunkSize: 256) { id -> EntryPairer.Pairing? in
             guard let mine = pairer.local.entries[id], let theirs = pairer.remote.entries[id] else { return nil }

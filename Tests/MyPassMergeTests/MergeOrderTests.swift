@@ -98,4 +98,21 @@ struct MergeOrderTests {
         #expect(forward.meta == backward.meta)
         #expect(forward.meta.customData.map(\.value) == ["remote"])
     }
+
+    @Test("with a certain base and no history kept, an auto-type window added on one device survives every merge order")
+    func certainBaseWithoutHistory() throws {
+        let base = try SmallVault.base(historyMaxItems: 0)
+        let a = try base.updatingEntry(SmallVault.entry, at: SmallVault.at(10)) {
+            $0.autoType.associations.append(AutoType.Association(window: "Login - Site", keystrokeSequence: "{USERNAME}"))
+        }
+        let b = try SmallVault.setting("UserName", "from b", at: 10, in: base)
+        let c = try SmallVault.setting("Notes", "from c", at: 12, in: base)
+        for (first, second, third) in [(a, b, c), (c, a, b), (b, c, a)] {
+            let merged = try SmallVault.merge(base, try SmallVault.merge(base, first, second).vault, third).vault
+            let entry = SmallVault.current(merged)
+            #expect(entry?.autoType.associations.map(\.window) == ["Login - Site"])
+            #expect(entry?.userName == "from b")
+            #expect(entry?.notes == "from c")
+        }
+    }
 }
