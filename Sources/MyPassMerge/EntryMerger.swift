@@ -297,8 +297,9 @@ struct EntryMerger {
         }.map(\.value)
         var trimmed = outcome.entry
         trimmed.history = history.filter { !losers.contains(key($0)) }
-        // A merge does not trim below what either side already keeps (trimming is the editing client's).
-        let limit = maxItems < 0 ? maxItems : max(maxItems - losers.count, 0, local.history.count, remote.history.count)
+        // A merge does not trim the history below what either side already keeps (trimming is the
+        // editing client's); the combined versions count toward that, the older items make room.
+        let limit = maxItems < 0 ? maxItems : max(max(maxItems, local.history.count, remote.history.count) - losers.count, 0)
         trimmed.trimHistory(maxItems: limit,
                             maxSize: maxSize, binarySize: binarySize)
         let kept = Set(trimmed.history.map(key)).union(losers)

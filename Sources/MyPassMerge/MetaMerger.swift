@@ -86,6 +86,11 @@ struct MetaMerger {
                 let base = ancestor?.customData.first { $0.key == item.key }
                 let remoteEdited = base != item, localEdited = base != mine
                 let remoteNewer = Self.remoteWins(mine.value, mine.lastModified, item.value, item.lastModified)
+                if item.isBookkeeping {
+                    // KeePassXC's bookkeeping item: the same on every device, never a change (MERGE.md rule 4).
+                    if remoteNewer { items[index] = item }
+                    continue
+                }
                 if (remoteEdited && !localEdited) || (remoteEdited && localEdited && remoteNewer) {
                     items[index] = item
                     changed.append("CustomData '\(item.key)'")

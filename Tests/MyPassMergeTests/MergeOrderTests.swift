@@ -115,4 +115,15 @@ struct MergeOrderTests {
             #expect(entry?.notes == "from c")
         }
     }
+
+    @Test("KeePassXC's bookkeeping item in the vault's custom data alone is no change, the same from both directions")
+    func metaBookkeepingIsNoChange() throws {
+        let base = try SmallVault.base()
+        var local = base, remote = base
+        local.meta.customData = [CustomDataItem(key: CustomDataItem.bookkeepingKey, value: "Thu Dec 3 10:00:00 2026 GMT")]
+        remote.meta.customData = [CustomDataItem(key: CustomDataItem.bookkeepingKey, value: "Thu Dec 3 11:00:00 2026 GMT")]
+        let forward = try SmallVault.merge(base, local, remote), backward = try SmallVault.merge(base, remote, local)
+        #expect(forward.changes.isEmpty && backward.changes.isEmpty, "\(forward.changes) \(backward.changes)")
+        #expect(forward.vault.meta == backward.vault.meta)
+    }
 }
