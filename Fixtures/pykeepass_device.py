@@ -191,6 +191,13 @@ def available(kp, op):
             return False
     if op["op"] == "deleteGroup" and find_group(kp, op["group"]) == kp.root_group:
         return False
+    if op["op"] == "moveGroup":
+        # Not into itself or one of its own subgroups (the library device skips such a move too).
+        group, destination = find_group(kp, op["group"]), find_group(kp, op["to"])
+        while destination is not None:
+            if destination == group:
+                return False
+            destination = destination.parentgroup
     return True
 
 

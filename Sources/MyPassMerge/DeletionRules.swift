@@ -16,27 +16,27 @@ struct DeletionRules {
         case keptInRecycleBin(deletedAt: Timestamp)
     }
 
-    /// Entry `present`, which `other` does not hold.
+    /// Entry `present`, which `other` does not hold. With an ancestor the outcome depends only on
+    /// whether `present` changed since it, never on how its change and the deletion are timed: a
+    /// deletion of a changed entry never saw that change, so the entry goes to the recycle bin with
+    /// it, whichever device's edit meets the deletion first (three devices converge and no edit is
+    /// lost). Without an ancestor, KeePass's time rule.
     func entry(_ present: VaultIndex.EntryRecord, absentFrom other: VaultIndex, newestThere: () -> Timestamp) -> Outcome {
         let ancestor = base?.entries[present.entry.uuid]
-        let lastChange = Self.lastChange(of: present.entry.times)
         // Edited or moved since the ancestor: a change the deleting side never saw.
         let changed = ancestor.map { Self.edited(present.entry, since: $0.entry) || present.parent != $0.parent } ?? false
         if let deletedAt = other.tombstones[present.entry.uuid] {
-            // No ancestor: KeePass's time rule. An edit newer than the deletion keeps the entry.
-            guard ancestor != nil, changed else {
-                return ancestor == nil && deletedAt <= lastChange ? .kept : .deleted(certainDropAt: nil)
+            guard ancestor != nil else {
+                return deletedAt <= Self.lastChange(of: present.entry.times) ? .kept : .deleted(certainDropAt: nil)
             }
-            // The deletion did not see this change (it is newer than the ancestor both shared).
-            return deletedAt > lastChange ? .keptInRecycleBin(deletedAt: deletedAt) : .kept
+            return changed ? .keptInRecycleBin(deletedAt: deletedAt) : .deleted(certainDropAt: nil)
         }
         guard baseIsCertain, let ancestor else { return .kept }  // Absence is not deletion.
-        guard changed else { return .deleted(certainDropAt: Self.dropTime(after: lastChange, newestThere: newestThere())) }
-        // Dropped from a certain base without seeing this change: decided as a tombstone would be, timed
-        // from the version the dropping side saw (the same time as when that drop reached this entry
-        // through another device's merge).
-        let droppedAt = Self.dropTime(after: Self.lastChange(of: ancestor.entry.times), newestThere: newestThere())
-        return droppedAt > lastChange ? .keptInRecycleBin(deletedAt: droppedAt) : .kept
+        // Dropped without a tombstone from a certain base, timed from the version the dropping side
+        // saw (the same time whichever device the drop reaches this entry through).
+        let droppedAt = Self.dropTime(after: Self.lastChange(of: changed ? ancestor.entry.times : present.entry.times),
+                                      newestThere: newestThere())
+        return changed ? .keptInRecycleBin(deletedAt: droppedAt) : .deleted(certainDropAt: droppedAt)
     }
 
     /// The tombstone time for group `present` when `other` dropped it without one from a certain base

@@ -356,8 +356,11 @@ private final class MergeRun {
                 changes.append(Change(.moved, .entry, uuid: id, path: entryPath(record.parent, record.entry, in: local), title: record.entry.title,
                                       detail: Self.unseenDeletionDetail))
             }
+            // The move is a change of its own, a second after the deletion and the entry's last move, so
+            // that a later merge with a side holding the entry in its old place keeps it in the bin.
+            let movedAt = max(record.entry.times.locationChanged, deletedAt)
             entries[id]?.entry.previousParentGroup = record.parent
-            entries[id]?.entry.times.locationChanged = max(record.entry.times.locationChanged, deletedAt)
+            entries[id]?.entry.times.locationChanged = Timestamp(secondsSinceYearOne: movedAt.secondsSinceYearOne + 1)
             entries[id]?.parent = bin
         }
     }

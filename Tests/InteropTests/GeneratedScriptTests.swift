@@ -60,7 +60,8 @@ struct GeneratedScriptTests {
             if !found.isEmpty { failingSeeds.append(item.seed) }
             problems += found.map { "seed \(item.seed): \($0)" }
             if let keep = Self.environment["MYPASS_SCRIPT_KEEP"], !found.isEmpty {
-                for name in ["base", "a", "b"] {
+                try item.devices.write(try LibraryDevice.apply(item.scripts["c"]!, to: base, from: clock.adding(1)), as: "c")
+                for name in ["base", "a", "b", "c"] {
                     try? FileManager.default.copyItem(at: item.devices.path(name), to: URL(fileURLWithPath: keep).appendingPathComponent("\(item.seed)-\(name).kdbx"))
                 }
             }

@@ -31,6 +31,27 @@ struct DroppedEntryTests {
             #expect(!result.deletedObjects.contains { $0.uuid == SmallVault.entry })
         }
     }
+
+    /// Reduced from generated script seeds 11 and 14: device B edits the entry before device A's
+    /// deletion, device C after it; neither edit was seen by the deletion.
+    @Test("an entry edited before and after a deletion that saw neither edit: in the recycle bin with both edits, in every merge order",
+          arguments: [true, false])
+    func editedBeforeAndAfterTheDeletion(withTombstone: Bool) throws {
+        let base = try SmallVault.base()
+        let deleter = withTombstone ? try base.deletingEntry(SmallVault.entry, permanently: true, at: SmallVault.at(20))
+            : try Self.dropping(base, renameAt: 20)
+        let before = try SmallVault.setting("Notes", "edited before the deletion", at: 10, in: base)
+        let after = try SmallVault.setting("URL", "edited after the deletion", at: 30, in: base)
+        let orders = [(deleter, before, after), (after, deleter, before), (before, after, deleter)]
+        for (first, second, third) in orders {
+            let result = try SmallVault.merge(base, try SmallVault.merge(base, first, second).vault, third).vault
+            let found = result.find(SmallVault.entry)
+            #expect(found?.entry.notes == "edited before the deletion")
+            #expect(found?.entry.url == "edited after the deletion")
+            #expect(found?.inRecycleBin == true)
+            #expect(!result.deletedObjects.contains { $0.uuid == SmallVault.entry })
+        }
+    }
 }
 
 extension Vault {

@@ -29,8 +29,8 @@ public struct FieldDecision: Sendable, Hashable, Codable {
         case onlyOneSideHasIt
         /// One side deleted it, the other edited it: the later of the deletion and the edit won.
         case deleteVersusEdit
-        /// One side deleted it without having seen the other side's edit (newer than the ancestor):
-        /// kept, with the edit, in the recycle bin, and no tombstone.
+        /// One side deleted it without having seen the other side's change since the ancestor (made
+        /// before or after the deletion): kept, with the change, in the recycle bin, and no tombstone.
         case deletionDidNotSeeEdit
         /// One side dropped it without a tombstone, the other did not change it, and the base is
         /// certainly common to both (given by the user or the sync engine): deleted, with a tombstone.
