@@ -15,10 +15,13 @@ struct MetaMerger {
         var changed: [String] = []
         var decisions: [PropertyDecision] = []
 
-        /// Field `name` whose edits are timed by `time` (nil when the file lacks that time).
-        func resolve<T: Equatable>(_ name: String, _ value: (Meta) -> T, time: (Meta) -> Timestamp?, _ apply: (inout Meta) -> Void) {
+        /// Field `name` whose edits are timed by `time` (nil when the file lacks that time); `order` ranks
+        /// the two sides' values when the times are equal (else the values themselves).
+        func resolve<T: Equatable>(_ name: String, _ value: (Meta) -> T, time: (Meta) -> Timestamp?,
+                                   order: ((Meta) -> String)? = nil, _ apply: (inout Meta) -> Void) {
             let l = value(local), r = value(remote)
             guard l != r else { return }
+            let ranks = order.map { ($0(local) + String(describing: l), $0(remote) + String(describing: r)) }
             let lTime = time(local), rTime = time(remote)
             let takeRemote: Bool
             let rule: FieldDecision.Rule
@@ -26,14 +29,14 @@ struct MetaMerger {
                 let b = value(ancestor)
                 let localChanged = l != b, remoteChanged = r != b
                 if localChanged && remoteChanged {
-                    takeRemote = Self.remoteWins(l, lTime, r, rTime)
+                    takeRemote = ranks.map { Self.remoteWins($0.0, lTime, $0.1, rTime) } ?? Self.remoteWins(l, lTime, r, rTime)
                     rule = .conflictNewerWins
                 } else {
                     takeRemote = remoteChanged
                     rule = remoteChanged ? .onlyRemoteChanged : .onlyLocalChanged
                 }
             } else {
-                takeRemote = Self.remoteWins(l, lTime, r, rTime)
+                takeRemote = ranks.map { Self.remoteWins($0.0, lTime, $0.1, rTime) } ?? Self.remoteWins(l, lTime, r, rTime)
                 rule = .noAncestorNewerWins
             }
             let shown: (T) -> FieldState = { .value(String(describing: $0)) }
@@ -57,8 +60,9 @@ struct MetaMerger {
             $0.defaultUserName = remote.defaultUserName
             $0.defaultUserNameChanged = remote.defaultUserNameChanged
         }
+        // The same time on both sides (pykeepass creates a bin without RecycleBinChanged): a bin over none.
         resolve("RecycleBin", { "\($0.recycleBinEnabled ? "enabled" : "disabled"), group \($0.recycleBinUUID?.canonicalString ?? "none")" },
-                time: { $0.recycleBinChanged }) {
+                time: { $0.recycleBinChanged }, order: { "\($0.recycleBinUUID == nil ? 0 : 1)\($0.recycleBinEnabled ? 1 : 0)" }) {
             $0.recycleBinEnabled = remote.recycleBinEnabled
             $0.recycleBinUUID = remote.recycleBinUUID
             $0.recycleBinChanged = remote.recycleBinChanged

@@ -126,4 +126,19 @@ struct MergeOrderTests {
         #expect(forward.changes.isEmpty && backward.changes.isEmpty, "\(forward.changes) \(backward.changes)")
         #expect(forward.vault.meta == backward.vault.meta)
     }
+
+    /// Reduced from generated script seed 39: pykeepass creates a recycle bin without setting RecycleBinChanged.
+    @Test("a recycle bin created on one side without a newer change time: the bin is kept in both directions", arguments: [true, false])
+    func recycleBinWithoutChangeTime(withBase: Bool) throws {
+        let base = try SmallVault.base()
+        var recycled = try base.deletingEntry(SmallVault.entry, at: SmallVault.at(10))
+        recycled.meta.recycleBinChanged = base.meta.recycleBinChanged
+        let other = try SmallVault.setting("URL", "changed elsewhere", at: 12, in: base)
+        let ancestor = withBase ? base : nil
+        for (local, remote) in [(recycled, other), (other, recycled)] {
+            let merged = try SmallVault.merge(ancestor, local, remote).vault
+            #expect(merged.meta.recycleBinUUID != nil && merged.meta.recycleBinUUID == recycled.meta.recycleBinUUID)
+            #expect(merged.find(SmallVault.entry)?.inRecycleBin == true)
+        }
+    }
 }

@@ -22,6 +22,9 @@ struct EditScript {
     struct SetValue: Hashable {
         let object: UUID
         let value: String
+        /// Replaced by a later step of the same device (kept only in history, which a lowered
+        /// history limit may trim).
+        var replaced = false
     }
 
     var pykeepass: [[String: Any]] = []
@@ -39,11 +42,18 @@ struct EditScript {
     /// `count` random operations of device `device` in script `seed`.
     static func random(seed: UInt64, device: String, count: Int, using random: inout ScriptRandom, withKeePassXC: Bool) -> EditScript {
         var script = EditScript()
+        var lastSet: [String: Int] = [:]  // the value set last into each entry's field or sequence
+        /// A value that replaces the one an earlier step set into the same entry's `slot`.
+        func setting(_ entry: UUID, _ slot: String, _ value: String) {
+            if let earlier = lastSet["\(entry) \(slot)"] { script.values[earlier].replaced = true }
+            lastSet["\(entry) \(slot)"] = script.values.count
+            script.values.append(SetValue(object: entry, value: value))
+        }
         func token(_ index: Int) -> String { "s\(seed)-\(device)-\(index)" }
         if withKeePassXC {
             let value = token(99)
             script.keepassxc = ["-u", value, "Internet/GitHub"]
-            script.values.append(SetValue(object: ShapeVault.github, value: value))
+            setting(ShapeVault.github, "UserName", value)
         }
         for index in 0..<count {
             let entry = entries.randomElement(using: &random)!, group = groups.randomElement(using: &random)!
@@ -54,7 +64,7 @@ struct EditScript {
             case 0...4:
                 let key = ["UserName", "Password", "URL", "Notes", "Custom \(Int.random(in: 0..<2, using: &random))"].randomElement(using: &random)!
                 op = ["op": "setField", "entry": entry.uuidString, "key": key, "value": value]
-                script.values.append(SetValue(object: entry, value: value))
+                setting(entry, key, value)
             case 5:
                 op = ["op": "entryCustomData", "entry": entry.uuidString, "key": "k-\(value)", "value": value]
                 script.values.append(SetValue(object: entry, value: value))
@@ -72,7 +82,7 @@ struct EditScript {
                 script.values.append(SetValue(object: entry, value: value))
             case 10:
                 op = ["op": "autoTypeSequence", "entry": entry.uuidString, "value": "{\(value)}"]
-                script.values.append(SetValue(object: entry, value: "{\(value)}"))
+                setting(entry, "AutoType sequence", "{\(value)}")
             case 11:
                 op = ["op": "icon", "entry": entry.uuidString, "value": Int.random(in: 1..<60, using: &random)]
             case 12:
