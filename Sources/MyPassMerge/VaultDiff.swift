@@ -103,7 +103,10 @@ public enum VaultDiff {
         if a.foregroundColor != b.foregroundColor || a.backgroundColor != b.backgroundColor { names.append("Colors") }
         if a.times.expires != b.times.expires || a.times.expiryTime != b.times.expiryTime { names.append("Expiry") }
         if a.autoType != b.autoType { names.append("AutoType") }
-        if a.customData != b.customData { names.append("CustomData") }
+        // Per key, as the merge takes it: the order of the items is no content.
+        if a.customData != b.customData, Set(a.customData.map { [$0.key, $0.value] }) != Set(b.customData.map { [$0.key, $0.value] }) {
+            names.append("CustomData")
+        }
         return names
     }
 

@@ -141,4 +141,21 @@ struct MergeOrderTests {
             #expect(merged.find(SmallVault.entry)?.inRecycleBin == true)
         }
     }
+
+    /// Reduced from generated script seed 102: two devices add an entry custom data item each, and the
+    /// merge orders list them in different orders.
+    @Test("entry custom data items added on two devices: every merge order has the same content")
+    func customDataFromTwoDevicesInAnyOrder() throws {
+        let base = try SmallVault.base()
+        let a = try base.updatingEntry(SmallVault.entry, at: SmallVault.at(11)) { $0.customData.append(CustomDataItem(key: "from a", value: "1")) }
+        let b = try base.updatingEntry(SmallVault.entry, at: SmallVault.at(10)) { $0.customData.append(CustomDataItem(key: "from b", value: "2")) }
+        let c = try SmallVault.setting("Password", "from c", at: 12, in: base)
+        let results = try [(a, b, c), (c, a, b), (b, c, a)].map { first, second, third in
+            try SmallVault.merge(base, try SmallVault.merge(base, first, second).vault, third).vault
+        }
+        for result in results {
+            #expect(Set(SmallVault.current(result)?.customData.map(\.key) ?? []) == ["from a", "from b"])
+            #expect(VaultDiff.diff(from: results[0], to: result).filter { $0.kind == .updated }.isEmpty)
+        }
+    }
 }
