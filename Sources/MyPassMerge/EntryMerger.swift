@@ -298,10 +298,8 @@ struct EntryMerger {
         var trimmed = outcome.entry
         trimmed.history = history.filter { !losers.contains(key($0)) }
         // A merge does not trim the history below what either side already keeps (trimming is the
-        // editing client's), and the combined versions come on top: trimmed to make room for them, an
-        // older item may be the version both sides share, which tells a later merge without a base
-        // which side changed a field (taken away, merge orders disagree).
-        let limit = maxItems < 0 ? maxItems : max(maxItems - losers.count, 0, local.history.count, remote.history.count)
+        // editing client's); the combined versions count toward that, the older items make room.
+        let limit = maxItems < 0 ? maxItems : max(max(maxItems, local.history.count, remote.history.count) - losers.count, 0)
         trimmed.trimHistory(maxItems: limit,
                             maxSize: maxSize, binarySize: binarySize)
         let kept = Set(trimmed.history.map(key)).union(losers)

@@ -158,28 +158,4 @@ struct MergeOrderTests {
             #expect(VaultDiff.diff(from: results[0], to: result).filter { $0.kind == .updated }.isEmpty)
         }
     }
-
-    /// Reduced from generated script seed 17: without a base, the version all devices started from is
-    /// how a merge tells which side changed the user name; a merge at a history limit of 0 must not
-    /// trim it to make room for the versions it combines.
-    @Test("without a base and with a history limit of 0, a field changed on one device wins in every merge order")
-    func sharedVersionSurvivesALimitOfZero() throws {
-        let base = try SmallVault.base()
-        let window = { (name: String, seconds: Int64, vault: Vault) throws -> Vault in
-            try vault.updatingEntry(SmallVault.entry, at: SmallVault.at(seconds)) {
-                $0.autoType.associations.append(AutoType.Association(window: name, keystrokeSequence: "{USERNAME}"))
-            }
-        }
-        // Each device lowers the limit after its edits (pykeepass does not trim what it keeps).
-        var a = try SmallVault.setting("URL", "from a", at: 11, in: try SmallVault.setting("UserName", "from a", at: 10, in: base))
-        var b = try window("from b", 12, base), c = try window("from c", 11, base)
-        a.meta.historyMaxItems = 0
-        b.meta.historyMaxItems = 0
-        c.meta.historyMaxItems = 0
-        for (first, second, third) in [(a, b, c), (c, a, b), (b, c, a)] {
-            let merged = try SmallVault.merge(nil, try SmallVault.merge(nil, first, second).vault, third).vault
-            #expect(SmallVault.current(merged)?.userName == "from a")
-            #expect(SmallVault.current(merged)?.url == "from a")
-        }
-    }
 }
