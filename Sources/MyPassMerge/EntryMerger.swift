@@ -62,18 +62,25 @@ struct EntryMerger {
         threeWay.pick(value)
     }
 
-    /// The side whose line already holds every version of the other: its version is the merge (its
-    /// history included, as that side trimmed or cleaned it). Nil when each side has something new.
+    /// The side whose line already holds every version of the other — its current version and every
+    /// item of its history: its version is the merge, history included. Nil when each side has
+    /// something new (a history item the other lacks is something new: taking the other whole would
+    /// lose it).
     var containingSide: Entry? {
-        if local.times.lastModified >= remote.times.lastModified, local.history.contains(where: { $0.isSameVersion(as: remote) }),
-           !cleanedHistory(remote) {
+        if local.times.lastModified >= remote.times.lastModified, holdsEveryVersion(of: remote, in: local), !cleanedHistory(remote) {
             return local
         }
-        if remote.times.lastModified >= local.times.lastModified, remote.history.contains(where: { $0.isSameVersion(as: local) }),
-           !cleanedHistory(local) {
+        if remote.times.lastModified >= local.times.lastModified, holdsEveryVersion(of: local, in: remote), !cleanedHistory(local) {
             return remote
         }
         return nil
+    }
+
+    /// Whether `container`'s history holds `other`'s current version and every item of its history.
+    private func holdsEveryVersion(of other: Entry, in container: Entry) -> Bool {
+        guard container.history.contains(where: { $0.isSameVersion(as: other) }) else { return false }
+        let held = Set(container.history.map(VersionKey.init))
+        return other.history.allSatisfy { held.contains(VersionKey($0)) }
     }
 
     /// Whether `side` removed history items the base's version has (a user cleaned history there).
