@@ -38,7 +38,7 @@ complete -c mypass-sync -n __fish_use_subcommand -a git -d 'Merge vaults in git 
 complete -c mypass-sync -n __fish_use_subcommand -a journal -d 'List the merges that wrote a vault on this device (no password); --show explains one'
 complete -c mypass-sync -n __fish_use_subcommand -a undo -d 'Take one journaled merge back as a new edit (what was edited since stays)'
 complete -c mypass-sync -n __fish_use_subcommand -a completion -d 'Print the completion script for bash, zsh or fish'
-complete -c mypass-sync -n __fish_use_subcommand -a help -d 'Show the help of mypass-sync or of one command (--man - the manual page in roff)'
+complete -c mypass-sync -n __fish_use_subcommand -a help -d 'Show the help of mypass-sync or of one command (--man - the manual page in roff; --markdown - the command reference)'
 complete -c mypass-sync -n __fish_use_subcommand -a version -d 'Show the version of mypass-sync'
 complete -c mypass-sync -n '__fish_seen_subcommand_from merge' -l base -r -F -d 'The version both copies last shared (else each entry’s ancestor is inferred from history)'
 complete -c mypass-sync -n '__fish_seen_subcommand_from merge' -l output -s o -r -F -d 'Write the merged vault here instead of replacing <local>'
