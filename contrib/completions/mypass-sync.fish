@@ -142,7 +142,7 @@ complete -c mypass-sync -n '__fish_seen_subcommand_from conflicts' -l backup -d 
 complete -c mypass-sync -n '__fish_seen_subcommand_from conflicts' -a '(__fish_complete_suffix .kdbx)'
 complete -c mypass-sync -n '__fish_seen_subcommand_from info' -l json -d 'Print one JSON document instead of text'
 complete -c mypass-sync -n '__fish_seen_subcommand_from info' -a '(__fish_complete_suffix .kdbx)'
-complete -c mypass-sync -n '__fish_seen_subcommand_from export' -l format -x -a 'json xml' -d 'json (default; keys as in CLI'
+complete -c mypass-sync -n '__fish_seen_subcommand_from export' -l format -x -a 'json xml' -d 'json (default; keys schema, format, meta, root, deletedObjects) or xml (KeePass XML export)'
 complete -c mypass-sync -n '__fish_seen_subcommand_from export' -l password-stdin -d 'Read the password from the first line of standard input (an empty line is an empty password)'
 complete -c mypass-sync -n '__fish_seen_subcommand_from export' -l password-command -x -d 'Run CMD with /bin/sh -c; the first line it prints is the password (secret-tool lookup …, pass show …)'
 complete -c mypass-sync -n '__fish_seen_subcommand_from export' -l password-from -x -d 'keyring - the password stored with `keyring store` for this file’s database'

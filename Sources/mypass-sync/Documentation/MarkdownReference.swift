@@ -26,7 +26,9 @@ enum MarkdownReference {
             if !command.options.isEmpty {
                 lines += ["", "| option | |", "|---|---|"]
                 for option in command.options {
-                    let spelling = option.names.map { "`\($0)`" }.joined(separator: ", ") + (option.valueName.map { " `<\($0)>`" } ?? "")
+                    // A pipe inside a code span still ends a table cell unless escaped.
+                    let spelling = (option.names.map { "`\($0)`" }.joined(separator: ", ") + (option.valueName.map { " `<\($0)>`" } ?? ""))
+                        .replacingOccurrences(of: "|", with: "\\|")
                     lines.append("| \(spelling) | \(cell(option.help)) |")
                 }
             }
