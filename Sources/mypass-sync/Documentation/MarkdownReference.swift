@@ -36,6 +36,7 @@ enum MarkdownReference {
         }
         lines += ["", "## Exit status", "", "| code | meaning |", "|---|---|"]
         lines += ExitCode.meanings.map { "| \($0.0.rawValue) | \(cell($0.1)) |" }
+        lines.append("| \(ExitCode.signalStatus.code) | \(cell(ExitCode.signalStatus.meaning)) |")
         lines += [
             "", "## Files", "",
             "`$XDG_STATE_HOME/mypass-sync/` (else `~/.local/state/mypass-sync/`): this device's sync state: "
