@@ -285,8 +285,11 @@ public final class SyncSession {
         quickUnlock.refresh(path: path, with: derivedKey)
     }
 
+    #if MYPASS_TEST_HOOKS
     /// Test hook: runs just before each replace attempt (a test makes "another writer" act there).
+    /// Debug builds only (`MYPASS_TEST_HOOKS`): a release build has no such seam.
     package var beforeReplace: (() -> Void)?
+    #endif
 
     private func saveLocked() throws -> SaveOutcome {
         replacedBytes = nil
@@ -299,7 +302,9 @@ public final class SyncSession {
             return .unchanged(fingerprint)
         }
         if keepsBackup { try writeNeighbourBackup() }
+        #if MYPASS_TEST_HOOKS
         beforeReplace?()
+        #endif
         SyncTransfers.waitWhileInProgress(for: path, limit: transferWait)
         var writeSettings = settings
         if rotatesKDFSalt { writeSettings.kdf = try settings.kdf.withFreshSalt() }

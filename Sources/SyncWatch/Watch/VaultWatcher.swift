@@ -230,16 +230,18 @@ public final class VaultWatcher {
             openedVersions[sha256] = nil
             DeferredRelease.drop(opened)
         }
-        // The rollback evidence: copies failed before are not opened, ones refused now are remembered after the plan.
-        let failedBefore = memory.failedCopies
-        var refusedAsEvidence: [(copy: CopyFile, reason: ConflictFolding.Result)] = []
-        let plan = Reconciler.plan(snapshot, versions: versions, memory: &memory, now: now, policy: reconcilerPolicy) {
-            copyHoldsNewerVersions(than: versions.disk?.vault ?? versions.base!.vault, base: versions.base!.vault,
-                                   baseBytes: record?.bytes ?? Data(), copies: snapshot.copies.filter { failedBefore[$0.path] != $0 },
-                                   refused: &refusedAsEvidence)
+        // The rollback evidence, gathered before planning: copies that failed before are not opened,
+        // ones refused now are remembered as failed.
+        var copyHoldsNewer = false
+        if Reconciler.needsRollbackEvidence(versions, policy: reconcilerPolicy), let base = versions.base, let disk = versions.disk {
+            var refused: [(copy: CopyFile, reason: ConflictFolding.Result)] = []
+            copyHoldsNewer = copyHoldsNewerVersions(than: disk.vault, base: base.vault, baseBytes: record?.bytes ?? Data(),
+                                                    copies: snapshot.copies.filter { memory.failedCopies[$0.path] != $0 }, refused: &refused)
+            for (copy, reason) in refused { memory.copyFailed(copy, reason: reason.rawValue) }
+            if !refused.isEmpty { saveFailedCopies() }
         }
-        for (copy, reason) in refusedAsEvidence { memory.copyFailed(copy, reason: reason.rawValue) }
-        if !refusedAsEvidence.isEmpty { saveFailedCopies() }
+        let plan = Reconciler.plan(snapshot, versions: versions, memory: &memory, now: now, policy: reconcilerPolicy,
+                                   copyHoldsNewer: copyHoldsNewer)
         noteVaultFile()
         switch plan {
         case .wait(.rollbackHold(let problem, _)):
