@@ -215,7 +215,7 @@ public final class VaultWatcher {
         // A kept version that is still beside the vault as a copy is the copy's business (folded,
         // then retired here): not opened and merged a second time.
         let kept = pending.list()
-        copiesKept = kept.isEmpty ? [:] : copiesHeld(in: kept, copies: snapshot.copies)
+        copiesKept = kept.isEmpty ? [:] : copiesHeld(in: kept, copies: snapshot.copies, budget: foreignBudget(measuredAgainst: record?.bytes))
         versions.pending = kept.filter { !copiesKept.values.contains($0.sha256) }.compactMap { kept in
             // A version that no longer opens with this key (changed since) or is gone can never be merged here.
             guard let opened = pending.bytes(of: kept).flatMap({ version($0, sha256: kept.sha256) }) else {
@@ -363,10 +363,9 @@ public final class VaultWatcher {
         return ForeignVersionBudget(vaultSize: bytes.count, vaultKDF: header.kdf, within: limits)
     }
 
-    /// The copies (path -> SHA-256) whose bytes are among `kept` (read within the copy size limit).
-    private func copiesHeld(in kept: [PendingVersions.Version], copies: [CopyFile]) -> [String: String] {
+    /// The copies (path -> SHA-256) whose bytes are among `kept` (read within `budget`'s size).
+    private func copiesHeld(in kept: [PendingVersions.Version], copies: [CopyFile], budget: ForeignVersionBudget) -> [String: String] {
         let hashes = Set(kept.map(\.sha256))
-        let budget = foreignBudget(measuredAgainst: state.base(for: path)?.bytes)
         var held: [String: String] = [:]
         for copy in copies where copy.size <= budget.sizeLimit {
             guard let bytes = try? ForeignVersion.read(atPath: copy.path, followSymlinks: false, budget: budget).bytes else { continue }
