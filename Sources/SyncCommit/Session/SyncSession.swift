@@ -397,7 +397,12 @@ public final class SyncSession {
                                       backup: backup, wroteFile: wrote)
                 }
             case .merge:
-                let (merged, result) = try MergeJob.merge(current.disk.vault, from: path, into: vault, base: base().map { .given($0) } ?? .none)
+                // Against the version this session's work was made from (the file it read, or last
+                // merged with): the state's record may be a version another writer on this device
+                // recorded since, which the work never held. Used only where both sides descend from it.
+                let madeFrom = diskContent?.vault ?? base()
+                let (merged, result) = try MergeJob.merge(current.disk.vault, from: path, into: vault,
+                                                          base: madeFrom.map { .remembered($0) } ?? .none)
                 vault = merged
                 workingIsMerge = true
                 fingerprint = current.diskFingerprint
