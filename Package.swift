@@ -86,7 +86,7 @@ let package = Package(
         .target(
             name: "SyncCommit",
             dependencies: ["SyncState", "SyncFiles", "MyPassCore", "MyPassCrypto", "KDBXFormat", "MyPassMerge", "CKeyutils"],
-            swiftSettings: strictSettings
+            swiftSettings: strictSettings + testHookSettings
         ),
         // The watch: folder snapshots, the pure reconciler, the per-vault watcher, the engine.
         .target(

@@ -9,7 +9,7 @@ let url = Context.environment["MYPASS_SYNC_URL"] ?? "https://github.com/mypass/m
 let package = Package(
     name: "EmbeddingExample",
     dependencies: [
-        .package(url: url, from: "0.2.0"),
+        .package(url: url, from: "0.3.0"),
     ],
     targets: [
         .executableTarget(

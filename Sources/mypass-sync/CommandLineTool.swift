@@ -73,7 +73,7 @@ enum CommandLineTool {
         }.joined(separator: "\n")
         let codes = [0..<4, 4..<7, 7..<ExitCode.meanings.count].map { rows in
             "  " + ExitCode.meanings[rows].map { "\($0.0.rawValue) \($0.1)" }.joined(separator: "   ")
-        }.joined(separator: "\n")
+        }.joined(separator: "\n") + "\n  \(ExitCode.signalStatus.code) \(ExitCode.signalStatus.meaning)"
         return """
             OVERVIEW: mypass-sync \(ProductInfo.version) — read, merge and watch KeePass (KDBX) vaults \
             that several devices edit.

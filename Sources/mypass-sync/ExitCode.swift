@@ -23,4 +23,7 @@ enum ExitCode: Int32 {
         (.wrongCredentials, "wrong credentials"), (.corrupt, "not a KDBX file / unsupported / corrupt"), (.decisionNeeded, "decision needed"),
         (.refusedForSafety, "refused for safety"), (.ioError, "I/O error"),
     ]
+
+    /// The statuses of a command a signal ended (`ShutdownSignals`), after the numbered ones.
+    static let signalStatus = (code: "128+N", meaning: "ended by signal N (130 SIGINT, 143 SIGTERM)")
 }

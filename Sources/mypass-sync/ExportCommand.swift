@@ -16,7 +16,7 @@ struct ExportCommand: Command {
         The output contains every password in plain text; a warning goes to standard error when
         standard output is a terminal.
         """
-    let format = Option<Format>("--format", help: "json (default; keys as in CLI.md) or xml (KeePass XML export).")
+    let format = Option<Format>("--format", help: "json (default; keys schema, format, meta, root, deletedObjects) or xml (KeePass XML export).")
     let credentials = CredentialOptions()
 
     func run(arguments: [String], output: inout StandardStreams) throws -> ExitCode {

@@ -1,10 +1,11 @@
 internal import MyPassCore
 
-/// `mypass-sync help [COMMAND | --man]`: the overview, one command's help, or the manual page.
+/// `mypass-sync help [COMMAND | --man | --markdown]`: the overview, one command's help, the manual
+/// page, or the command reference in Markdown.
 struct HelpCommand: Command {
     let name = "help"
-    let summary = "Show the help of mypass-sync or of one command (--man: the manual page in roff)."
-    let usage = "mypass-sync help [<command> | --man]"
+    let summary = "Show the help of mypass-sync or of one command (--man: the manual page in roff; --markdown: the command reference)."
+    let usage = "mypass-sync help [<command> | --man | --markdown]"
     let arguments = "  <command>               The command to describe."
 
     func run(arguments: [String], output: inout StandardStreams) throws -> ExitCode {
@@ -13,6 +14,10 @@ struct HelpCommand: Command {
         }
         if arguments == ["--man"] {
             output.emit(ManPage.render())
+            return .success
+        }
+        if arguments == ["--markdown"] {
+            output.emit(MarkdownReference.render())
             return .success
         }
         guard let commandName = arguments.first else {

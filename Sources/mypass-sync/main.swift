@@ -10,7 +10,7 @@ import MyPassSync
 ProcessProtection.disableCoreDumps()
 ProcessProtection.disableCrashBacktraces()
 
-// Test convenience (documented in the README): faults planned in MYPASS_SYNC_FAULTS.
+// Test convenience (documented in docs/internals.md): faults planned in MYPASS_SYNC_FAULTS.
 SystemCalls.injectFromEnvironment()
 
 // SIGINT and SIGTERM end every command within moments, a file replacement in progress finished

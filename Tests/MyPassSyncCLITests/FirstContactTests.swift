@@ -2,8 +2,9 @@ import Foundation
 import Testing
 import TestSupport
 
-/// What a new user meets besides the commands: the progress line on a terminal, the manual page and
-/// the shell completions (generated from the help and the command table, checked in), the installer.
+/// What a new user meets besides the commands: the progress line on a terminal, the manual page, the
+/// command reference and the shell completions (generated from the help and the command table,
+/// checked in), the installer.
 @Suite("First contact: progress line, man page, completions, install")
 struct FirstContactTests {
     static let root = CLIFixtures.directory.deletingLastPathComponent()
@@ -27,8 +28,8 @@ struct FirstContactTests {
         #expect(piped.status == 0 && !piped.standardError.contains("\u{1B}") && !piped.standardError.contains("\r"))
     }
 
-    @Test("the checked-in man page and completions are exactly what the tool generates from its help and command table",
-          arguments: [("contrib/man/mypass-sync.1", ["help", "--man"]), ("contrib/completions/mypass-sync.bash", ["completion", "bash"]),
+    @Test("the checked-in man page, command reference and completions are exactly what the tool generates from its help and command table",
+          arguments: [("contrib/man/mypass-sync.1", ["help", "--man"]), ("docs/commands.md", ["help", "--markdown"]), ("contrib/completions/mypass-sync.bash", ["completion", "bash"]),
                       ("contrib/completions/_mypass-sync", ["completion", "zsh"]), ("contrib/completions/mypass-sync.fish", ["completion", "fish"])])
     func generatedFilesAreCurrent(file: String, arguments: [String]) throws {
         let generated = try ToolRunner.run(arguments)

@@ -5,7 +5,7 @@ import TestSupport
 /// Real rclone bisync — Debian 12's 1.60 (`..path1`/`..path2`) and the current release that
 /// scripts/setup keeps in `.build/tools` (`.conflict1`/`.conflict2`, `--conflict-resolve`) — between two
 /// device folders and a shared folder standing in for the remote, each device running the shipped wrapper (`contrib/rclone/mypass-sync-bisync`:
-/// `mypass-sync watch --once` before and after each bisync), with `--check-access` as the README
+/// `mypass-sync watch --once` before and after each bisync), with `--check-access` as docs/engines/rclone.md
 /// says. Concurrent edits of one entry with mypass-sync on one device and keepassxc-cli on the other.
 @Suite("rclone bisync: a vault renamed aside is rebuilt where it was renamed (real rclone)", .serialized)
 struct RcloneBisyncTests {
@@ -24,7 +24,7 @@ struct RcloneBisyncTests {
     }
 
     /// The remote and two devices, each folder holding the vault and the `RCLONE_TEST` file of
-    /// `--check-access`, as the README sets them up: the file made on the first device, then each
+    /// `--check-access`, as docs/engines/rclone.md sets them up: the file made on the first device, then each
     /// device bisynced once with `--resync`.
     final class Devices {
         let root: URL

@@ -49,6 +49,11 @@ final class SecretServiceSession {
     }
 
     /// `secret-tool ARGUMENTS` on this bus.
+    /// `mypass-sync ARGUMENTS` with this session's keyring reachable.
+    func tool(_ arguments: [String], input: String = "") throws -> ToolRunner.Outcome {
+        try ToolRunner.run(arguments, input: input, environment: environment)
+    }
+
     func secretTool(_ arguments: [String], input: String = "") throws -> ProcessRunner.Outcome {
         try ProcessRunner.run(URL(fileURLWithPath: "/usr/bin/secret-tool"), arguments, input: Data(input.utf8), environment: environment)
     }

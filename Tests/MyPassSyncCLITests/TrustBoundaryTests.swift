@@ -83,22 +83,19 @@ struct TrustBoundaryTests {
         defer { session.stop() }
         let vault = try ScratchVault()
         defer { vault.remove() }
-        func tool(_ arguments: [String], input: String = "") throws -> ToolRunner.Outcome {
-            try ToolRunner.run(arguments, input: input, environment: session.environment)
-        }
-        #expect(try tool(["keyring", "store", vault.vault, "--password-stdin"], input: ScratchVault.password + "\n").status == 0)
+        #expect(try session.tool(["keyring", "store", vault.vault, "--password-stdin"], input: ScratchVault.password + "\n").status == 0)
         // The same database (root group and its time) under another password, as anyone can make it.
         let twin = vault.directory.appendingPathComponent("twin.kdbx").path
         let script = "import sys\nfrom pykeepass import PyKeePass\nk = PyKeePass(sys.argv[1], password=sys.argv[2])\n"
             + "k.password = 'twin-pässword'\nk.save(filename=sys.argv[3])\n"
         let made = try ProcessRunner.run(URL(fileURLWithPath: "/usr/bin/env"), ["python3", "-c", script, vault.vault, ScratchVault.password, twin])
         #expect(made.status == 0, "\(made.standardError)")
-        let refused = try tool(["keyring", "store", twin, "--password-stdin"], input: "twin-pässword\n")
+        let refused = try session.tool(["keyring", "store", twin, "--password-stdin"], input: "twin-pässword\n")
         #expect(refused.status == 2, "\(refused.standardError)")
         #expect(refused.standardError.contains("--replace"), "\(refused.standardError)")
-        #expect(try tool(["ls", vault.vault, "--password-from", "keyring"]).status == 0, "the vault's item was replaced")
-        let replaced = try tool(["keyring", "store", twin, "--password-stdin", "--replace"], input: "twin-pässword\n")
+        #expect(try session.tool(["ls", vault.vault, "--password-from", "keyring"]).status == 0, "the vault's item was replaced")
+        let replaced = try session.tool(["keyring", "store", twin, "--password-stdin", "--replace"], input: "twin-pässword\n")
         #expect(replaced.status == 0, "\(replaced.standardError)")
-        #expect(try tool(["ls", twin, "--password-from", "keyring"]).status == 0)
+        #expect(try session.tool(["ls", twin, "--password-from", "keyring"]).status == 0)
     }
 }

@@ -28,7 +28,7 @@ struct UnisonMergeTests {
 
         deinit { try? FileManager.default.removeItem(at: root) }
 
-        /// One `unison` run in batch mode with the merge line of the README.
+        /// One `unison` run in batch mode with the merge line of docs/engines/unison.md.
         @discardableResult
         func sync() throws -> ProcessRunner.Outcome {
             let merge = "Name *.kdbx -> \(try ToolRunner.binary().path) merge --base=CURRENTARCHOPT -o NEW "

@@ -176,8 +176,11 @@ struct ReconcilerTests {
         plan = Reconciler.plan(Self.snapshot(older), versions: .init(base: base, disk: older), memory: &memory,
                                now: Self.start.addingTimeInterval(20), policy: policy)
         guard case .refuse(.rollback) = plan else { Issue.record("not refused after the hold: \(plan)"); return }
+        // The watcher reads the copies only for a version that looks like a rollback.
+        #expect(Reconciler.needsRollbackEvidence(.init(base: base, disk: older), policy: policy))
+        #expect(!Reconciler.needsRollbackEvidence(.init(base: older, disk: base), policy: policy))
         plan = Reconciler.plan(Self.snapshot(older, copies: [Self.copy("AAAAAAA", inode: 1)]), versions: .init(base: base, disk: older),
-                               memory: &memory, now: Self.start.addingTimeInterval(30), policy: policy, copyHoldsNewer: { true })
+                               memory: &memory, now: Self.start.addingTimeInterval(30), policy: policy, copyHoldsNewer: true)
         #expect(Self.reconciliation(plan)?.fold.count == 1)
     }
 

@@ -16,9 +16,6 @@ public enum MergeJob {
         /// Handed over by the user or the sync engine (`--base`, git's %O, Unison's archive): used for
         /// every copy, and certainly common to both sides (an object one side dropped is deleted).
         case given(Vault)
-        /// The version an editing session read before its own edits: used for every copy, but not
-        /// certain (the version on disk may come from a device that never received an object).
-        case read(Vault)
         /// The version this device last synced: used only where both sides descend from it (a copy
         /// older than it would otherwise read as a change back); not certain either.
         case remembered(Vault)
@@ -27,7 +24,7 @@ public enum MergeJob {
         package func fitting(_ local: Vault, _ remote: Vault) -> Vault? {
             switch self {
             case .none: nil
-            case .given(let base), .read(let base): base
+            case .given(let base): base
             case .remembered(let base):
                 VaultMerger.descends(local, from: base) && VaultMerger.descends(remote, from: base) ? base : nil
             }

@@ -285,8 +285,11 @@ public final class SyncSession {
         quickUnlock.refresh(path: path, with: derivedKey)
     }
 
+    #if MYPASS_TEST_HOOKS
     /// Test hook: runs just before each replace attempt (a test makes "another writer" act there).
+    /// Debug builds only (`MYPASS_TEST_HOOKS`): a release build has no such seam.
     package var beforeReplace: (() -> Void)?
+    #endif
 
     private func saveLocked() throws -> SaveOutcome {
         replacedBytes = nil
@@ -299,7 +302,9 @@ public final class SyncSession {
             return .unchanged(fingerprint)
         }
         if keepsBackup { try writeNeighbourBackup() }
+        #if MYPASS_TEST_HOOKS
         beforeReplace?()
+        #endif
         SyncTransfers.waitWhileInProgress(for: path, limit: transferWait)
         var writeSettings = settings
         if rotatesKDFSalt { writeSettings.kdf = try settings.kdf.withFreshSalt() }
@@ -392,7 +397,12 @@ public final class SyncSession {
                                       backup: backup, wroteFile: wrote)
                 }
             case .merge:
-                let (merged, result) = try MergeJob.merge(current.disk.vault, from: path, into: vault, base: base().map { .read($0) } ?? .none)
+                // Against the version this session's work was made from (the file it read, or last
+                // merged with): the state's record may be a version another writer on this device
+                // recorded since, which the work never held. Used only where both sides descend from it.
+                let madeFrom = diskContent?.vault ?? base()
+                let (merged, result) = try MergeJob.merge(current.disk.vault, from: path, into: vault,
+                                                          base: madeFrom.map { .remembered($0) } ?? .none)
                 vault = merged
                 workingIsMerge = true
                 fingerprint = current.diskFingerprint

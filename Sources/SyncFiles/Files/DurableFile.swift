@@ -213,8 +213,11 @@ public enum DurableFile {
         }
     }
 
+    #if MYPASS_TEST_HOOKS
     /// Test hook: runs between the compare and the swap (a test makes "another writer" land there).
+    /// Debug builds only (`MYPASS_TEST_HOOKS`): a release build has no such seam.
     package nonisolated(unsafe) static var beforeSwap: (() -> Void)?
+    #endif
 
     /// Swaps the temp file in with renameat2(RENAME_EXCHANGE) and checks what came out: the version
     /// the save was based on is removed; any other version (a writer that landed between the check
@@ -222,7 +225,9 @@ public enum DurableFile {
     /// overwritten.
     private static func swapIn(temporary: String, target: String, in directory: DirectoryHandle, expected: Fingerprint) throws(SaveError) {
         guard let ours = directory.status(of: temporary) else { throw .file(FileReading.error(errno, .stat, directory.pathOf(temporary))) }
+        #if MYPASS_TEST_HOOKS
         if let hook = beforeSwap { beforeSwap = nil; hook() }
+        #endif
         guard SystemCalls.exchange(temporary, with: target, in: directory) == 0 else {
             if errno == ENOENT { throw .changedOnDisk(current: nil) }  // the vault was removed meanwhile
             throw .file(FileReading.error(errno, .rename, directory.pathOf(target)))

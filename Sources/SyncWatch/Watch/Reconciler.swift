@@ -194,11 +194,20 @@ public enum Reconciler {
         case rebuild(from: CopyFile)
     }
 
-    /// The plan for one check. `copyHoldsNewer` says whether a conflict copy beside the vault holds
-    /// the versions a rollback lacks (asked only when the disk version looks like one).
+    /// Whether the plan for `versions` needs the rollback evidence: the disk version looks like a
+    /// rollback of the same database and copies are merged. The watcher then reads the copies beside
+    /// the vault (its I/O, before planning) and passes what it found as `copyHoldsNewer`.
+    public static func needsRollbackEvidence(_ versions: Versions, policy: Policy) -> Bool {
+        guard policy.copies == .merge, let base = versions.base, let disk = versions.disk else { return false }
+        return base.vault.root.uuid == disk.vault.root.uuid && replacementProblem(base: base.vault, disk: disk.vault) != nil
+    }
+
+    /// The plan for one check (no I/O). `copyHoldsNewer`: the rollback evidence, whether a conflict
+    /// copy beside the vault holds the versions a rollback lacks (gathered only when
+    /// `needsRollbackEvidence`).
     public static func plan(
         _ snapshot: FolderSnapshot, versions: Versions, memory: inout Memory, now: Date, policy: Policy,
-        copyHoldsNewer: () -> Bool = { false }
+        copyHoldsNewer: Bool = false
     ) -> Plan {
         guard snapshot.transfers.isEmpty else { return .wait(.transfers(snapshot.transfers)) }
         let fingerprint: Fingerprint
@@ -211,7 +220,7 @@ public enum Reconciler {
         var plan = Reconciliation()
         if let disk = versions.disk {
             if let base = versions.base, let problem = replacementProblem(base: base.vault, disk: disk.vault),
-               !(policy.copies == .merge && base.vault.root.uuid == disk.vault.root.uuid && copyHoldsNewer()) {
+               !(policy.copies == .merge && base.vault.root.uuid == disk.vault.root.uuid && copyHoldsNewer) {
                 let since = memory.rollbackSeen?.sha256 == disk.sha256 ? memory.rollbackSeen!.since : now
                 memory.rollbackSeen = (disk.sha256, since)
                 if now.timeIntervalSince(since) < policy.rollbackHold {

@@ -215,7 +215,7 @@ public final class VaultWatcher {
         // A kept version that is still beside the vault as a copy is the copy's business (folded,
         // then retired here): not opened and merged a second time.
         let kept = pending.list()
-        copiesKept = kept.isEmpty ? [:] : copiesHeld(in: kept, copies: snapshot.copies)
+        copiesKept = kept.isEmpty ? [:] : copiesHeld(in: kept, copies: snapshot.copies, budget: foreignBudget(measuredAgainst: record?.bytes))
         versions.pending = kept.filter { !copiesKept.values.contains($0.sha256) }.compactMap { kept in
             // A version that no longer opens with this key (changed since) or is gone can never be merged here.
             guard let opened = pending.bytes(of: kept).flatMap({ version($0, sha256: kept.sha256) }) else {
@@ -230,16 +230,18 @@ public final class VaultWatcher {
             openedVersions[sha256] = nil
             DeferredRelease.drop(opened)
         }
-        // The rollback evidence: copies failed before are not opened, ones refused now are remembered after the plan.
-        let failedBefore = memory.failedCopies
-        var refusedAsEvidence: [(copy: CopyFile, reason: ConflictFolding.Result)] = []
-        let plan = Reconciler.plan(snapshot, versions: versions, memory: &memory, now: now, policy: reconcilerPolicy) {
-            copyHoldsNewerVersions(than: versions.disk?.vault ?? versions.base!.vault, base: versions.base!.vault,
-                                   baseBytes: record?.bytes ?? Data(), copies: snapshot.copies.filter { failedBefore[$0.path] != $0 },
-                                   refused: &refusedAsEvidence)
+        // The rollback evidence, gathered before planning: copies that failed before are not opened,
+        // ones refused now are remembered as failed.
+        var copyHoldsNewer = false
+        if Reconciler.needsRollbackEvidence(versions, policy: reconcilerPolicy), let base = versions.base, let disk = versions.disk {
+            var refused: [(copy: CopyFile, reason: ConflictFolding.Result)] = []
+            copyHoldsNewer = copyHoldsNewerVersions(than: disk.vault, base: base.vault, baseBytes: record?.bytes ?? Data(),
+                                                    copies: snapshot.copies.filter { memory.failedCopies[$0.path] != $0 }, refused: &refused)
+            for (copy, reason) in refused { memory.copyFailed(copy, reason: reason.rawValue) }
+            if !refused.isEmpty { saveFailedCopies() }
         }
-        for (copy, reason) in refusedAsEvidence { memory.copyFailed(copy, reason: reason.rawValue) }
-        if !refusedAsEvidence.isEmpty { saveFailedCopies() }
+        let plan = Reconciler.plan(snapshot, versions: versions, memory: &memory, now: now, policy: reconcilerPolicy,
+                                   copyHoldsNewer: copyHoldsNewer)
         noteVaultFile()
         switch plan {
         case .wait(.rollbackHold(let problem, _)):
@@ -361,10 +363,9 @@ public final class VaultWatcher {
         return ForeignVersionBudget(vaultSize: bytes.count, vaultKDF: header.kdf, within: limits)
     }
 
-    /// The copies (path -> SHA-256) whose bytes are among `kept` (read within the copy size limit).
-    private func copiesHeld(in kept: [PendingVersions.Version], copies: [CopyFile]) -> [String: String] {
+    /// The copies (path -> SHA-256) whose bytes are among `kept` (read within `budget`'s size).
+    private func copiesHeld(in kept: [PendingVersions.Version], copies: [CopyFile], budget: ForeignVersionBudget) -> [String: String] {
         let hashes = Set(kept.map(\.sha256))
-        let budget = foreignBudget(measuredAgainst: state.base(for: path)?.bytes)
         var held: [String: String] = [:]
         for copy in copies where copy.size <= budget.sizeLimit {
             guard let bytes = try? ForeignVersion.read(atPath: copy.path, followSymlinks: false, budget: budget).bytes else { continue }

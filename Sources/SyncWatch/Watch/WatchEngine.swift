@@ -45,7 +45,7 @@ public final class WatchEngine: @unchecked Sendable {
         /// Quiet time after the last event before a vault is read.
         public var debounce: TimeInterval = 0.3
         /// How long a conflict copy made on another device is left to that device. Measured with
-        /// real Syncthing (README): no clear gain from a grace, and a delay whenever that device runs
+        /// real Syncthing (docs/engines/syncthing.md): no clear gain from a grace, and a delay whenever that device runs
         /// no watcher, so by default copies are merged at once.
         public var copyGrace: TimeInterval = 0
         /// How long a version that looks like a rollback waits for the conflict copy holding this

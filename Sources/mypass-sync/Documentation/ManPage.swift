@@ -31,6 +31,7 @@ enum ManPage {
         }
         lines.append(".SH EXIT STATUS")
         for (code, meaning) in ExitCode.meanings { lines += [".TP", "\\fB\(code.rawValue)\\fR", text(meaning)] }
+        lines += [".TP", "\\fB\(ExitCode.signalStatus.code)\\fR", text(ExitCode.signalStatus.meaning)]
         lines += [
             ".SH FILES",
             ".TP", "\\fI$XDG_STATE_HOME/mypass\\-sync/\\fR (else \\fI~/.local/state/mypass\\-sync/\\fR)",
