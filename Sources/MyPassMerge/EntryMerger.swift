@@ -63,22 +63,28 @@ struct EntryMerger {
     }
 
     /// The side whose line already holds every version of the other — its current version and every
-    /// item of its history: its version is the merge, history included. Nil when each side has
-    /// something new (a history item the other lacks is something new: taking the other whole would
-    /// lose it).
-    var containingSide: Entry? {
-        if local.times.lastModified >= remote.times.lastModified, holdsEveryVersion(of: remote, in: local), !cleanedHistory(remote) {
+    /// item of its history its limit (`maxItems`) left room for: its version is the merge, history
+    /// included. Nil when each side has something new (a history item the other lacks is something
+    /// new: taking the other whole would lose it).
+    func containingSide(maxItems: Int) -> Entry? {
+        if local.times.lastModified >= remote.times.lastModified, holdsEveryVersion(of: remote, in: local, maxItems: maxItems),
+           !cleanedHistory(remote) {
             return local
         }
-        if remote.times.lastModified >= local.times.lastModified, holdsEveryVersion(of: local, in: remote), !cleanedHistory(local) {
+        if remote.times.lastModified >= local.times.lastModified, holdsEveryVersion(of: local, in: remote, maxItems: maxItems),
+           !cleanedHistory(local) {
             return remote
         }
         return nil
     }
 
     /// Whether `container`'s history holds `other`'s current version and every item of its history.
-    private func holdsEveryVersion(of other: Entry, in container: Entry) -> Bool {
+    /// At its history limit (`maxItems`) holding `other`'s current version is enough: its older items
+    /// were trimmed there after it, as the limit allows, and taking them in again would trim others
+    /// (the same merge made twice would not agree).
+    private func holdsEveryVersion(of other: Entry, in container: Entry, maxItems: Int) -> Bool {
         guard container.history.contains(where: { $0.isSameVersion(as: other) }) else { return false }
+        if maxItems >= 0 && container.history.count >= maxItems { return true }
         let held = Set(container.history.map(VersionKey.init))
         return other.history.allSatisfy { held.contains(VersionKey($0)) }
     }
@@ -110,6 +116,9 @@ struct EntryMerger {
         if local.hasSameContent(as: remote) && local.customData != remote.customData && local.history.map(VersionKey.init) == remote.history.map(VersionKey.init) {
             return Outcome(entry: local)
         }
+        let container = containingSide(maxItems: historyMaxItems)
+        // Nothing to decide when one side holds the other's version, unless an explanation is wanted.
+        if let container, explaining == nil { return whole(container) }
         let remoteWins = remoteIsNewer
         var merged = local
         var fromRemote: [String] = []
@@ -189,8 +198,9 @@ struct EntryMerger {
             merged.autoType.dataTransferObfuscation = remote.autoType.dataTransferObfuscation
         }
         resolve("AutoType sequence", { $0.autoType.defaultSequence }, state: shown) { merged.autoType.defaultSequence = remote.autoType.defaultSequence }
-        let windows = orderedUnion(first.autoType.keyedAssociations.map(\.key), second.autoType.keyedAssociations.map(\.key),
-                                   ancestor?.autoType.keyedAssociations.map(\.key) ?? [])
+        let windows = Self.associationOrder(local: local.autoType.keyedAssociations.map(\.key),
+                                            remote: remote.autoType.keyedAssociations.map(\.key),
+                                            ancestor: ancestor?.autoType.keyedAssociations.map(\.key) ?? [])
         var associations = Dictionary(local.autoType.keyedAssociations.map { ($0.key, $0.association) }, uniquingKeysWith: { first, _ in first })
         let remoteAssociations = Dictionary(remote.autoType.keyedAssociations.map { ($0.key, $0.association) }, uniquingKeysWith: { first, _ in first })
         for window in windows {
@@ -230,21 +240,34 @@ struct EntryMerger {
         merged.times.lastAccessed = max(local.times.lastAccessed, remote.times.lastAccessed)
         merged.times.usageCount = max(local.times.usageCount, remote.times.usageCount)
         merged.times.created = min(local.times.created, remote.times.created)
-        if let container = containingSide {
-            // One side already holds the other's version: its version is the result as it is.
-            var whole = container.withoutHistory
-            whole.times.lastAccessed = merged.times.lastAccessed
-            whole.times.usageCount = merged.times.usageCount
-            whole.times.created = merged.times.created
-            whole.times.locationChanged = merged.times.locationChanged
-            merged = whole
+        if let container {
+            var outcome = whole(container)
+            outcome.decisions = decisions
+            return outcome
         }
-
         // History: union, items removed on a side since the ancestor dropped, both current versions kept
         // unless the result is exactly them.
         var outcome = Outcome(entry: merged, fromRemote: fromRemote, conflicts: conflicts,
                               conflictsWonByRemote: conflictsWonByRemote, decisions: decisions)
         mergeHistory(into: &outcome, maxItems: historyMaxItems, maxSize: historyMaxSize, binarySize: binarySize)
+        return outcome
+    }
+
+    /// The result when one side's line already holds the other's version (`containingSide`): that
+    /// side as it is, history included (it trimmed or cleaned it since), with the access bookkeeping
+    /// of both; no property is decided again, so merging a result with an input changes nothing.
+    private func whole(_ container: Entry) -> Outcome {
+        var entry = container
+        entry.times.lastAccessed = max(local.times.lastAccessed, remote.times.lastAccessed)
+        entry.times.usageCount = max(local.times.usageCount, remote.times.usageCount)
+        entry.times.created = min(local.times.created, remote.times.created)
+        entry.times.locationChanged = local.times.locationChanged
+        entry.previousParentGroup = local.previousParentGroup
+        var outcome = Outcome(entry: entry)
+        if !container.isSameVersion(as: local) { outcome.fromRemote = VaultDiff.entryFields(local, container) }
+        let localKeys = Set(local.history.map(VersionKey.init)), finalKeys = Set(container.history.map(VersionKey.init))
+        outcome.historyAdded = finalKeys.subtracting(localKeys).count
+        outcome.historyRemoved = localKeys.subtracting(finalKeys).count
         return outcome
     }
 
@@ -257,14 +280,6 @@ struct EntryMerger {
         let localCleans = historyBaseTime.map { local.times.lastModified >= $0 } ?? false
         let remoteCleans = historyBaseTime.map { remote.times.lastModified >= $0 } ?? false
         var items: [VersionKey: Entry] = [:]
-        if let container = containingSide {
-            // That side trimmed or cleaned its history after holding the other's version: as it is.
-            let localSet = Set(local.history.map(key)), finalKeys = Set(container.history.map(key))
-            outcome.historyAdded = finalKeys.subtracting(localSet).count
-            outcome.historyRemoved = localSet.subtracting(finalKeys).count
-            outcome.entry.history = container.history
-            return
-        }
         /// Two copies of one version (same time and content) may differ in location or access
         /// bookkeeping: keep the smaller by a fixed order, so both devices keep the same copy.
         func keep(_ item: Entry, as itemKey: VersionKey) {
@@ -316,6 +331,19 @@ struct EntryMerger {
         outcome.historyAdded = finalKeys.subtracting(localSet).count
         outcome.historyRemoved = localSet.subtracting(finalKeys).count
         outcome.entry.history = history
+    }
+
+    /// The order of the merged window associations: a side's own order when the result holds exactly
+    /// its windows and not the other's; else the ancestor's order, then the windows added since by
+    /// their keys. It depends on the windows only, never on the direction or order of merges, so
+    /// that devices merging in any order write the same list.
+    static func associationOrder(local: [String], remote: [String], ancestor: [String]) -> [String] {
+        let all = orderedUnion(local, remote, ancestor)
+        let union = Set(all), localSet = Set(local), remoteSet = Set(remote)
+        if local == remote || (union == localSet && union != remoteSet) { return local }
+        if union == remoteSet && union != localSet { return remote }
+        let known = Set(ancestor)
+        return ancestor.filter(union.contains) + all.filter { !known.contains($0) }.sorted()
     }
 
     /// Three-way merge of a set (tags): what either side added, minus what either side removed.

@@ -341,9 +341,7 @@ private final class MergeRun {
             bin = existing
         } else {
             let created = keptFromUnseenDeletion.values.min()!
-            var bytes = local.rootUUID.uuid
-            bytes.0 ^= 0x52; bytes.1 ^= 0x42; bytes.15 ^= 0x01
-            bin = UUID(uuid: bytes)
+            bin = Self.mergeMadeBin(root: local.rootUUID)
             let group = groups[bin]?.group ?? Group(uuid: bin, name: "Recycle Bin", iconID: 43, times: Times(allAt: created), isExpanded: false,
                                                     enableAutoType: false, enableSearching: false)
             groups[bin] = (group, local.rootUUID)
@@ -480,12 +478,25 @@ private final class MergeRun {
         max(times.lastModified, times.locationChanged)
     }
 
-    /// Both devices created a recycle bin: keep the older one, move the other's contents into it,
+    /// The UUID of the recycle bin a merge makes in the database with root group `root` (the same on
+    /// every device, so that two merges make one bin).
+    static func mergeMadeBin(root: UUID) -> UUID {
+        var bytes = root.uuid
+        bytes.0 ^= 0x52; bytes.1 ^= 0x42; bytes.15 ^= 0x01
+        return UUID(uuid: bytes)
+    }
+
+    /// Both devices created a recycle bin: keep the older one (a client's over one a merge made), move the other's contents into it,
     /// and drop the other with a tombstone (MERGE.md rule 9).
     private func foldRecycleBins() {
         guard let localBin = local.vault.meta.recycleBinUUID, let remoteBin = remote.vault.meta.recycleBinUUID,
               localBin != remoteBin, let kept = groups[localBin], let other = groups[remoteBin] else { return }
-        let keepLocal = (kept.group.times.created, localBin.uuidString) <= (other.group.times.created, remoteBin.uuidString)
+        // A bin a merge made (for an entry a deletion never saw) gives way to one a client made: which
+        // of them exists depends on the order devices merge in, and every order must keep the same.
+        let made = Self.mergeMadeBin(root: local.rootUUID)
+        let keepLocal = localBin == made || remoteBin == made
+            ? remoteBin == made
+            : (kept.group.times.created, localBin.uuidString) <= (other.group.times.created, remoteBin.uuidString)
         let (keep, drop) = keepLocal ? (localBin, remoteBin) : (remoteBin, localBin)
         // The fold is a change of its own, one second after everything it touches, so that later
         // merges with either input see it as the newer state.

@@ -25,6 +25,8 @@ struct EditScript {
         /// Replaced by a later step of the same device (kept only in history, which a lowered
         /// history limit may trim).
         var replaced = false
+        /// The field or sequence it was set into (nil: an addition, a tag, an attachment...).
+        var slot: String?
     }
 
     var pykeepass: [[String: Any]] = []
@@ -43,11 +45,12 @@ struct EditScript {
     static func random(seed: UInt64, device: String, count: Int, using random: inout ScriptRandom, withKeePassXC: Bool) -> EditScript {
         var script = EditScript()
         var lastSet: [String: Int] = [:]  // the value set last into each entry's field or sequence
+        var inBin = Set<UUID>()  // entries this script sent to the recycle bin (and did not move out)
         /// A value that replaces the one an earlier step set into the same entry's `slot`.
         func setting(_ entry: UUID, _ slot: String, _ value: String) {
             if let earlier = lastSet["\(entry) \(slot)"] { script.values[earlier].replaced = true }
             lastSet["\(entry) \(slot)"] = script.values.count
-            script.values.append(SetValue(object: entry, value: value))
+            script.values.append(SetValue(object: entry, value: value, slot: slot))
         }
         func token(_ index: Int) -> String { "s\(seed)-\(device)-\(index)" }
         if withKeePassXC {
@@ -86,7 +89,11 @@ struct EditScript {
             case 11:
                 op = ["op": "icon", "entry": entry.uuidString, "value": Int.random(in: 1..<60, using: &random)]
             case 12:
-                op = ["op": Bool.random(using: &random) ? "moveEntry" : "trashEntry", "entry": entry.uuidString, "group": group.uuidString]
+                let trash = !Bool.random(using: &random)
+                op = ["op": trash ? "trashEntry" : "moveEntry", "entry": entry.uuidString, "group": group.uuidString]
+                // Sending an entry already in the recycle bin there again deletes it (KeePass).
+                if trash && inBin.contains(entry) { script.deleted.insert(entry) }
+                if trash { inBin.insert(entry) } else { inBin.remove(entry) }
             case 13:
                 let other = groups.filter { $0 != group }.randomElement(using: &random)!
                 op = ["op": "moveGroup", "group": group.uuidString, "to": Bool.random(using: &random) ? "root" : other.uuidString]
