@@ -158,4 +158,64 @@ struct MergeOrderTests {
             #expect(VaultDiff.diff(from: results[0], to: result).filter { $0.kind == .updated }.isEmpty)
         }
     }
+
+    @Test("at a history limit of 1 the merge keeps both versions it combined; merged again with either input it changes nothing")
+    func resultAtTheHistoryLimitIsAFixedPoint() throws {
+        let base = try SmallVault.base(historyMaxItems: 1)
+        // Each device edits twice (pykeepass keeps every history item), then the limit applies.
+        let a = try SmallVault.setting("Notes", "a2", at: 12, in: try SmallVault.setting("Notes", "a1", at: 10, in: base))
+        let b = try SmallVault.setting("URL", "b2", at: 13, in: try SmallVault.setting("URL", "b1", at: 11, in: base))
+        for ancestor in [base, nil] as [Vault?] {
+            let merged = try SmallVault.merge(ancestor, a, b).vault
+            let entry = try #require(SmallVault.current(merged))
+            #expect(entry.notes == "a2" && entry.url == "b2")
+            for input in [a, b] {
+                let again = try SmallVault.merge(ancestor, merged, input)
+                #expect(again.changes.isEmpty, "\(again.changes.map { "\($0.kind) \($0.fields)" })")
+                #expect(SmallVault.current(again.vault)?.history.count == entry.history.count)
+            }
+        }
+    }
+
+    @Test("window associations added on three devices: the same list, in the same order, whichever order they merge in")
+    func associationOrderIndependentOfMergeOrder() throws {
+        let base = try SmallVault.base()
+        func adding(_ windows: [String], at seconds: Int64) throws -> Vault {
+            try base.updatingEntry(SmallVault.entry, at: SmallVault.at(seconds)) { entry in
+                for window in windows { entry.autoType.associations.append(AutoType.Association(window: window, keystrokeSequence: "{PASSWORD}")) }
+            }
+        }
+        let a = try adding(["Zeta", "Alpha"], at: 10), b = try adding(["Mid"], at: 11), c = try adding(["Beta"], at: 12)
+        let orders = [(a, b, c), (c, a, b), (b, c, a)]
+        let lists = try orders.map { first, second, third in
+            SmallVault.current(try SmallVault.merge(base, try SmallVault.merge(base, first, second).vault, third).vault)?.autoType.associations.map(\.window)
+        }
+        #expect(Set(lists.map { $0 ?? [] }).count == 1, "\(lists)")
+        #expect(Set(lists[0] ?? []) == ["Zeta", "Alpha", "Mid", "Beta"])
+        // A merge that adds nothing keeps the device's own order.
+        #expect(SmallVault.current(try SmallVault.merge(base, a, base).vault)?.autoType.associations.map(\.window) == ["Zeta", "Alpha"])
+    }
+
+    @Test("a recycle bin a merge made for an unseen deletion gives way to the bin a device made, in every order")
+    func mergeMadeBinGivesWay() throws {
+        var base = try SmallVault.base()
+        base = try base.addingEntry(title: "Other", to: SmallVault.group, at: SmallVault.start,
+                                    uuid: UUID(uuidString: "E0000000-0000-0000-0000-000000000002")!).vault
+        let other = UUID(uuidString: "E0000000-0000-0000-0000-000000000002")!
+        // a deletes the entry for good; b edits it (a deletion that never saw the edit: recycled);
+        // c sends another entry to its own new recycle bin.
+        let a = try base.deletingEntry(SmallVault.entry, permanently: true, at: SmallVault.at(10))
+        let b = try SmallVault.setting("Notes", "edited", at: 20, in: base)
+        let c = try base.deletingEntry(other, at: SmallVault.at(30))
+        let orders = [(a, b, c), (c, a, b), (b, c, a)]
+        let results = try orders.map { first, second, third in
+            try SmallVault.merge(base, try SmallVault.merge(base, first, second).vault, third).vault
+        }
+        let bins = results.map(\.meta.recycleBinUUID)
+        #expect(Set(bins).count == 1 && bins[0] == c.meta.recycleBinUUID, "\(bins)")
+        for result in results {
+            #expect(VaultDiff.sameContent(result, results[0]))
+            #expect(result.root.entry(SmallVault.entry).map { result.isInRecycleBin(group: $0.parent) } == true)
+        }
+    }
 }
