@@ -177,6 +177,22 @@ struct MergeOrderTests {
         }
     }
 
+    @Test("a result that holds an input's version is not merged again field by field: no conflict is reported a second time", arguments: [true, false])
+    func resultHoldingTheInputReportsNothing(withBase: Bool) throws {
+        let base = try SmallVault.base()
+        // a sets the user name, then the icon in the same second; b sets the icon a second later.
+        let a = try SmallVault.setting("UserName", "from a", at: 10, in: base)
+        let aBoth = try a.updatingEntry(SmallVault.entry, at: SmallVault.at(10)) { $0.iconID = 33 }
+        let b = try base.updatingEntry(SmallVault.entry, at: SmallVault.at(11)) { $0.iconID = 17 }
+        let ancestor = withBase ? base : nil
+        let merged = try SmallVault.merge(ancestor, aBoth, b).vault
+        #expect(SmallVault.current(merged)?.iconID == 17 && SmallVault.current(merged)?.userName == "from a")
+        for input in [aBoth, b] {
+            let again = try SmallVault.merge(ancestor, merged, input)
+            #expect(again.changes.isEmpty, "\(again.changes.map { "\($0.kind) \($0.fields)" })")
+        }
+    }
+
     @Test("window associations added on three devices: the same list, in the same order, whichever order they merge in")
     func associationOrderIndependentOfMergeOrder() throws {
         let base = try SmallVault.base()
