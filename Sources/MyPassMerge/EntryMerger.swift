@@ -19,8 +19,8 @@ struct EntryMerger {
         var fromRemote: [String] = []
         /// Properties both sides changed differently.
         var conflicts: [String] = []
-        /// Which side won the conflicts.
-        var conflictWinner: String = ""
+        /// The conflicting properties whose value came from the remote side (changed there later).
+        var conflictsWonByRemote: [String] = []
         var historyAdded = 0
         var historyRemoved = 0
         /// Every property the sides differed on, or both changed (when explaining).
@@ -54,17 +54,71 @@ struct EntryMerger {
     private typealias Pick = ThreeWay<Entry>.Pick
 
     private var threeWay: ThreeWay<Entry> {
-        ThreeWay(ancestor: ancestor, local: local, remote: remote, localActive: localActive, remoteActive: remoteActive)
+        ThreeWay(ancestor: ancestor, local: local, remote: remote, localActive: localActive, remoteActive: remoteActive,
+                 conflictRule: .conflictFieldChangedLater)
     }
 
     private func pick<T: Equatable>(_ value: (Entry) -> T) -> Pick {
         threeWay.pick(value)
     }
 
+    /// The side whose line already holds every version of the other — its current version and every
+    /// item of its history its limit (`maxItems`) left room for: its version is the merge, history
+    /// included. Nil when each side has something new (a history item the other lacks is something
+    /// new: taking the other whole would lose it).
+    func containingSide(maxItems: Int) -> Entry? {
+        if local.times.lastModified >= remote.times.lastModified, holdsEveryVersion(of: remote, in: local, maxItems: maxItems),
+           !cleanedHistory(remote) {
+            return local
+        }
+        if remote.times.lastModified >= local.times.lastModified, holdsEveryVersion(of: local, in: remote, maxItems: maxItems),
+           !cleanedHistory(local) {
+            return remote
+        }
+        return nil
+    }
+
+    /// Whether `container`'s history holds `other`'s current version and every item of its history.
+    /// At its history limit (`maxItems`) holding `other`'s current version is enough: its older items
+    /// were trimmed there after it, as the limit allows, and taking them in again would trim others
+    /// (the same merge made twice would not agree).
+    private func holdsEveryVersion(of other: Entry, in container: Entry, maxItems: Int) -> Bool {
+        guard container.history.contains(where: { $0.isSameVersion(as: other) }) else { return false }
+        if maxItems >= 0 && container.history.count >= maxItems { return true }
+        let held = Set(container.history.map(VersionKey.init))
+        return other.history.allSatisfy { held.contains(VersionKey($0)) }
+    }
+
+    /// Whether `side` removed history items the base's version has (a user cleaned history there).
+    private func cleanedHistory(_ side: Entry) -> Bool {
+        guard let historyAncestor, !historyAncestor.history.isEmpty else { return false }
+        let kept = Set(side.history.map(VersionKey.init))
+        return historyAncestor.history.contains { !kept.contains(VersionKey($0)) }
+    }
+
+    /// Whether the remote side changed a property later than the local side (MERGE.md rule 5), with
+    /// both change times. The same second: the larger value by `order` (its bytes), which depends
+    /// neither on the direction of the merge nor on what else the versions hold, so that devices
+    /// merging in any order pick the same value.
+    private func remoteChangedLater<T: Equatable>(_ value: (Entry) -> T, order: (T) -> String) -> (Bool, local: Timestamp, remote: Timestamp) {
+        let since = ancestor?.times.lastModified
+        let localTime = FieldChangeTime.of(local, value, after: since), remoteTime = FieldChangeTime.of(remote, value, after: since)
+        guard localTime == remoteTime else { return (remoteTime > localTime, localTime, remoteTime) }
+        let localOrder = order(value(local)).utf8, remoteOrder = order(value(remote)).utf8
+        return (localOrder.lexicographicallyPrecedes(remoteOrder), localTime, remoteTime)
+    }
+
     func merge(historyMaxItems: Int, historyMaxSize: Int64, binarySize: (BinaryID) -> Int) -> Outcome {
         if local.withoutHistory == remote.withoutHistory && local.history == remote.history && local.times == remote.times {
             return Outcome(entry: local)
         }
+        // KeePassXC's bookkeeping item alone (with the time it bumps) changes nothing (MERGE.md rule 4).
+        if local.hasSameContent(as: remote) && local.customData != remote.customData && local.history.map(VersionKey.init) == remote.history.map(VersionKey.init) {
+            return Outcome(entry: local)
+        }
+        let container = containingSide(maxItems: historyMaxItems)
+        // Nothing to decide when one side holds the other's version, unless an explanation is wanted.
+        if let container, explaining == nil { return whole(container) }
         let remoteWins = remoteIsNewer
         var merged = local
         var fromRemote: [String] = []
@@ -72,12 +126,19 @@ struct EntryMerger {
 
         var decisions: [PropertyDecision] = []
 
+        var conflictsWonByRemote: [String] = []
         /// Resolves one property: `apply` copies the remote value into `merged`; `state` shows a value
         /// in the explanation.
-        func resolve<T: Equatable>(_ name: String, _ value: (Entry) -> T, state: (T) -> FieldState, _ apply: () -> Void) {
+        func resolve<T: Equatable>(_ name: String, _ value: (Entry) -> T, state: (T) -> FieldState,
+                                   order: (T) -> String = orderOfValue, _ apply: () -> Void) {
             let choice = pick(value)
-            if explaining != nil, let decided = threeWay.decision(name, value, state: state,
-                                                                 takesRemote: choice == .remote || (choice == .conflict && remoteWins)) {
+            let later = choice == .conflict ? remoteChangedLater(value, order: order) : nil
+            if explaining != nil, var decided = threeWay.decision(name, value, state: state,
+                                                                 takesRemote: choice == .remote || later?.0 == true) {
+                if let later {
+                    decided.localTime = later.local
+                    decided.remoteTime = later.remote
+                }
                 decisions.append(decided)
             }
             switch choice {
@@ -87,9 +148,10 @@ struct EntryMerger {
                 fromRemote.append(name)
             case .conflict:
                 conflicts.append(name)
-                if remoteWins {
+                if later?.0 == true {
                     apply()
                     fromRemote.append(name)
+                    conflictsWonByRemote.append(name)
                 }
             }
         }
@@ -101,7 +163,8 @@ struct EntryMerger {
         let (first, second) = remoteWins ? (remote, local) : (local, remote)
         let keys = orderedUnion(first.fields.map(\.key), second.fields.map(\.key), ancestor?.fields.map(\.key) ?? [])
         for key in keys {
-            resolve(key, { $0.effectiveField(key) }, state: { secret?.state($0) ?? .absent }) { merged.setField(key, remote.field(key)) }
+            resolve(key, { $0.effectiveField(key) }, state: { secret?.state($0) ?? .absent },
+                    order: { value in value.map { ($0.isProtected ? "p:" : "t:") + $0.text } ?? "" }) { merged.setField(key, remote.field(key)) }
         }
         merged.fields = keys.compactMap { key in merged.fields.first { $0.key == key } }
         // Tags as a set: additions and removals from both sides.
@@ -130,20 +193,42 @@ struct EntryMerger {
         resolve("BackgroundColor", { $0.backgroundColor }, state: shown) { merged.backgroundColor = remote.backgroundColor }
         resolve("OverrideURL", { $0.overrideURL }, state: shown) { merged.overrideURL = remote.overrideURL }
         resolve("QualityCheck", { $0.qualityCheck }, state: shown) { merged.qualityCheck = remote.qualityCheck }
-        resolve("AutoType", { $0.autoType }, state: shown) { merged.autoType = remote.autoType }
+        resolve("AutoType enabled", { $0.autoType.isEnabled }, state: shown) { merged.autoType.isEnabled = remote.autoType.isEnabled }
+        resolve("AutoType obfuscation", { $0.autoType.dataTransferObfuscation }, state: shown) {
+            merged.autoType.dataTransferObfuscation = remote.autoType.dataTransferObfuscation
+        }
+        resolve("AutoType sequence", { $0.autoType.defaultSequence }, state: shown) { merged.autoType.defaultSequence = remote.autoType.defaultSequence }
+        let windows = Self.associationOrder(local: local.autoType.keyedAssociations.map(\.key),
+                                            remote: remote.autoType.keyedAssociations.map(\.key),
+                                            ancestor: ancestor?.autoType.keyedAssociations.map(\.key) ?? [])
+        var associations = Dictionary(local.autoType.keyedAssociations.map { ($0.key, $0.association) }, uniquingKeysWith: { first, _ in first })
+        let remoteAssociations = Dictionary(remote.autoType.keyedAssociations.map { ($0.key, $0.association) }, uniquingKeysWith: { first, _ in first })
+        for window in windows {
+            resolve("AutoType window '\(window)'", { $0.autoType.sequence(forWindowKey: window) }, state: shown) {
+                associations[window] = remoteAssociations[window]
+            }
+        }
+        merged.autoType.associations = windows.compactMap { associations[$0] }
+        resolve("AutoType unknown data", { $0.autoType.preserved }, state: { .value("\($0.count) element(s)") }) {
+            merged.autoType.preserved = remote.autoType.preserved
+        }
         resolve("Expiry", { Expiry(expires: $0.times.expires, at: $0.times.expiryTime) },
                 state: { .value($0.expires ? "expires \($0.at)" : "never expires") }) {
             merged.times.expires = remote.times.expires
             merged.times.expiryTime = remote.times.expiryTime
         }
         let dataKeys = orderedUnion(first.customData.map(\.key), second.customData.map(\.key), ancestor?.customData.map(\.key) ?? [])
-        for key in dataKeys {
+        for key in dataKeys where key != CustomDataItem.bookkeepingKey {
             let value: (Entry) -> CustomDataItem? = { entry in entry.customData.first { $0.key == key } }
             resolve("CustomData '\(key)'", value, state: { shown($0?.value) }) {
                 merged.customData.removeAll { $0.key == key }
                 if let item = value(remote) { merged.customData.append(item) }
             }
         }
+        // The bookkeeping item follows the version whose content the merge is, else the newer one.
+        let keeper = merged.hasSameContent(as: local) ? local : merged.hasSameContent(as: remote) ? remote : (remoteWins ? remote : local)
+        merged.customData.removeAll { $0.isBookkeeping }
+        merged.customData += keeper.customData.filter(\.isBookkeeping)
         merged.customData = dataKeys.compactMap { key in merged.customData.first { $0.key == key } }
         resolve("Unknown data", { $0.preserved }, state: { .value("\($0.count) element(s)") }) { merged.preserved = remote.preserved }
 
@@ -155,12 +240,34 @@ struct EntryMerger {
         merged.times.lastAccessed = max(local.times.lastAccessed, remote.times.lastAccessed)
         merged.times.usageCount = max(local.times.usageCount, remote.times.usageCount)
         merged.times.created = min(local.times.created, remote.times.created)
-
+        if let container {
+            var outcome = whole(container)
+            outcome.decisions = decisions
+            return outcome
+        }
         // History: union, items removed on a side since the ancestor dropped, both current versions kept
         // unless the result is exactly them.
         var outcome = Outcome(entry: merged, fromRemote: fromRemote, conflicts: conflicts,
-                              conflictWinner: remoteWins ? "remote" : "local", decisions: decisions)
+                              conflictsWonByRemote: conflictsWonByRemote, decisions: decisions)
         mergeHistory(into: &outcome, maxItems: historyMaxItems, maxSize: historyMaxSize, binarySize: binarySize)
+        return outcome
+    }
+
+    /// The result when one side's line already holds the other's version (`containingSide`): that
+    /// side as it is, history included (it trimmed or cleaned it since), with the access bookkeeping
+    /// of both; no property is decided again, so merging a result with an input changes nothing.
+    private func whole(_ container: Entry) -> Outcome {
+        var entry = container
+        entry.times.lastAccessed = max(local.times.lastAccessed, remote.times.lastAccessed)
+        entry.times.usageCount = max(local.times.usageCount, remote.times.usageCount)
+        entry.times.created = min(local.times.created, remote.times.created)
+        entry.times.locationChanged = local.times.locationChanged
+        entry.previousParentGroup = local.previousParentGroup
+        var outcome = Outcome(entry: entry)
+        if !container.isSameVersion(as: local) { outcome.fromRemote = VaultDiff.entryFields(local, container) }
+        let localKeys = Set(local.history.map(VersionKey.init)), finalKeys = Set(container.history.map(VersionKey.init))
+        outcome.historyAdded = finalKeys.subtracting(localKeys).count
+        outcome.historyRemoved = localKeys.subtracting(finalKeys).count
         return outcome
     }
 
@@ -188,11 +295,18 @@ struct EntryMerger {
             keep(item, as: itemKey)
         }
         let mergedKey = key(outcome.entry.withoutHistory)
+        // The versions this merge combined are never trimmed by it (MERGE.md rule 10): one that lost a
+        // conflict keeps its value, and each is how the next merge with that side knows it as an
+        // ancestor (trimmed, the same merge made again would find a conflict and add history).
+        var losers = Set<VersionKey>()
         for version in [local, remote] {
             let versionKey = key(version)
-            if versionKey != mergedKey { keep(version.withoutHistory, as: versionKey) }
+            guard versionKey != mergedKey else { continue }
+            keep(version.withoutHistory, as: versionKey)
+            losers.insert(versionKey)
         }
         items[mergedKey] = nil
+        losers.remove(mergedKey)
         // Oldest first; versions of the same second in the order the sides' histories have them (they
         // were made in that order), else by digest.
         let localOrder = Dictionary(local.history.enumerated().map { (key($0.element), $0.offset) }, uniquingKeysWith: { first, _ in first })
@@ -204,14 +318,32 @@ struct EntryMerger {
             return lhs.key.version.contentDigest.lexicographicallyPrecedes(rhs.key.version.contentDigest)
         }.map(\.value)
         var trimmed = outcome.entry
-        trimmed.history = history
-        trimmed.trimHistory(maxItems: maxItems, maxSize: maxSize, binarySize: binarySize)
-        history = trimmed.history
+        trimmed.history = history.filter { !losers.contains(key($0)) }
+        // A merge does not trim the history below what either side already keeps (trimming is the
+        // editing client's); the combined versions count toward that, the older items make room.
+        let limit = maxItems < 0 ? maxItems : max(max(maxItems, local.history.count, remote.history.count) - losers.count, 0)
+        trimmed.trimHistory(maxItems: limit,
+                            maxSize: maxSize, binarySize: binarySize)
+        let kept = Set(trimmed.history.map(key)).union(losers)
+        history = history.filter { kept.contains(key($0)) }
         let localSet = Set(local.history.map(key))
         let finalKeys = Set(history.map(key))
         outcome.historyAdded = finalKeys.subtracting(localSet).count
         outcome.historyRemoved = localSet.subtracting(finalKeys).count
         outcome.entry.history = history
+    }
+
+    /// The order of the merged window associations: a side's own order when the result holds exactly
+    /// its windows and not the other's; else the ancestor's order, then the windows added since by
+    /// their keys. It depends on the windows only, never on the direction or order of merges, so
+    /// that devices merging in any order write the same list.
+    static func associationOrder(local: [String], remote: [String], ancestor: [String]) -> [String] {
+        let all = orderedUnion(local, remote, ancestor)
+        let union = Set(all), localSet = Set(local), remoteSet = Set(remote)
+        if local == remote || (union == localSet && union != remoteSet) { return local }
+        if union == remoteSet && union != localSet { return remote }
+        let known = Set(ancestor)
+        return ancestor.filter(union.contains) + all.filter { !known.contains($0) }.sorted()
     }
 
     /// Three-way merge of a set (tags): what either side added, minus what either side removed.
@@ -225,6 +357,22 @@ struct EntryMerger {
         let result = base.subtracting(removed).union(added)
         return orderedUnion(first, second, ancestor).filter { result.contains($0) }
     }
+}
+
+/// How a value ranks when both sides changed it in the same second: by its text; no value ranks
+/// lowest (a value set wins over one removed in the same second).
+func orderOfValue<T>(_ value: T) -> String {
+    if let optional = value as? any AbsentValue, optional.isAbsent { return "" }
+    return String(describing: value)
+}
+
+/// An optional value, asked whether it holds nothing.
+protocol AbsentValue {
+    var isAbsent: Bool { get }
+}
+
+extension Optional: AbsentValue {
+    var isAbsent: Bool { self == nil }
 }
 
 /// A fixed order on copies of the same version: earlier location change, then fewer accesses.

@@ -13,6 +13,9 @@ struct EntryPairer: Sendable {
     }
 
     let base: VaultIndex?
+    /// The base is certainly common to both sides (`--base`, git's %O): its version is every entry's
+    /// ancestor, also when a side's history no longer holds it (trimmed by a small history limit).
+    var baseIsCertain = false
     let local: VaultIndex
     let remote: VaultIndex
     let explaining: SecretFingerprint?
@@ -27,7 +30,7 @@ struct EntryPairer: Sendable {
     func pairing(_ mine: Entry, _ theirs: Entry) -> Pairing {
         if mine == theirs { return .same }
         let baseVersion = base?.entries[mine.uuid].flatMap { (known: VaultIndex.EntryRecord) -> Entry? in
-            Self.isOnLine(known.entry, of: mine) && Self.isOnLine(known.entry, of: theirs) ? known.entry : nil
+            baseIsCertain || Self.isOnLine(known.entry, of: mine) && Self.isOnLine(known.entry, of: theirs) ? known.entry : nil
         }
         let ancestor = [baseVersion, Self.inferredAncestor(mine, theirs)].compactMap { $0 }.max { EntryMerger.isSuperseded($0, by: $1) }
         var merger = EntryMerger(ancestor: ancestor, historyAncestor: baseVersion, local: mine, remote: theirs)

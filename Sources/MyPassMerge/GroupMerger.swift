@@ -13,6 +13,10 @@ struct GroupMerger {
     /// The merged group (without children), the names of the properties taken from the remote and of
     /// those both sides changed, and how each differing property was decided.
     func merge() -> (group: Group, fromRemote: [String], conflicts: [String], decisions: [PropertyDecision]) {
+        // KeePassXC's bookkeeping item alone (with the time it bumps) changes nothing (MERGE.md rule 4).
+        if changedProperties(local, remote) == 0 && local.customData != remote.customData {
+            return (local, [], [], [])
+        }
         let threeWay = ThreeWay(
             ancestor: ancestor, local: local, remote: remote,
             localActive: ancestorIsInferred || ancestor.map { local.times.lastModified >= $0.times.lastModified } ?? true,
@@ -50,7 +54,26 @@ struct GroupMerger {
         resolve("EnableAutoType", { $0.enableAutoType }) { $0.enableAutoType = remote.enableAutoType }
         resolve("EnableSearching", { $0.enableSearching }) { $0.enableSearching = remote.enableSearching }
         resolve("Tags", { $0.tags.sorted() }) { $0.tags = remote.tags }
-        resolve("CustomData", { $0.customData }) { $0.customData = remote.customData }
+        // Custom data per key: groups keep no history, so an item is never lost to another's edit.
+        let keys = orderedUnion(local.customData.map(\.key), remote.customData.map(\.key), ancestor?.customData.map(\.key) ?? [])
+        var items = Dictionary(local.customData.map { ($0.key, $0) }, uniquingKeysWith: { first, _ in first })
+        for key in keys where key != CustomDataItem.bookkeepingKey {
+            let value: (Group) -> String? = { group in group.customData.first { $0.key == key }?.value }
+            // An inferred ancestor is one side's own version: it cannot tell that the other side removed a key.
+            let knownToAncestor = !ancestorIsInferred && ancestor?.customData.contains { $0.key == key } == true
+            if !knownToAncestor && (value(local) == nil) != (value(remote) == nil) {
+                // Added on one side (the other never had it): kept whatever the times say.
+                if value(local) == nil {
+                    items[key] = remote.customData.first { $0.key == key }
+                    fromRemote.append("CustomData '\(key)'")
+                }
+                continue
+            }
+            resolve("CustomData '\(key)'", value) { _ in items[key] = remote.customData.first { $0.key == key } }
+        }
+        let bookkeeping = (fromRemote.isEmpty ? local : remoteWins ? remote : local).customData.first(where: \.isBookkeeping)
+        items[CustomDataItem.bookkeepingKey] = bookkeeping
+        merged.customData = keys.compactMap { items[$0] }
         resolve("Expiry", { [$0.times.expires ? 1 : 0, $0.times.expiryTime.secondsSinceYearOne] }) {
             $0.times.expires = remote.times.expires
             $0.times.expiryTime = remote.times.expiryTime
@@ -81,7 +104,9 @@ struct GroupMerger {
         if a.enableAutoType != b.enableAutoType { count += 1 }
         if a.enableSearching != b.enableSearching { count += 1 }
         if Set(a.tags) != Set(b.tags) { count += 1 }
-        if a.customData != b.customData { count += 1 }
+        let aData = Dictionary(a.customData.content.map { ($0.key, $0.value) }, uniquingKeysWith: { first, _ in first })
+        let bData = Dictionary(b.customData.content.map { ($0.key, $0.value) }, uniquingKeysWith: { first, _ in first })
+        count += Set(aData.keys).union(bData.keys).filter { aData[$0] != bData[$0] }.count
         if a.times.expires != b.times.expires || a.times.expiryTime != b.times.expiryTime { count += 1 }
         if a.preserved != b.preserved { count += 1 }
         return count

@@ -15,10 +15,13 @@ struct MetaMerger {
         var changed: [String] = []
         var decisions: [PropertyDecision] = []
 
-        /// Field `name` whose edits are timed by `time` (nil when the file lacks that time).
-        func resolve<T: Equatable>(_ name: String, _ value: (Meta) -> T, time: (Meta) -> Timestamp?, _ apply: (inout Meta) -> Void) {
+        /// Field `name` whose edits are timed by `time` (nil when the file lacks that time); `order` ranks
+        /// the two sides' values when the times are equal (else the values themselves).
+        func resolve<T: Equatable>(_ name: String, _ value: (Meta) -> T, time: (Meta) -> Timestamp?,
+                                   order: ((Meta) -> String)? = nil, _ apply: (inout Meta) -> Void) {
             let l = value(local), r = value(remote)
             guard l != r else { return }
+            let ranks = order.map { ($0(local) + String(describing: l), $0(remote) + String(describing: r)) }
             let lTime = time(local), rTime = time(remote)
             let takeRemote: Bool
             let rule: FieldDecision.Rule
@@ -26,14 +29,14 @@ struct MetaMerger {
                 let b = value(ancestor)
                 let localChanged = l != b, remoteChanged = r != b
                 if localChanged && remoteChanged {
-                    takeRemote = (rTime ?? .init(secondsSinceYearOne: 0)) > (lTime ?? .init(secondsSinceYearOne: 0))
+                    takeRemote = ranks.map { Self.remoteWins($0.0, lTime, $0.1, rTime) } ?? Self.remoteWins(l, lTime, r, rTime)
                     rule = .conflictNewerWins
                 } else {
                     takeRemote = remoteChanged
                     rule = remoteChanged ? .onlyRemoteChanged : .onlyLocalChanged
                 }
             } else {
-                takeRemote = (rTime ?? .init(secondsSinceYearOne: 0)) > (lTime ?? .init(secondsSinceYearOne: 0))
+                takeRemote = ranks.map { Self.remoteWins($0.0, lTime, $0.1, rTime) } ?? Self.remoteWins(l, lTime, r, rTime)
                 rule = .noAncestorNewerWins
             }
             let shown: (T) -> FieldState = { .value(String(describing: $0)) }
@@ -57,8 +60,9 @@ struct MetaMerger {
             $0.defaultUserName = remote.defaultUserName
             $0.defaultUserNameChanged = remote.defaultUserNameChanged
         }
+        // The same time on both sides (pykeepass creates a bin without RecycleBinChanged): a bin over none.
         resolve("RecycleBin", { "\($0.recycleBinEnabled ? "enabled" : "disabled"), group \($0.recycleBinUUID?.canonicalString ?? "none")" },
-                time: { $0.recycleBinChanged }) {
+                time: { $0.recycleBinChanged }, order: { "\($0.recycleBinUUID == nil ? 0 : 1)\($0.recycleBinEnabled ? 1 : 0)" }) {
             $0.recycleBinEnabled = remote.recycleBinEnabled
             $0.recycleBinUUID = remote.recycleBinUUID
             $0.recycleBinChanged = remote.recycleBinChanged
@@ -85,7 +89,12 @@ struct MetaMerger {
                 guard mine != item else { continue }
                 let base = ancestor?.customData.first { $0.key == item.key }
                 let remoteEdited = base != item, localEdited = base != mine
-                let remoteNewer = (item.lastModified ?? .init(secondsSinceYearOne: 0)) > (mine.lastModified ?? .init(secondsSinceYearOne: 0))
+                let remoteNewer = Self.remoteWins(mine.value, mine.lastModified, item.value, item.lastModified)
+                if item.isBookkeeping {
+                    // KeePassXC's bookkeeping item: the same on every device, never a change (MERGE.md rule 4).
+                    if remoteNewer { items[index] = item }
+                    continue
+                }
                 if (remoteEdited && !localEdited) || (remoteEdited && localEdited && remoteNewer) {
                     items[index] = item
                     changed.append("CustomData '\(item.key)'")
@@ -113,7 +122,8 @@ struct MetaMerger {
         for icon in remote.customIcons {
             if let index = icons.firstIndex(where: { $0.uuid == icon.uuid }) {
                 if icons[index] != icon,
-                   (icon.lastModified ?? .init(secondsSinceYearOne: 0)) > (icons[index].lastModified ?? .init(secondsSinceYearOne: 0)) {
+                   Self.remoteWins(icons[index].data.base64EncodedString() + (icons[index].name ?? ""), icons[index].lastModified,
+                                   icon.data.base64EncodedString() + (icon.name ?? ""), icon.lastModified) {
                     icons[index] = icon
                     changed.append("CustomIcon \(icon.uuid.canonicalString)")
                 }
@@ -134,5 +144,14 @@ struct MetaMerger {
             changed.append("Unknown data")
         }
         return (merged, changed, decisions)
+    }
+
+    /// Whether the remote value of a setting both sides changed wins: the later change time; the same
+    /// time (or none): the larger value by its bytes, the same from both directions.
+    static func remoteWins<T>(_ local: T, _ localTime: Timestamp?, _ remote: T, _ remoteTime: Timestamp?) -> Bool {
+        let never = Timestamp(secondsSinceYearOne: 0)
+        let l = localTime ?? never, r = remoteTime ?? never
+        guard l == r else { return r > l }
+        return String(describing: local).utf8.lexicographicallyPrecedes(String(describing: remote).utf8)
     }
 }

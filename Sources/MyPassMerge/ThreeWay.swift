@@ -10,6 +10,8 @@ struct ThreeWay<Object> {
     /// Whether each side may count as having edited (its version is not older than the ancestor).
     let localActive: Bool
     let remoteActive: Bool
+    /// The rule named when both sides changed a property (entries: by each field's change time).
+    var conflictRule: FieldDecision.Rule = .conflictNewerWins
 
     /// Which side a property's value comes from: a value edited on one side only comes from that side;
     /// edited on both (differently) is a conflict; edited on neither keeps the ancestor's value.
@@ -34,7 +36,7 @@ struct ThreeWay<Object> {
         let b = value(ancestor)
         if l == r { return l == b ? nil : .bothSameValue }
         switch (localActive && l != b, remoteActive && r != b) {
-        case (true, true): return .conflictNewerWins
+        case (true, true): return conflictRule
         case (false, true): return .onlyRemoteChanged
         case (true, false): return .onlyLocalChanged
         case (false, false): return .staleVersionIgnored
@@ -57,5 +59,8 @@ struct PropertyDecision {
     let local: FieldState
     let remote: FieldState
     let result: FieldDecision.Side
-    let rule: FieldDecision.Rule
+    var rule: FieldDecision.Rule
+    /// When each side changed the property, where that decided (an entry field both changed).
+    var localTime: Timestamp? = nil
+    var remoteTime: Timestamp? = nil
 }

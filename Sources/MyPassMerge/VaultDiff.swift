@@ -103,7 +103,10 @@ public enum VaultDiff {
         if a.foregroundColor != b.foregroundColor || a.backgroundColor != b.backgroundColor { names.append("Colors") }
         if a.times.expires != b.times.expires || a.times.expiryTime != b.times.expiryTime { names.append("Expiry") }
         if a.autoType != b.autoType { names.append("AutoType") }
-        if a.customData != b.customData { names.append("CustomData") }
+        // Per key, as the merge takes it: the order of the items is no content.
+        if a.customData != b.customData, Set(a.customData.map { [$0.key, $0.value] }) != Set(b.customData.map { [$0.key, $0.value] }) {
+            names.append("CustomData")
+        }
         return names
     }
 
@@ -130,6 +133,9 @@ public enum VaultDiff {
         if a.iconID != b.iconID || a.customIconUUID != b.customIconUUID { names.append("Icon") }
         if Set(a.tags) != Set(b.tags) { names.append("Tags") }
         if a.enableAutoType != b.enableAutoType || a.enableSearching != b.enableSearching { names.append("Settings") }
+        if Set(a.customData.content.map { [$0.key, $0.value] }) != Set(b.customData.content.map { [$0.key, $0.value] }) {
+            names.append("CustomData")
+        }
         return names
     }
 }

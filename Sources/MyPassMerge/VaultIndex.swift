@@ -49,6 +49,15 @@ struct VaultIndex {
 
     var rootUUID: UUID { vault.root.uuid }
 
+    /// The newest modification, move or deletion this vault records.
+    var newestChange: Timestamp {
+        var newest = vault.root.times.lastModified
+        for record in entries.values { newest = max(newest, record.entry.times.lastModified, record.entry.times.locationChanged) }
+        for record in groups.values { newest = max(newest, record.group.times.lastModified, record.group.times.locationChanged) }
+        for time in tombstones.values { newest = max(newest, time) }
+        return newest
+    }
+
     /// The group path of group `uuid` (`/A/B`; `/` for the root).
     func path(ofGroup uuid: UUID) -> String {
         var names: [String] = []

@@ -9,12 +9,17 @@ public enum VaultMerger {
     /// tables (indexes of every entry of three vaults) are handed to `release` at the end: the caller
     /// decides where they are freed (on a background thread, or never in a process about to exit).
     /// With `explaining`, the result's `decisions` say how each differing property was decided
-    /// (protected values shown by that fingerprint only).
+    /// (protected values shown by that fingerprint only). `baseIsCertain`: the base was handed over by
+    /// the user or the sync engine (`--base`, git's %O, Unison's archive), so an object in it that one
+    /// side dropped without a tombstone and the other did not change is deleted (MERGE.md rule 6); a
+    /// remembered base is not certain (a device may never have received the object).
     public static func merge(
-        base: Vault?, local: Vault, remote: Vault, explaining: SecretFingerprint? = nil, release: (AnyObject) -> Void = { _ in }
+        base: Vault?, baseIsCertain: Bool = false, local: Vault, remote: Vault, explaining: SecretFingerprint? = nil,
+        release: (AnyObject) -> Void = { _ in }
     ) throws(MergeError) -> MergeResult {
         guard local.root.uuid == remote.root.uuid else { throw .differentDatabases }
-        let run = MergeRun(base: base.map(VaultIndex.init), local: VaultIndex(local), remote: VaultIndex(remote), explaining: explaining)
+        let run = MergeRun(base: base.map(VaultIndex.init), baseIsCertain: baseIsCertain && base != nil, local: VaultIndex(local),
+                           remote: VaultIndex(remote), explaining: explaining)
         let result = run.execute()
         release(run)
         return result
@@ -24,8 +29,12 @@ public enum VaultMerger {
 /// The state of one merge (a class: its tables are large and updated in place).
 private final class MergeRun {
     let base: VaultIndex?
+    let baseIsCertain: Bool
     let local: VaultIndex
     let remote: VaultIndex
+    /// Entries kept against a deletion that never saw their edit, with that deletion's time: they go
+    /// to the recycle bin (MERGE.md rule 7).
+    private var keptFromUnseenDeletion: [UUID: Timestamp] = [:]
 
     /// Surviving groups (without children) and their parents.
     private var groups: [UUID: (group: Group, parent: UUID?)] = [:]
@@ -38,8 +47,9 @@ private final class MergeRun {
     private let explaining: SecretFingerprint?
     private var decisions: [FieldDecision] = []
 
-    init(base: VaultIndex?, local: VaultIndex, remote: VaultIndex, explaining: SecretFingerprint?) {
+    init(base: VaultIndex?, baseIsCertain: Bool, local: VaultIndex, remote: VaultIndex, explaining: SecretFingerprint?) {
         self.base = base
+        self.baseIsCertain = baseIsCertain
         self.local = local
         self.remote = remote
         self.meta = local.vault.meta
@@ -59,6 +69,7 @@ private final class MergeRun {
         mergeGroups()
         mergeEntries()
         foldRecycleBins()
+        recycleEntriesKeptFromDeletion()
         restoreParentsOfSurvivors()
         removeCycles()
         for id in groups.keys.sorted(by: UUID.precedes) where id != local.rootUUID {
@@ -124,12 +135,22 @@ private final class MergeRun {
                     changes.append(Change(.updated, .group, uuid: id, path: path, title: group.name, fields: updated))
                 }
             case let (mine?, nil):
+                if remote.groups[id] == nil, let deletedAt = droppedFromCertainBase(group: mine, droppedByRemote: true) {
+                    tombstones[id] = max(tombstones[id] ?? deletedAt, deletedAt)
+                    explainCertainDrop(.group, id, at: local.path(ofGroup: id), droppedBy: .remote)
+                    continue  // Decided with its contents in restoreParentsOfSurvivors: deleted unless something lives in it.
+                }
                 explainPresence(.group, id, times: mine.group.times, at: local.path(ofGroup: id), on: .local, otherDeletedAt: remote.tombstones[id])
                 if let deletedAt = remote.tombstones[id], deletedAt > lastChange(of: mine.group.times) {
                     continue  // Decided with its contents in restoreParentsOfSurvivors: deleted unless something lives in it.
                 }
                 groups[id] = (mine.group, mine.parent)
             case let (nil, theirs?):
+                if let deletedAt = droppedFromCertainBase(group: theirs, droppedByRemote: false) {
+                    tombstones[id] = max(tombstones[id] ?? deletedAt, deletedAt)
+                    explainCertainDrop(.group, id, at: remote.path(ofGroup: id), droppedBy: .local)
+                    continue
+                }
                 explainPresence(.group, id, times: theirs.group.times, at: remote.path(ofGroup: id), on: .remote, otherDeletedAt: local.tombstones[id])
                 if let deletedAt = local.tombstones[id], deletedAt > lastChange(of: theirs.group.times) { continue }
                 groups[id] = (theirs.group, theirs.parent)
@@ -185,7 +206,7 @@ private final class MergeRun {
         let ids = Set(local.entries.keys).union(remote.entries.keys).sorted(by: UUID.precedes)
         // Comparing and merging the entries both sides hold reads only the three indexes: done on all
         // cores first (most of a merge's time), then applied in order.
-        let pairer = EntryPairer(base: base, local: local, remote: remote, explaining: explaining,
+        let pairer = EntryPairer(base: base, baseIsCertain: baseIsCertain, local: local, remote: remote, explaining: explaining,
                                  historyMaxItems: maxItems, historyMaxSize: maxSize, localPool: localPool, remotePool: remotePool)
         let pairings = ids.parallelMap(chunkSize: 256) { id -> EntryPairer.Pairing? in
             guard let mine = pairer.local.entries[id], let theirs = pairer.remote.entries[id] else { return nil }
@@ -210,28 +231,54 @@ private final class MergeRun {
                 logEntry(outcome, entry: entry, movedFrom: parent.fromRemote && parent.uuid != mine.parent ? mine.parent : nil)
                 explain(outcome, mine: mine, theirs: theirs, ancestor: source, parent: parent.uuid ?? mine.parent)
                 if mine.entry.times.lastModified == theirs.entry.times.lastModified && !outcome.conflicts.isEmpty {
-                    warnings.append("entry \(id.canonicalString) was changed on both sides at the same second; the version with the larger content digest was kept current, the other is in its history")
+                    warnings.append("entry \(id.canonicalString) was changed on both sides at the same second; each field both changed in that second has the larger value, the other version is in its history")
                 }
             case (_?, _?, nil):
                 break  // Not reached: the parallel pass pairs every entry both sides hold.
             case let (mine?, nil, _):
-                let deletion = remote.tombstones[id]
-                explainPresence(.entry, id, times: mine.entry.times, at: entryPath(mine.parent, mine.entry, in: local), on: .local,
-                                otherDeletedAt: deletion)
-                if let deletedAt = deletion, deletedAt > lastChange(of: mine.entry.times) {
-                    changes.append(Change(.deleted, .entry, uuid: id, path: entryPath(mine.parent, mine.entry, in: local),
-                                          title: mine.entry.title))
+                let path = entryPath(mine.parent, mine.entry, in: local)
+                switch deletionOutcome(of: mine, deletedByRemote: true) {
+                case .deleted(let certainDropAt):
+                    if let certainDropAt {
+                        tombstones[id] = max(tombstones[id] ?? certainDropAt, certainDropAt)
+                        explainCertainDrop(.entry, id, at: path, droppedBy: .remote)
+                    } else {
+                        explainPresence(.entry, id, times: mine.entry.times, at: path, on: .local, otherDeletedAt: remote.tombstones[id])
+                    }
+                    changes.append(certainDropAt == nil ? Change(.deleted, .entry, uuid: id, path: path, title: mine.entry.title)
+                        : Change(.deleted, .entry, uuid: id, path: path, title: mine.entry.title,
+                                 detail: "dropped on the other side without a tombstone; the base is certain"))
                     continue
+                case .keptInRecycleBin(let deletedAt):
+                    explainUnseenDeletion(id, at: path, kept: .local, deletedAt: deletedAt)
+                    keptFromUnseenDeletion[id] = deletedAt
+                case .kept:
+                    explainPresence(.entry, id, times: mine.entry.times, at: path, on: .local, otherDeletedAt: remote.tombstones[id])
                 }
                 entries[id] = (mine.entry, mine.parent)
             case let (nil, theirs?, _):
-                let deletion = local.tombstones[id]
-                explainPresence(.entry, id, times: theirs.entry.times, at: entryPath(theirs.parent, theirs.entry, in: remote), on: .remote,
-                                otherDeletedAt: deletion)
-                if let deletedAt = deletion, deletedAt > lastChange(of: theirs.entry.times) { continue }
+                let path = entryPath(theirs.parent, theirs.entry, in: remote)
+                switch deletionOutcome(of: theirs, deletedByRemote: false) {
+                case .deleted(let certainDropAt):
+                    if let certainDropAt {
+                        tombstones[id] = max(tombstones[id] ?? certainDropAt, certainDropAt)
+                        explainCertainDrop(.entry, id, at: path, droppedBy: .local)
+                        changes.append(Change(.deleted, .entry, uuid: id, path: path, title: theirs.entry.title,
+                                              detail: "dropped here without a tombstone; the base is certain, so the tombstone is added"))
+                    } else {
+                        explainPresence(.entry, id, times: theirs.entry.times, at: path, on: .remote, otherDeletedAt: local.tombstones[id])
+                    }
+                    continue
+                case .keptInRecycleBin(let deletedAt):
+                    explainUnseenDeletion(id, at: path, kept: .remote, deletedAt: deletedAt)
+                    keptFromUnseenDeletion[id] = deletedAt
+                case .kept:
+                    explainPresence(.entry, id, times: theirs.entry.times, at: path, on: .remote, otherDeletedAt: local.tombstones[id])
+                }
                 entries[id] = (theirs.entry, theirs.parent)
                 changes.append(Change(local.tombstones[id] == nil ? .added : .restored, .entry, uuid: id,
-                                      path: entryPath(theirs.parent, theirs.entry, in: remote), title: theirs.entry.title))
+                                      path: entryPath(theirs.parent, theirs.entry, in: remote), title: theirs.entry.title,
+                                      detail: keptFromUnseenDeletion[id] == nil ? "" : Self.unseenDeletionDetail))
             case (nil, nil, _):
                 break
             }
@@ -245,8 +292,11 @@ private final class MergeRun {
             located = (parent == local.rootUUID ? "" : (local.groups[parent] != nil ? local.path(ofGroup: parent) : remote.path(ofGroup: parent))) + path
         }
         if !outcome.conflicts.isEmpty {
+            let remoteWon = outcome.conflictsWonByRemote, localWon = outcome.conflicts.filter { !remoteWon.contains($0) }
+            let sides = [localWon.isEmpty ? nil : "local: \(localWon.joined(separator: ", "))",
+                         remoteWon.isEmpty ? nil : "remote: \(remoteWon.joined(separator: ", "))"].compactMap { $0 }
             changes.append(Change(.conflict, .entry, uuid: entry.uuid, path: located, title: entry.title, fields: outcome.conflicts,
-                                  detail: "\(outcome.conflictWinner) version is newer and current; the other is in history"))
+                                  detail: "each field from the side that changed it later (\(sides.joined(separator: "; "))); the other version is in history"))
         }
         let updated = outcome.fromRemote.filter { !outcome.conflicts.contains($0) }
         if !updated.isEmpty {
@@ -265,7 +315,87 @@ private final class MergeRun {
         }
     }
 
+    // MARK: Deletions
+
+    private lazy var rules = DeletionRules(base: base, baseIsCertain: baseIsCertain)
+    private lazy var newestLocal = local.newestChange
+    private lazy var newestRemote = remote.newestChange
+
+    /// What becomes of entry `present`, which `other` does not hold (MERGE.md rules 6 and 7).
+    private func deletionOutcome(of present: VaultIndex.EntryRecord, deletedByRemote: Bool) -> DeletionRules.Outcome {
+        rules.entry(present, absentFrom: deletedByRemote ? remote : local) { deletedByRemote ? newestRemote : newestLocal }
+    }
+
+    /// The tombstone time when `other` dropped group `present` from a certain base; nil: not deleted so.
+    private func droppedFromCertainBase(group present: VaultIndex.GroupRecord, droppedByRemote: Bool) -> Timestamp? {
+        rules.droppedGroup(present, absentFrom: droppedByRemote ? remote : local) { droppedByRemote ? newestRemote : newestLocal }
+    }
+
+    /// Entries kept against a deletion that never saw their edit go to the recycle bin (created when
+    /// the vault has none, with a UUID derived from the root's, so every device makes the same one);
+    /// one already in the bin stays where it is.
+    private func recycleEntriesKeptFromDeletion() {
+        guard !keptFromUnseenDeletion.isEmpty, meta.recycleBinEnabled else { return }
+        let bin: UUID
+        if let existing = meta.recycleBinUUID, groups[existing] != nil {
+            bin = existing
+        } else {
+            let created = keptFromUnseenDeletion.values.min()!
+            bin = Self.mergeMadeBin(root: local.rootUUID)
+            let group = groups[bin]?.group ?? Group(uuid: bin, name: "Recycle Bin", iconID: 43, times: Times(allAt: created), isExpanded: false,
+                                                    enableAutoType: false, enableSearching: false)
+            groups[bin] = (group, local.rootUUID)
+            meta.recycleBinUUID = bin
+            meta.recycleBinChanged = created
+        }
+        for (id, deletedAt) in keptFromUnseenDeletion.sorted(by: { UUID.precedes($0.key, $1.key) }) {
+            guard let record = entries[id], !isInside(record.parent, bin) else { continue }
+            if local.entries[id] != nil {
+                changes.append(Change(.moved, .entry, uuid: id, path: entryPath(record.parent, record.entry, in: local), title: record.entry.title,
+                                      detail: Self.unseenDeletionDetail))
+            }
+            // The move is a change of its own, a second after the deletion and the entry's last move, so
+            // that a later merge with a side holding the entry in its old place keeps it in the bin.
+            let movedAt = max(record.entry.times.locationChanged, deletedAt)
+            entries[id]?.entry.previousParentGroup = record.parent
+            entries[id]?.entry.times.locationChanged = Timestamp(secondsSinceYearOne: movedAt.secondsSinceYearOne + 1)
+            entries[id]?.parent = bin
+        }
+    }
+
+    static let unseenDeletionDetail = "kept in the recycle bin: delete versus edit, the deletion never saw this edit"
+
+    /// Whether group `id` is `ancestor` or below it in the merged tree.
+    private func isInside(_ id: UUID, _ ancestor: UUID) -> Bool {
+        var current: UUID? = id
+        var steps = 0
+        while let group = current, steps < 10_000 {
+            if group == ancestor { return true }
+            current = groups[group]?.parent
+            steps += 1
+        }
+        return false
+    }
+
     // MARK: Explanation
+
+    /// An object one side dropped without a tombstone from a certain base, unchanged on the other side.
+    private func explainCertainDrop(_ subject: Change.Subject, _ uuid: UUID, at path: String, droppedBy side: FieldDecision.Side) {
+        guard explaining != nil else { return }
+        let present = FieldState.value("present, unchanged since the base"), dropped = FieldState.value("dropped without a tombstone")
+        decisions.append(FieldDecision(subject: subject, uuid: uuid, path: path, field: "Object", ancestor: .base, base: .value("present"),
+                                       local: side == .local ? dropped : present, remote: side == .local ? present : dropped,
+                                       result: side, rule: .droppedFromCertainBase))
+    }
+
+    /// An entry edited on `kept`'s side after the ancestor, deleted on the other side that never saw the edit.
+    private func explainUnseenDeletion(_ uuid: UUID, at path: String, kept side: FieldDecision.Side, deletedAt: Timestamp) {
+        guard explaining != nil else { return }
+        let edited = FieldState.value("edited since the base"), deleted = FieldState.value("deleted \(deletedAt) without seeing the edit")
+        decisions.append(FieldDecision(subject: .entry, uuid: uuid, path: path, field: "Object", ancestor: .base, base: .value("present"),
+                                       local: side == .local ? edited : deleted, remote: side == .local ? deleted : edited,
+                                       result: side, rule: .deletionDidNotSeeEdit))
+    }
 
     /// Property decisions of one object, with its path.
     private func record(_ decided: [PropertyDecision], subject: Change.Subject, uuid: UUID?, path: String, ancestor: FieldDecision.Ancestor) {
@@ -285,8 +415,8 @@ private final class MergeRun {
             let timed = [.conflictNewerWins, .noAncestorNewerWins, .staleVersionIgnored].contains(decided.rule)
             decisions.append(FieldDecision(subject: .entry, uuid: outcome.entry.uuid, path: path, field: decided.field, ancestor: ancestor,
                                            base: decided.base, local: decided.local, remote: decided.remote, result: decided.result,
-                                           rule: decided.rule, localTime: timed ? mine.entry.times.lastModified : nil,
-                                           remoteTime: timed ? theirs.entry.times.lastModified : nil))
+                                           rule: decided.rule, localTime: decided.localTime ?? (timed ? mine.entry.times.lastModified : nil),
+                                           remoteTime: decided.remoteTime ?? (timed ? theirs.entry.times.lastModified : nil)))
         }
         if mine.parent != theirs.parent { explainMove(mine: mine, theirs: theirs, parent: parent) }
     }
@@ -348,12 +478,25 @@ private final class MergeRun {
         max(times.lastModified, times.locationChanged)
     }
 
-    /// Both devices created a recycle bin: keep the older one, move the other's contents into it,
+    /// The UUID of the recycle bin a merge makes in the database with root group `root` (the same on
+    /// every device, so that two merges make one bin).
+    static func mergeMadeBin(root: UUID) -> UUID {
+        var bytes = root.uuid
+        bytes.0 ^= 0x52; bytes.1 ^= 0x42; bytes.15 ^= 0x01
+        return UUID(uuid: bytes)
+    }
+
+    /// Both devices created a recycle bin: keep the older one (a client's over one a merge made), move the other's contents into it,
     /// and drop the other with a tombstone (MERGE.md rule 9).
     private func foldRecycleBins() {
         guard let localBin = local.vault.meta.recycleBinUUID, let remoteBin = remote.vault.meta.recycleBinUUID,
               localBin != remoteBin, let kept = groups[localBin], let other = groups[remoteBin] else { return }
-        let keepLocal = (kept.group.times.created, localBin.uuidString) <= (other.group.times.created, remoteBin.uuidString)
+        // A bin a merge made (for an entry a deletion never saw) gives way to one a client made: which
+        // of them exists depends on the order devices merge in, and every order must keep the same.
+        let made = Self.mergeMadeBin(root: local.rootUUID)
+        let keepLocal = localBin == made || remoteBin == made
+            ? remoteBin == made
+            : (kept.group.times.created, localBin.uuidString) <= (other.group.times.created, remoteBin.uuidString)
         let (keep, drop) = keepLocal ? (localBin, remoteBin) : (remoteBin, localBin)
         // The fold is a change of its own, one second after everything it touches, so that later
         // merges with either input see it as the newer state.

@@ -64,9 +64,9 @@ struct JournalUndoTests {
         #expect(record?["beforeSHA256"] as? String == SHA256.hexHash(bytesBefore))
         #expect(record?["afterSHA256"] as? String == SHA256.hexHash(try Data(contentsOf: URL(fileURLWithPath: devices.vault.vault))))
         let listed = try ToolRunner.run(["journal", devices.vault.vault, "--state-dir", devices.vault.stateDirectory])
-        #expect(listed.standardOutput.contains("merge  \(devices.other)") && listed.standardOutput.contains("conflictNewerWins 1"), "\(listed.standardOutput)")
+        #expect(listed.standardOutput.contains("merge  \(devices.other)") && listed.standardOutput.contains("conflictFieldChangedLater 1"), "\(listed.standardOutput)")
         let shown = try devices.vault.run(["journal", devices.vault.vault, "--show", ids[0]])
-        #expect(shown.standardOutput.contains(#"/No URL UserName: ancestor (from history) "carol", local "alice-local", remote "bob-remote" -> remote by conflictNewerWins"#),
+        #expect(shown.standardOutput.contains(#"/No URL UserName: ancestor (from history) "carol", local "alice-local", remote "bob-remote" -> remote by conflictFieldChangedLater"#),
                 "\(shown.standardOutput)")
         let dry = try devices.vault.run(["undo", devices.vault.vault, ids[0], "--dry-run", "--json"])
         #expect(dry.status == 0, "\(dry.standardError)")

@@ -47,7 +47,7 @@ struct MergeExplainTests {
         let report = try scene.json(["merge", scene.vault.vault, scene.other, "--dry-run", "--json"])
         let explanation = try #require((report["sections"] as? [[String: Any]])?.first?["explanation"] as? [[String: Any]])
         let user = try #require(Self.decision(explanation, "/No URL", "UserName"))
-        #expect(user["rule"] as? String == "conflictNewerWins" && user["result"] as? String == "remote", "\(user)")
+        #expect(user["rule"] as? String == "conflictFieldChangedLater" && user["result"] as? String == "remote", "\(user)")
         #expect(user["ancestor"] as? String == "inferredFromHistory")
         #expect((user["base"] as? [String: Any])?["value"] as? String == "carol")
         #expect((user["local"] as? [String: Any])?["value"] as? String == "alice-local")
@@ -78,7 +78,7 @@ struct MergeExplainTests {
         defer { scene.vault.remove() }
         let text = try scene.vault.run(["merge", scene.vault.vault, scene.other, "--dry-run", "--explain"])
         #expect(text.standardOutput.contains(
-            #"/No URL UserName: ancestor (from history) "carol", local "alice-local", remote "bob-remote" -> remote by conflictNewerWins"#),
+            #"/No URL UserName: ancestor (from history) "carol", local "alice-local", remote "bob-remote" -> remote by conflictFieldChangedLater"#),
             "\(text.standardOutput)")
         #expect(text.standardOutput.contains("/Internet/GitHub Recovery:") && text.standardOutput.contains("-> local by bothSameValue"))
         #expect(!text.standardOutput.contains("same-recovery-secret"))

@@ -33,7 +33,7 @@ extension Entry {
             writer.add(association.keystrokeSequence)
         }
         writer.add("customData")
-        for item in customData.sorted(by: { $0.key < $1.key }) {
+        for item in customData.content.sorted(by: { $0.key < $1.key }) {
             writer.add(item.key)
             writer.add(item.value)
         }

@@ -26,7 +26,7 @@ extension Entry {
         guard Self.sameUnordered(attachments, other.attachments, key: \.name, equal: {
             Self.sameBytes($0.name, $1.name) && $0.binary == $1.binary
         }) else { return false }
-        guard Self.sameUnordered(customData, other.customData, key: \.key, equal: {
+        guard Self.sameUnordered(customData.content, other.customData.content, key: \.key, equal: {
             Self.sameBytes($0.key, $1.key) && Self.sameBytes($0.value, $1.value)
         }) else { return false }
         return preserved.isEmpty || preserved.map { String(describing: $0) } == other.preserved.map { String(describing: $0) }

@@ -16,6 +16,19 @@ public struct CustomDataItem: Sendable, Hashable {
         self.value = value
         self.lastModified = lastModified
     }
+
+    /// The key of KeePassXC's bookkeeping item: when the custom data last changed (not content).
+    public static let bookkeepingKey = "_LAST_MODIFIED"
+
+    /// Whether this item is bookkeeping rather than content: alone it changes nothing in a merge.
+    public var isBookkeeping: Bool { key == Self.bookkeepingKey }
+}
+
+extension Array where Element == CustomDataItem {
+    /// The items that are content (KeePassXC's `_LAST_MODIFIED` left out).
+    public var content: [CustomDataItem] {
+        contains(where: \.isBookkeeping) ? filter { !$0.isBookkeeping } : self
+    }
 }
 
 /// A custom icon of the vault (`<Meta><CustomIcons><Icon>`).

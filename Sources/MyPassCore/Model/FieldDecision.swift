@@ -16,6 +16,9 @@ public struct FieldDecision: Sendable, Hashable, Codable {
         case bothSameValue
         /// Both changed it differently: the newer version's value won (the other is in the entry's history).
         case conflictNewerWins
+        /// Both changed an entry's field differently: the side that changed that field later won (its
+        /// change time is when its line of versions first held the value); the other version is in history.
+        case conflictFieldChangedLater
         /// No ancestor is known and the sides differ: the newer version's value won.
         case noAncestorNewerWins
         /// One side's version is older than the ancestor (a stale copy): its difference is not an edit.
@@ -26,6 +29,12 @@ public struct FieldDecision: Sendable, Hashable, Codable {
         case onlyOneSideHasIt
         /// One side deleted it, the other edited it: the later of the deletion and the edit won.
         case deleteVersusEdit
+        /// One side deleted it without having seen the other side's change since the ancestor (made
+        /// before or after the deletion): kept, with the change, in the recycle bin, and no tombstone.
+        case deletionDidNotSeeEdit
+        /// One side dropped it without a tombstone, the other did not change it, and the base is
+        /// certainly common to both (given by the user or the sync engine): deleted, with a tombstone.
+        case droppedFromCertainBase
         /// Moved on both sides: the later LocationChanged won; moved on one side: that move.
         case moveByLocationChanged
     }

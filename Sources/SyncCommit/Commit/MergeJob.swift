@@ -13,10 +13,11 @@ public enum MergeJob {
     package enum Base {
         /// None: each entry's ancestor is inferred from history.
         case none
-        /// Given by the user (`--base`): used for every copy.
+        /// Handed over by the user or the sync engine (`--base`, git's %O, Unison's archive): used for
+        /// every copy, and certainly common to both sides (an object one side dropped is deleted).
         case given(Vault)
         /// The version this device last synced: used only where both sides descend from it (a copy
-        /// older than it would otherwise read as a change back).
+        /// older than it would otherwise read as a change back); not certain either.
         case remembered(Vault)
 
         /// The base for merging `remote` into `local`.
@@ -27,6 +28,12 @@ public enum MergeJob {
             case .remembered(let base):
                 VaultMerger.descends(local, from: base) && VaultMerger.descends(remote, from: base) ? base : nil
             }
+        }
+
+        /// Whether the base is certainly common to both sides (MERGE.md rule 6).
+        package var isCertain: Bool {
+            if case .given = self { return true }
+            return false
         }
     }
 
@@ -43,7 +50,7 @@ public enum MergeJob {
 
     /// `vault` with `remote` merged in against `base`, explained.
     package static func merge(_ remote: Vault, from source: String, into vault: Vault, base: Base) throws -> (vault: Vault, step: Step) {
-        let result = try VaultMerger.merge(base: base.fitting(vault, remote), local: vault, remote: remote,
+        let result = try VaultMerger.merge(base: base.fitting(vault, remote), baseIsCertain: base.isCertain, local: vault, remote: remote,
                                            explaining: try SecretFingerprint.forOneMerge()) { DeferredRelease.drop($0) }
         // Content, not form: a version that differs only in access times or field order brings nothing.
         let newContent = !VaultDiff.sameContent(vault, result.vault)

@@ -13,7 +13,7 @@ public enum VaultComparison {
     /// Every property `old` and `new` differ on, with its states and the rule by which a merge of
     /// `new` into `old` would decide it (protected values as fingerprints salted for this call).
     public static func explanation(from old: Vault, to new: Vault, base: Vault? = nil) throws -> [FieldDecision] {
-        try VaultMerger.merge(base: base, local: old, remote: new, explaining: try SecretFingerprint.forOneMerge()) { DeferredRelease.drop($0) }
+        try VaultMerger.merge(base: base, baseIsCertain: base != nil, local: old, remote: new, explaining: try SecretFingerprint.forOneMerge()) { DeferredRelease.drop($0) }
             .decisions
     }
 }
