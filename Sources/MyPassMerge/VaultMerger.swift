@@ -349,7 +349,19 @@ private final class MergeRun {
             meta.recycleBinChanged = created
         }
         for (id, deletedAt) in keptFromUnseenDeletion.sorted(by: { UUID.precedes($0.key, $1.key) }) {
-            guard let record = entries[id], !isInside(record.parent, bin) else { continue }
+            // Moved elsewhere after the deletion (on a side that kept it): it stays where that later move
+            // put it. A "move" into the place the ancestor had it moved nothing.
+            guard let record = entries[id] else { continue }
+            if isInside(record.parent, bin) {
+                // Already in the bin: its place there dates from the deletion, so that a move another
+                // device made before the deletion does not take it out again in a later merge.
+                if record.entry.times.locationChanged <= deletedAt {
+                    entries[id]?.entry.times.locationChanged = Timestamp(secondsSinceYearOne: deletedAt.secondsSinceYearOne + 1)
+                }
+                continue
+            }
+            let moved = base?.entries[id].map { $0.parent != record.parent } ?? true
+            if moved && record.entry.times.locationChanged > deletedAt { continue }
             if local.entries[id] != nil {
                 changes.append(Change(.moved, .entry, uuid: id, path: entryPath(record.parent, record.entry, in: local), title: record.entry.title,
                                       detail: Self.unseenDeletionDetail))
@@ -469,8 +481,18 @@ private final class MergeRun {
             if localMoved != remoteMoved { return remoteMoved ? (remote, true) : (local, false) }
         }
         if remoteTime != localTime { return remoteTime > localTime ? (remote, true) : (local, false) }
+        // The same second: a live place over a recycle bin (a move after a deletion keeps the entry alive).
+        let localInBin = isRecycleBin(local), remoteInBin = isRecycleBin(remote)
+        if localInBin != remoteInBin { return localInBin ? (remote, true) : (local, false) }
         let remoteFirst = (remote?.uuidString ?? "") > (local?.uuidString ?? "")
         return remoteFirst ? (remote, true) : (local, false)
+    }
+
+    /// Whether `group` is a recycle bin of either side or the one a merge makes.
+    private func isRecycleBin(_ group: UUID?) -> Bool {
+        guard let group else { return false }
+        return group == local.vault.meta.recycleBinUUID || group == remote.vault.meta.recycleBinUUID
+            || group == Self.mergeMadeBin(root: local.rootUUID)
     }
 
     /// The last time an object was edited or moved.

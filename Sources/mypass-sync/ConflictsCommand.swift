@@ -34,7 +34,7 @@ struct ConflictsCommand: Command {
         let action: FolderConflicts.Action = parsed[merged] ? .listMerged
             : parsed[merge] ? .merge(dryRun: parsed[dryRun], keepsBackup: parsed[editing.backupOptions.backup]) : .list
         let report = try FolderConflicts.run(
-            action, at: parsed.positionals[0], state: try editing.stateOptions.state(parsed), naming: DeviceSettings.load().copyNaming,
+            action, at: parsed.positionals[0], state: try editing.stateOptions.state(parsed), settings: DeviceSettings.load(),
             read: { try editing.credentials.read(parsed, path: $0) },
             credentials: { try editing.credentials.credentials(parsed, for: $0, command: name) })
         if parsed[json] {

@@ -91,7 +91,8 @@ struct UndoCommand: Command {
         let journal = MergeJournal(state: state, vaultPath: path)
         guard journal.record(parsed.positionals[1]) != nil else { throw JournalError.noSuchRecord(parsed.positionals[1]) }
         let unlocked = try credentials.unlock(parsed, path: path, command: name)
-        let report = try MergeUndo.run(parsed.positionals[1], journal: journal, unlocked: unlocked, state: state, dryRun: parsed[dryRun])
+        let report = try MergeUndo.run(parsed.positionals[1], journal: journal, unlocked: unlocked, state: state,
+                                       settings: DeviceSettings.load(), dryRun: parsed[dryRun])
         if parsed[json] {
             output.print(try JSONText.encode(report))
         } else {

@@ -43,6 +43,7 @@ struct MergeCommand: Command {
         request.outputPath = parsed[outputPath]
         request.dryRun = parsed[dryRun]
         request.keepsBackup = parsed[backupOptions.backup]
+        request.settings = try DeviceSettings.load()
         let line = credentials.progress(parsed)
         request.progress = { line.show($0.description) }
         let report = try MergeJob.run(request, on: file, credentials: localCredentials)

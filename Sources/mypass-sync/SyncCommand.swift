@@ -39,7 +39,9 @@ struct SyncCommand: Command {
         _ = try credentials.read(parsed, path: vaultPath)  // a file that is not a vault is said before the password
         let vaultCredentials = try credentials.credentials(parsed, for: vaultPath, command: name)
         let state = try stateOptions.state(parsed)
-        let round = { try RemoteSync.run(vaultPath: vaultPath, remote: target, credentials: vaultCredentials, state: state, dryRun: parsed[dryRun]) }
+        let settings = try DeviceSettings.load()
+        let round = { try RemoteSync.run(vaultPath: vaultPath, remote: target, credentials: vaultCredentials, state: state,
+                                         settings: settings, dryRun: parsed[dryRun]) }
         if parsed[watch] {
             guard !parsed[dryRun] else { throw CommandLineError.usage(message: "--watch and --dry-run exclude each other", command: name) }
             let loop = RemoteSyncLoop(cancellation: cancellation)

@@ -92,6 +92,8 @@ public enum MergeJob {
         public var keepsBackup = false
         /// This device's sync state (the remembered base; the new base after the save).
         public var state: SyncStateStore
+        /// This device's settings (backups, KDF salt rotation), read once by the caller.
+        public var settings = DeviceSettings()
         /// Told each phase as it starts (for a progress line: big vaults take seconds).
         public var progress: (@Sendable (Phase) -> Void)?
 
@@ -157,7 +159,7 @@ public enum MergeJob {
                 try writer.writeVerified(vault, toPath: outputPath)
                 report.written = outputPath
             } else if changed {
-                let session = try unlocked.session(state: request.state, keepsBackup: request.keepsBackup, settings: try DeviceSettings.load())
+                let session = try unlocked.session(state: request.state, keepsBackup: request.keepsBackup, settings: request.settings)
                 if let rotated { session.adoptCredentials(key: rotated.credentials.key, settings: rotated.opened.settings, derivedKey: rotated.opened.derivedKey) }
                 let outcome = try MergeCommit.commit(MergeCommit.Merged(vault: vault, steps: merged.steps, inputs: inputs), through: session,
                                                      journal: .merge)

@@ -58,12 +58,13 @@ public enum FolderConflicts {
     }
 
     /// Does `action` for the vault at `target`, or for every vault in the folder `target`.
-    /// `read` reads (and checks) a vault before `credentials` is asked for, once; `naming`: this
-    /// device's copy names (`DeviceSettings.copyNaming`).
+    /// `read` reads (and checks) a vault before `credentials` is asked for, once; `settings`: this
+    /// device's settings (its copy names, backups, KDF salt rotation), read once by the caller.
     public static func run(
-        _ action: Action, at target: String, state: SyncStateStore, naming: ConflictCopies.Naming, read: (String) throws -> VaultFile,
+        _ action: Action, at target: String, state: SyncStateStore, settings: DeviceSettings, read: (String) throws -> VaultFile,
         credentials: (String) throws -> VaultCredentials
     ) throws -> Report {
+        let naming = settings.copyNaming
         var isDirectory: ObjCBool = false
         guard FileManager.default.fileExists(atPath: target, isDirectory: &isDirectory) else {
             // A vault a sync engine renamed aside with the other version (rclone bisync) is gone while
@@ -117,7 +118,7 @@ public enum FolderConflicts {
                     continue
                 }
                 let folded = try ConflictFolding.fold(copies, into: unlocked, state: state, keepsBackup: keepsBackup,
-                                                      settings: DeviceSettings.load(), dryRun: dryRun)
+                                                      settings: settings, dryRun: dryRun)
                 reports.append(VaultReport(vault: vault, copies: copies, outcomes: folded.outcomes, wroteVault: folded.wroteVault))
             }
         }

@@ -74,7 +74,8 @@ public enum MergeUndo {
     }
 
     /// Undoes merge `id` of the journal in the vault `unlocked`.
-    public static func run(_ id: String, journal: MergeJournal, unlocked: UnlockedVault, state: SyncStateStore, dryRun: Bool) throws -> Report {
+    public static func run(_ id: String, journal: MergeJournal, unlocked: UnlockedVault, state: SyncStateStore,
+                           settings: DeviceSettings = DeviceSettings(), dryRun: Bool) throws -> Report {
         guard let record = journal.record(id) else { throw JournalError.noSuchRecord(id) }
         guard let beforeBytes = journal.stored(id, .before), let afterBytes = journal.stored(id, .after),
               let sealed = journal.stored(id, .explanation) else { throw JournalError.incomplete(id) }
@@ -103,7 +104,7 @@ public enum MergeUndo {
         let outcome = try MergeReverter.revert(current: unlocked.vault, before: before.vault, after: after.vault)
         var written = false
         if !dryRun && !VaultDiff.sameContent(outcome.vault, unlocked.vault) {
-            let session = try unlocked.session(state: state, settings: DeviceSettings.load())
+            let session = try unlocked.session(state: state, settings: settings)
             let reverted = MergeCommit.Merged(vault: outcome.vault, steps: [], inputs: [MergeCommit.Input(
                 name: "journal record \(id)", vault: before.vault, sha256: SHA256.hexHash(beforeBytes), base: .none)])
             written = try MergeCommit.commit(reverted, through: session, journal: .undo).wroteFile

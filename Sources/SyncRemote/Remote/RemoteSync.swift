@@ -63,9 +63,10 @@ public enum RemoteSync {
     /// Rounds before giving up (each lost round means someone else's write landed and was merged).
     public static let maximumAttempts = 5
 
-    /// Syncs the working copy at `vaultPath` with `target`.
+    /// Syncs the working copy at `vaultPath` with `target`; saves of the working copy follow the
+    /// device's `settings` (read once by the caller).
     public static func run(vaultPath: String, remote target: RemoteTarget, credentials: VaultCredentials, state: SyncStateStore,
-                           dryRun: Bool = false, maximumKDFMemory: UInt64? = nil) throws -> Report {
+                           settings: DeviceSettings = DeviceSettings(), dryRun: Bool = false, maximumKDFMemory: UInt64? = nil) throws -> Report {
         var remote = target.vault
         let probe: ServerProbe
         if let known = state.probe(for: vaultPath, url: remote.url) {
@@ -94,7 +95,7 @@ public enum RemoteSync {
             // budget for versions that did not come from this device.
             let sizeLimit = file.foreignVersionBudget.sizeLimit
             remote.downloadLimit = sizeLimit
-            let merger = Merger(vaultPath: vaultPath, url: remote.url, credentials: credentials, state: state, dryRun: dryRun,
+            let merger = Merger(vaultPath: vaultPath, url: remote.url, credentials: credentials, state: state, settings: settings, dryRun: dryRun,
                                 base: known?.base, maximumKDFMemory: maximumKDFMemory)
             if let bytes = displaced {
                 // Another writer's version that a lost replace could not put back in place.
@@ -174,6 +175,7 @@ private struct Merger {
     let url: String
     let credentials: VaultCredentials
     let state: SyncStateStore
+    let settings: DeviceSettings
     let dryRun: Bool
     /// The bytes both sides last agreed on (nil: first sync, or the base was lost).
     let base: Data?
@@ -205,7 +207,7 @@ private struct Merger {
         let step = merged.steps[0]
         var wrote = merged.bringsContent
         if wrote && !dryRun {
-            let session = try unlocked.session(state: state, settings: DeviceSettings.load())
+            let session = try unlocked.session(state: state, settings: settings)
             wrote = try MergeCommit.commit(merged, through: session, journal: .sync).wroteFile
             file = try VaultFile.read(vaultPath, maximumKDFMemory: maximumKDFMemory)
         }
