@@ -6,6 +6,7 @@ package import MyPassCore
 #if canImport(Glibc)
 internal import Glibc
 #endif
+internal import Synchronization
 
 /// What this device remembers per vault, outside the synced folder: the exact bytes of the version it
 /// last read or wrote (the merge base; encrypted with the vault's own key, so nothing secret is added)
@@ -123,16 +124,16 @@ public struct SyncStateStore: Sendable {
 }
 
 /// An exclusive `flock` held until `release()` or deinit.
-public final class WriterLock: @unchecked Sendable {
+public final class WriterLock: Sendable {
     /// The locked file: closing it gives the lock back.
-    private var file: FileDescriptor?
+    private let file: Mutex<FileDescriptor?>
 
     init(_ file: consuming FileDescriptor) {
-        self.file = .some(file)
+        self.file = Mutex(.some(file))
     }
 
     /// Gives the lock back.
     public func release() {
-        file = nil
+        file.withLock { $0 = nil }
     }
 }
