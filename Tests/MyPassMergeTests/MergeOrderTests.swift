@@ -32,6 +32,21 @@ struct SmallVault {
 
     /// The entry's current version in `vault`.
     static func current(_ vault: Vault) -> Entry? { vault.root.entry(entry)?.0 }
+
+    /// Three devices' versions merged (against `base`) in each of `orders` (indexes into `[a, b, c]`):
+    /// the first two, then the third.
+    static func mergedInOrders(_ base: Vault?, _ a: Vault, _ b: Vault, _ c: Vault,
+                               orders: [[Int]] = [[0, 1, 2], [2, 0, 1], [1, 2, 0]]) throws -> [Vault] {
+        let devices = [a, b, c]
+        return try orders.map { order in
+            try merge(base, try merge(base, devices[order[0]], devices[order[1]]).vault, devices[order[2]]).vault
+        }
+    }
+
+    /// What merging `merged` again with each of `inputs` changed, described (empty when nothing).
+    static func changesMergedAgain(_ base: Vault?, _ merged: Vault, with inputs: [Vault]) throws -> [String] {
+        try inputs.flatMap { input in try merge(base, merged, input).changes.map { "\($0.kind) \($0.title) \($0.fields)" } }
+    }
 }
 
 @Suite("Merges in any order and in the same second")
@@ -58,10 +73,8 @@ struct MergeOrderTests {
         let b = try SmallVault.setting("Password", "pw-b", at: 20, in: base)
         let c = try SmallVault.setting("Notes", "n-c", at: 10, in: base)
         let ancestor = withBase ? base : nil
-        let orders = [(a, b, c), (c, a, b), (b, c, a), (c, b, a)]
-        let notes = try orders.map { first, second, third in
-            SmallVault.current(try SmallVault.merge(ancestor, try SmallVault.merge(ancestor, first, second).vault, third).vault)?.notes
-        }
+        let notes = try SmallVault.mergedInOrders(ancestor, a, b, c, orders: [[0, 1, 2], [2, 0, 1], [1, 2, 0], [2, 1, 0]])
+            .map { SmallVault.current($0)?.notes }
         #expect(Set(notes).count == 1, "\(notes)")
         #expect(try SmallVault.current(SmallVault.merge(ancestor, a, c).vault)?.notes == SmallVault.current(SmallVault.merge(ancestor, c, a).vault)?.notes)
         // Both values are kept: the other one in history.
@@ -187,10 +200,8 @@ struct MergeOrderTests {
         let ancestor = withBase ? base : nil
         let merged = try SmallVault.merge(ancestor, aBoth, b).vault
         #expect(SmallVault.current(merged)?.iconID == 17 && SmallVault.current(merged)?.userName == "from a")
-        for input in [aBoth, b] {
-            let again = try SmallVault.merge(ancestor, merged, input)
-            #expect(again.changes.isEmpty, "\(again.changes.map { "\($0.kind) \($0.fields)" })")
-        }
+        let again = try SmallVault.changesMergedAgain(ancestor, merged, with: [aBoth, b])
+        #expect(again.isEmpty, "\(again)")
     }
 
     @Test("window associations added on three devices: the same list, in the same order, whichever order they merge in")
@@ -202,10 +213,7 @@ struct MergeOrderTests {
             }
         }
         let a = try adding(["Zeta", "Alpha"], at: 10), b = try adding(["Mid"], at: 11), c = try adding(["Beta"], at: 12)
-        let orders = [(a, b, c), (c, a, b), (b, c, a)]
-        let lists = try orders.map { first, second, third in
-            SmallVault.current(try SmallVault.merge(base, try SmallVault.merge(base, first, second).vault, third).vault)?.autoType.associations.map(\.window)
-        }
+        let lists = try SmallVault.mergedInOrders(base, a, b, c).map { SmallVault.current($0)?.autoType.associations.map(\.window) }
         #expect(Set(lists.map { $0 ?? [] }).count == 1, "\(lists)")
         #expect(Set(lists[0] ?? []) == ["Zeta", "Alpha", "Mid", "Beta"])
         // A merge that adds nothing keeps the device's own order.
@@ -223,10 +231,7 @@ struct MergeOrderTests {
         let a = try base.deletingEntry(SmallVault.entry, permanently: true, at: SmallVault.at(10))
         let b = try SmallVault.setting("Notes", "edited", at: 20, in: base)
         let c = try base.deletingEntry(other, at: SmallVault.at(30))
-        let orders = [(a, b, c), (c, a, b), (b, c, a)]
-        let results = try orders.map { first, second, third in
-            try SmallVault.merge(base, try SmallVault.merge(base, first, second).vault, third).vault
-        }
+        let results = try SmallVault.mergedInOrders(base, a, b, c)
         let bins = results.map(\.meta.recycleBinUUID)
         #expect(Set(bins).count == 1 && bins[0] == c.meta.recycleBinUUID, "\(bins)")
         for result in results {
