@@ -36,7 +36,7 @@ struct MergeCommand: Command {
         let localPath = parsed.positionals[0]
         let file = try credentials.read(parsed, path: localPath)
         let localCredentials = try credentials.credentials(parsed, for: localPath, command: name)
-        var request = MergeJob.Request(copies: Array(parsed.positionals.dropFirst()), state: try stateOptions.state(parsed))
+        var request = FileMerge.Request(copies: Array(parsed.positionals.dropFirst()), state: try stateOptions.state(parsed))
         request.copyCredentials = try otherCredentials.credentials(parsed, for: request.copies[0], command: name)
         // `--base=` with nothing after it (Unison's empty CURRENTARCHOPT): no base.
         request.basePath = parsed[base].flatMap { $0.isEmpty ? nil : $0 }
@@ -46,7 +46,7 @@ struct MergeCommand: Command {
         request.settings = try DeviceSettings.load()
         let line = credentials.progress(parsed)
         request.progress = { line.show($0.description) }
-        let report = try MergeJob.run(request, on: file, credentials: localCredentials)
+        let report = try FileMerge.run(request, on: file, credentials: localCredentials)
         line.clear()
         for warning in report.warnings { output.printError("warning: \(warning)") }
         output.print(parsed[json] ? try JSONText.encode(report) : ReportText.merge(report, local: localPath, explained: parsed[explain]))

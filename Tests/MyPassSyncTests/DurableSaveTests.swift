@@ -261,8 +261,8 @@ struct SwapWindowTests {
         let settings = FormatSettings(version: .v4_0, cipher: .chaCha20, kdf: .aesKDF(seed: Data(repeating: 5, count: 32), rounds: 10))
         let staged = workspace.directory.appendingPathComponent("staged.kdbx").path
         try KDBXWriter.serialize(theirs, settings: settings, key: Workspace.key).file.write(to: URL(fileURLWithPath: staged))
-        DurableFile.beforeSwap = { _ = rename(staged, workspace.vaultPath) }
-        defer { DurableFile.beforeSwap = nil }
+        DurableFile.beforeNextSwap(of: workspace.vaultPath) { _ = rename(staged, workspace.vaultPath) }
+        defer { DurableFile.removeSwapHook(of: workspace.vaultPath) }
         session.update(try session.vault.addingEntry(title: "Mine", to: session.vault.root.uuid).vault)
         let save = try session.saveMerging()
         #expect(save.wroteFile)

@@ -69,8 +69,8 @@ struct FolderSwapTests {
         let swapped = try SwappedFolder(outsideNames: ["vault.kdbx", "notes.txt"])
         defer { swapped.workspace.remove() }
         let session = try SyncSession(path: swapped.vaultPath, key: Workspace.key, state: swapped.workspace.state)
-        DurableFile.beforeSwap = { swapped.swap() }
-        defer { DurableFile.beforeSwap = nil }
+        DurableFile.beforeNextSwap(of: swapped.vaultPath) { swapped.swap() }
+        defer { DurableFile.removeSwapHook(of: swapped.vaultPath) }
         session.update(try session.vault.addingEntry(title: "Mine", to: session.vault.root.uuid).vault)
         let save = try session.saveMerging()
         #expect(save.wroteFile)
@@ -91,8 +91,8 @@ struct FolderSwapTests {
         try KDBXWriter.serialize(theirs, settings: settings, key: Workspace.key).file.write(to: URL(fileURLWithPath: swapped.folder + "/" + copyName))
         let copies = ConflictCopies.find(for: swapped.vaultPath)
         #expect(copies.map(\.name) == [copyName])
-        DurableFile.beforeSwap = { swapped.swap() }
-        defer { DurableFile.beforeSwap = nil }
+        DurableFile.beforeNextSwap(of: swapped.vaultPath) { swapped.swap() }
+        defer { DurableFile.removeSwapHook(of: swapped.vaultPath) }
         let report = try ConflictFolding.fold(copies, into: session, base: session.vault, key: Workspace.key, limits: .standard, dryRun: false)
         #expect(report.outcomes.map(\.result) == [.merged])
         #expect(try swapped.outsideIsUntouched(), "a file outside the synced folder was written or removed")

@@ -16,11 +16,11 @@ public enum GitMergeDriver {
         let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("mypass-sync-git-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         defer { try? FileManager.default.removeItem(at: scratch) }
-        var request = MergeJob.Request(copies: [other], state: SyncStateStore(directory: scratch.path))
+        var request = FileMerge.Request(copies: [other], state: SyncStateStore(directory: scratch.path))
         let hasAncestor = (SystemCalls.status(atPath: ancestor)?.size ?? 0) > 0
         request.basePath = hasAncestor ? ancestor : nil
         request.outputPath = current
-        return try MergeJob.run(request, on: file, credentials: credentials)
+        return try FileMerge.run(request, on: file, credentials: credentials)
     }
 }
 

@@ -1,24 +1,57 @@
 internal import Foundation
 internal import SyncFiles
 package import SyncState
-internal import KDBXFormat
+package import KDBXFormat
 package import MyPassCore
 internal import MyPassMerge
 
-/// The one pipeline that writes a vault after a merge: every merge of other versions into a vault
-/// (`merge`, `conflicts --merge`, the watcher's folds, restores and take-ins, entry commands that
-/// meet a concurrent change) ends here.
+/// The one pipeline that writes a merged vault. Every merge of other versions into a vault ends
+/// here: `merge` and the git and Unison drivers (`FileMerge`), `conflicts --merge` and the watcher's
+/// folds and restores (`ConflictFolding`), remote `sync`, `undo`, and the save of an entry command or
+/// of `resolve --merge` that meets a version written meanwhile (`saveMerging`).
 ///
-/// 1. merge the inputs into the session's snapshot, one after the other, each against its own base;
-/// 2. compare the result with the file's content: **equal content → no write** (`SyncSession`
-///    holds this rule for every save of a merge);
-/// 3. save by verified compare-and-swap, merging again when the file changed meanwhile;
-/// 4. record the written version as the base (the session does, on every save);
-/// 5. journal once, with the bytes the swap replaced as "before".
+/// 1. `merge`: the inputs merged into the session's snapshot one after the other, each against the
+///    base that fits it (`Base.fitting`: a remembered base only where both sides descend from it); a
+///    key changed on another device, carried by an input opened with its own credentials, is adopted;
+/// 2. `commit`: **equal content → no write** (decided once, by the session's comparison with the
+///    file it read); otherwise verified encoding and compare-and-swap;
+/// 3. a version written meanwhile is merged in (against the version the work was made from) and the
+///    swap tried again, up to `SyncSession.maximumAttempts` times;
+/// 4. the written version recorded as this device's base (the session does, on every save);
+/// 5. one journal record, with the bytes the swap replaced as "before".
 ///
 /// Retiring what was merged (copies, pending versions) is the caller's, after `commit` returned:
 /// only then is the merged content durably in the vault.
 package enum MergeCommit {
+    /// The common ancestor a merge uses.
+    package enum Base {
+        /// None: each entry's ancestor is inferred from history.
+        case none
+        /// Handed over by the user or the sync engine (`--base`, git's %O, Unison's archive): used for
+        /// every input, and certainly common to both sides (an object one side dropped is deleted).
+        case given(Vault)
+        /// The version this device last synced (or its work was made from): used only where both
+        /// sides descend from it (an input older than it would otherwise read as a change back);
+        /// not certain either.
+        case remembered(Vault)
+
+        /// The base for merging `remote` into `local`.
+        package func fitting(_ local: Vault, _ remote: Vault) -> Vault? {
+            switch self {
+            case .none: nil
+            case .given(let base): base
+            case .remembered(let base):
+                VaultMerger.descends(local, from: base) && VaultMerger.descends(remote, from: base) ? base : nil
+            }
+        }
+
+        /// Whether the base is certainly common to both sides (docs/merge-rules.md, certain base).
+        package var isCertain: Bool {
+            if case .given = self { return true }
+            return false
+        }
+    }
+
     /// One other version to merge in.
     package struct Input {
         /// What it is called in reports and the journal (a path, never a value).
@@ -28,15 +61,47 @@ package enum MergeCommit {
         /// The SHA-256 (hex) of the bytes it was opened from, for the journal.
         package let sha256: String?
         /// The common ancestor to merge it against.
-        package let base: MergeJob.Base
+        package let base: Base
+        /// The credentials it was opened with, when they are not the vault's (its key was changed on
+        /// another device): a newer key change than the vault's is adopted by the result.
+        package let ownKey: AdoptedKey?
 
         /// The version `vault`, called `name`, opened from bytes hashing to `sha256`, merged against `base`.
-        package init(name: String, vault: Vault, sha256: String?, base: MergeJob.Base) {
+        package init(name: String, vault: Vault, sha256: String?, base: Base, ownKey: AdoptedKey? = nil) {
             self.name = name
             self.vault = vault
             self.sha256 = sha256
             self.base = base
+            self.ownKey = ownKey
         }
+    }
+
+    /// A key (with the format and derived key of the version it opened) the result is written with.
+    package struct AdoptedKey {
+        package let key: CompositeKey
+        package let settings: FormatSettings
+        package let derivedKey: DerivedKey
+
+        /// The key `key` of a version read in `settings`, deriving to `derivedKey`.
+        package init(key: CompositeKey, settings: FormatSettings, derivedKey: DerivedKey) {
+            self.key = key
+            self.settings = settings
+            self.derivedKey = derivedKey
+        }
+    }
+
+    /// What one input brought.
+    package struct Step {
+        /// The input's name.
+        package let source: String
+        /// What it changed in the snapshot.
+        package let changes: [Change]
+        /// What the merge noticed without stopping (trimmed history, a rotated key).
+        package var warnings: [String]
+        /// Whether the input changed the snapshot's content (false: everything it holds was there already).
+        package let newContent: Bool
+        /// How each property the two differed on was decided.
+        package let decisions: [FieldDecision]
     }
 
     /// The inputs merged in memory.
@@ -44,15 +109,18 @@ package enum MergeCommit {
         /// The snapshot with every input merged in.
         package let vault: Vault
         /// What each input brought, in order.
-        package let steps: [MergeJob.Step]
+        package let steps: [Step]
         /// The inputs, in order.
         package let inputs: [Input]
+        /// The key the result is written with when an input carried a newer one.
+        package let adoptedKey: AdoptedKey?
 
         /// `vault`, the merge of `inputs`, which brought `steps`.
-        package init(vault: Vault, steps: [MergeJob.Step], inputs: [Input]) {
+        package init(vault: Vault, steps: [Step], inputs: [Input], adoptedKey: AdoptedKey? = nil) {
             self.vault = vault
             self.steps = steps
             self.inputs = inputs
+            self.adoptedKey = adoptedKey
         }
 
         /// Whether any input changed the snapshot's content.
@@ -67,30 +135,92 @@ package enum MergeCommit {
         package let mergedFromDisk: [Change]
     }
 
-    /// `inputs` merged one after the other into `vault` (no I/O).
+    /// `remote` merged into `vault` against the base that fits them, explained (no I/O).
+    package static func merge(_ remote: Vault, from source: String, into vault: Vault, base: Base) throws -> (vault: Vault, step: Step) {
+        let result = try VaultMerger.merge(base: base.fitting(vault, remote), baseIsCertain: base.isCertain, local: vault, remote: remote,
+                                           explaining: try SecretFingerprint.forOneMerge()) { DeferredRelease.drop($0) }
+        // Content, not form: a version that differs only in access times or field order brings nothing.
+        let newContent = !VaultDiff.sameContent(vault, result.vault)
+        return (result.vault, Step(source: source, changes: result.changes, warnings: result.warnings, newContent: newContent,
+                                   decisions: result.decisions))
+    }
+
+    /// `inputs` merged one after the other into `vault` (no I/O). An input opened with its own key
+    /// whose key change is newer than the vault's (and any earlier such input's) makes the result
+    /// carry that key change and be written with that key (docs/merge-rules.md, rotated keys).
     package static func merge(_ inputs: [Input], into vault: Vault) throws -> Merged {
         var merged = vault
-        var steps: [MergeJob.Step] = []
+        var steps: [Step] = []
+        var adopted: (input: Input, key: AdoptedKey)?
+        let never = Timestamp(secondsSinceYearOne: 0)
         for input in inputs {
-            let (result, step) = try MergeJob.merge(input.vault, from: input.name, into: merged, base: input.base)
+            var (result, step) = try merge(input.vault, from: input.name, into: merged, base: input.base)
+            if let ownKey = input.ownKey,
+               (input.vault.meta.masterKeyChanged ?? never) > ((adopted?.input.vault ?? vault).meta.masterKeyChanged ?? never) {
+                adopted = (input, ownKey)
+                step.warnings.append("the master key was changed on another device; the merged vault is written with that key")
+            }
             merged = result
             steps.append(step)
         }
-        return Merged(vault: merged, steps: steps, inputs: inputs)
+        if let rotated = adopted?.input.vault.meta {
+            merged.meta.masterKeyChanged = rotated.masterKeyChanged
+            merged.meta.masterKeyChangeRecommended = rotated.masterKeyChangeRecommended
+            merged.meta.masterKeyChangeForced = rotated.masterKeyChangeForced
+        }
+        return Merged(vault: merged, steps: steps, inputs: inputs, adoptedKey: adopted?.key)
     }
 
     /// Writes `merged` through `session` (whose snapshot it was merged into) and journals it once as
     /// `kind`; nothing is written or journaled when the file already holds its content.
     package static func commit(_ merged: Merged, through session: SyncSession, journal kind: MergeJournal.Kind) throws -> Outcome {
+        if let key = merged.adoptedKey { session.adoptCredentials(key: key.key, settings: key.settings, derivedKey: key.derivedKey) }
         // A merge that brought content into a snapshot of the file's content is known to differ from
         // the file; one that brought none is compared with it (only its form may differ).
-        session.updateWithMerge(merged.vault, addsContent: merged.bringsContent && session.matchesDisk)
-        let save = try session.saveMerging(journaling: false)
+        session.takeMerge(merged.vault, content: merged.bringsContent && session.matchesDisk ? .knownToDiffer : .compareWithFile)
+        let save = try saveMerging(session, journal: nil)
         if save.wroteFile, let before = session.replacedBytes {
             let changes = merged.steps.map(\.changes.count).reduce(0, +) + save.mergedFromDisk.count
             session.journalMerge(kind, before: before, inputs: merged.inputs.map { .init(name: $0.name, sha256: $0.sha256) },
-                                 changes: changes, decisions: merged.steps.flatMap(\.decisions))
+                                 changes: changes, decisions: merged.steps.flatMap(\.decisions) + save.decisions)
         }
         return Outcome(wroteFile: save.wroteFile, mergedFromDisk: save.mergedFromDisk)
+    }
+
+    /// Saves `session`'s snapshot; when another program wrote the file meanwhile, merges that
+    /// version in and tries the swap again. `journal`: the kind a merge with a written-meanwhile
+    /// version is recorded as (nil: the caller records its whole merge once, as `commit` does).
+    package static func saveMerging(_ session: SyncSession, journal kind: MergeJournal.Kind?) throws -> SyncSession.MergingSave {
+        try session.holdingLock {
+            switch try session.saveHoldingLock() {
+            case .saved: return SyncSession.MergingSave(mergedFromDisk: [], wroteFile: true)
+            case .unchanged: return SyncSession.MergingSave(mergedFromDisk: [], wroteFile: false)
+            case .conflict(let conflict): return try mergeHoldingLock(conflict, into: session, journal: kind)
+            }
+        }
+    }
+
+    /// Merges the version on disk (`conflict`, and any newer one that arrives meanwhile) into the
+    /// session's snapshot and saves, the session's lock held.
+    package static func mergeHoldingLock(_ conflict: SyncSession.Conflict, into session: SyncSession,
+                                         journal kind: MergeJournal.Kind?) throws -> SyncSession.MergingSave {
+        var current = conflict
+        for _ in 0..<SyncSession.maximumAttempts {
+            // Against the version this session's work was made from (the file it read, or last
+            // merged with): the state's record may be a version another writer on this device
+            // recorded since, which the work never held. Used only where both sides descend from it.
+            let (merged, step) = try merge(current.disk.vault, from: session.path, into: session.vault,
+                                           base: session.workMadeFrom.map { .remembered($0) } ?? .none)
+            session.takeMerge(merged, over: current)
+            if let wrote = try session.saveHoldingLock().wroteFile {
+                if wrote, let kind {
+                    session.journalMerge(kind, before: current.diskBytes, inputs: [.init(name: session.path + " (on disk)", bytes: current.diskBytes)],
+                                         changes: step.changes.count, decisions: step.decisions)
+                }
+                return SyncSession.MergingSave(mergedFromDisk: step.changes, wroteFile: wrote, decisions: step.decisions, warnings: step.warnings)
+            }
+            current = try session.readDisk()
+        }
+        throw SaveError.changedOnDisk(current: current.diskFingerprint)
     }
 }

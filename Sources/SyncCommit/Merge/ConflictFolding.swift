@@ -114,18 +114,22 @@ public enum ConflictFolding {
         let vault = session.vault
         let identity = DatabaseIdentity(vault)
         for copy in copies {
-            let read: (bytes: Data, fingerprint: Fingerprint)
-            let opened: OpenedVault
-            do {
-                read = try ForeignVersion.read(copy.name, in: folder(of: copy), budget: opening.budget)
-                opened = try prefetched?.take(copy.path, matching: read.fingerprint, under: opening, identity: identity)?.get()
-                    ?? ForeignVersion.open(read.bytes, key: key, cachedKey: cachedKey, budget: opening.budget, identity: identity)
-            } catch {
-                outcomes.append(Outcome(copy: copy.path, engine: copy.engine, result: Result(ForeignVersion.Refusal(error)), changes: [],
-                                        movedTo: nil))
+            let directory: DirectoryHandle
+            do { directory = try folder(of: copy) } catch {
+                outcomes.append(Outcome(copy: copy.path, engine: copy.engine, result: .unreadable, changes: [], movedTo: nil))
                 continue
             }
-            readCopies.append((copy, read.bytes, read.fingerprint, opened))
+            let result = ForeignVersion.openCopy(copy.name, in: directory, key: key, cachedKey: cachedKey, budget: opening.budget,
+                                                  identity: identity, prefetched: prefetched.map { prefetched in
+                { prefetched.take(copy.path, matching: $0, under: opening, identity: identity) }
+            })
+            switch result {
+            case .opened(let read): readCopies.append((copy, read.bytes, read.fingerprint, read.opened))
+            case .refused(let refusal):
+                outcomes.append(Outcome(copy: copy.path, engine: copy.engine, result: Result(refusal), changes: [], movedTo: nil))
+            case .gone:
+                outcomes.append(Outcome(copy: copy.path, engine: copy.engine, result: .unreadable, changes: [], movedTo: nil))
+            }
         }
         // The base only where both sides descend from it; else each entry's ancestor is inferred.
         let inputs = readCopies.map {
@@ -144,11 +148,8 @@ public enum ConflictFolding {
             }
             return Report(outcomes: outcomes + wouldMerge, wroteVault: false, restored: restored)
         }
-        var wroteVault = false
-        if !merged.inputs.isEmpty {
-            let kind: MergeJournal.Kind = taken.contains(where: \.newContent) || restored.isEmpty ? .conflictCopies : .restore
-            wroteVault = try MergeCommit.commit(merged, through: session, journal: kind).wroteFile
-        }
+        let kind: MergeJournal.Kind = taken.contains(where: \.newContent) || restored.isEmpty ? .conflictCopies : .restore
+        let wroteVault = try MergeCommit.commit(merged, through: session, journal: kind).wroteFile
         // The vault now durably holds every taken copy's content: keep each copy here, then take it
         // out of the synced folder (unless it changed since it was read: then the next pass has it).
         let retired = RetiredCopies(state: session.state, vaultPath: session.path)

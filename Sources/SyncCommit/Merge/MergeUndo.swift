@@ -103,7 +103,7 @@ public enum MergeUndo {
         }
         let outcome = try MergeReverter.revert(current: unlocked.vault, before: before.vault, after: after.vault)
         var written = false
-        if !dryRun && !VaultDiff.sameContent(outcome.vault, unlocked.vault) {
+        if !dryRun {
             let session = try unlocked.session(state: state, settings: settings)
             let reverted = MergeCommit.Merged(vault: outcome.vault, steps: [], inputs: [MergeCommit.Input(
                 name: "journal record \(id)", vault: before.vault, sha256: SHA256.hexHash(beforeBytes), base: .none)])

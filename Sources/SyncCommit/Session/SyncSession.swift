@@ -56,6 +56,18 @@ public final class SyncSession {
         public let mergedFromDisk: [Change]
         /// Whether the file was replaced (false: the content was already on disk).
         public let wroteFile: Bool
+        /// How each property the snapshot and that version differed on was decided.
+        public var decisions: [FieldDecision] = []
+        /// What that merge noticed without stopping.
+        public var warnings: [String] = []
+    }
+
+    /// What a working snapshot made by a merge is, against the file the session knows.
+    package enum MergeContent {
+        /// Known to hold content the file lacks: written without a second comparison.
+        case knownToDiffer
+        /// Compared with the file's content before a save: equal content is not written.
+        case compareWithFile
     }
 
     /// What a decision did.
@@ -97,9 +109,9 @@ public final class SyncSession {
     private var diskContent: (vault: Vault, settings: FormatSettings)?
     /// The key was replaced by `adoptCredentials`: the next save writes even when the content is the same.
     private var credentialsAdopted = false
-    /// The working snapshot is a merge of the file's content with other versions (`updateWithMerge`):
-    /// a save compares content, not form, with the file (see `saveLocked`).
-    private var workingIsMerge = false
+    /// The working snapshot is a merge whose content is compared with the file's before a save
+    /// (`takeMerge`, `mergeAddsNothing`).
+    private var comparesMergeWithFile = false
     /// The bytes the last save replaced (a journal's "before"), when it wrote.
     private(set) var replacedBytes: Data?
     /// The file's bytes as this session last read, wrote or took them in (a journal's "after").
@@ -225,22 +237,36 @@ public final class SyncSession {
     /// Replaces the working snapshot (an edit made through the vault's edit functions).
     public func update(_ vault: Vault) {
         self.vault = vault
-        workingIsMerge = false
+        comparesMergeWithFile = false
     }
 
     /// Replaces the working snapshot with a merge of the file's content and other versions: the next
-    /// save writes only if the merge holds content the file lacks. `addsContent`: the merge is known
-    /// to have changed the content of the snapshot it was merged into (no second comparison).
-    func updateWithMerge(_ vault: Vault, addsContent: Bool = false) {
+    /// save writes only if the merge holds content the file lacks (`content` says whether that is
+    /// known already or to be compared).
+    package func takeMerge(_ vault: Vault, content: MergeContent) {
         self.vault = vault
-        workingIsMerge = !addsContent
+        comparesMergeWithFile = content == .compareWithFile
     }
+
+    /// Replaces the working snapshot with `vault`, the merge of the work with the version on disk in
+    /// `conflict`: the session is based on that version from now on (the next save swaps it out).
+    package func takeMerge(_ vault: Vault, over conflict: Conflict) {
+        self.vault = vault
+        comparesMergeWithFile = true
+        fingerprint = conflict.diskFingerprint
+        fileBytes = conflict.diskBytes
+        diskContent = (conflict.disk.vault, conflict.disk.settings)
+    }
+
+    /// The version this session's work was made from: the file it read or last merged with, else
+    /// the one this device last synced.
+    package var workMadeFrom: Vault? { diskContent?.vault ?? base() }
 
     /// The rule every write after a merge obeys, in this one place: a merge whose content equals the
     /// file's is not written (its different form, access times or a new KDF salt would be a new
     /// version to every sync engine, and two devices writing the same merge make a new conflict).
     private var mergeAddsNothing: Bool {
-        guard workingIsMerge, let diskContent, !credentialsAdopted, Self.sameExceptSalt(diskContent.settings, settings) else { return false }
+        guard comparesMergeWithFile, let diskContent, !credentialsAdopted, Self.sameExceptSalt(diskContent.settings, settings) else { return false }
         return VaultDiff.sameContent(diskContent.vault, vault)
     }
 
@@ -252,12 +278,17 @@ public final class SyncSession {
     /// Writes the working snapshot if the file is still the version this session knows; otherwise
     /// returns the conflict and writes nothing.
     public func save() throws -> SaveOutcome {
+        try holdingLock { try saveHoldingLock() }
+    }
+
+    /// Runs `body` holding this machine's lock on the vault (one writer at a time on this device);
+    /// temp files of this vault left by dead writers are removed first.
+    package func holdingLock<T>(_ body: () throws -> T) throws -> T {
         let lock = try state.lock(path)
         defer { lock.release() }
-        // Holding this machine's lock: temp files of this vault from dead writers can go.
         let stale = DurableFile.removeStaleTemporaries(of: path)
         if !stale.isEmpty { warnings.append("removed \(stale.count) temp file(s) left by an interrupted save") }
-        return try saveLocked()
+        return try body()
     }
 
     /// Whether each save first keeps the version it replaces as `<vault>.bak` (0600).
@@ -291,7 +322,8 @@ public final class SyncSession {
     package var beforeReplace: (() -> Void)?
     #endif
 
-    private func saveLocked() throws -> SaveOutcome {
+    /// `save`, the lock held by the caller (`holdingLock`).
+    package func saveHoldingLock() throws -> SaveOutcome {
         replacedBytes = nil
         if diskContent == nil { learnDiskContent() }
         if matchesDisk { return .unchanged(fingerprint) }
@@ -358,64 +390,52 @@ public final class SyncSession {
         try AtomicFileWriter.write(current.bytes, toPath: DurableFile.resolvedPath(path) + ".bak")
     }
 
-    private func readDisk() throws -> Conflict {
+    /// The version on disk now, read and opened.
+    package func readDisk() throws -> Conflict {
         let file = try VaultFile.read(path, limits: limits)
         return Conflict(disk: try file.open(key: key, cachedKey: derivedKey), diskBytes: file.bytes, diskFingerprint: file.fingerprint)
     }
 
     /// Applies `decision` to `conflict` (and to any newer change that arrives meanwhile, up to
-    /// `maximumAttempts` times; then `SaveError.changedOnDisk`).
+    /// `maximumAttempts` times; then `SaveError.changedOnDisk`). `merge` is the merge pipeline's
+    /// (`MergeCommit`): the working snapshot merged with the disk version and saved.
     public func resolve(_ conflict: Conflict, by decision: Decision) throws -> Resolution {
-        try resolve(conflict, by: decision, journaling: true)
+        try holdingLock {
+            switch decision {
+            case .reload: return try reloadHoldingLock(conflict)
+            case .overwrite: return try overwriteHoldingLock(conflict)
+            case .merge:
+                let save = try MergeCommit.mergeHoldingLock(conflict, into: self, journal: .resolve)
+                return Resolution(decision: .merge, changes: save.mergedFromDisk, warnings: save.warnings, backup: nil, wroteFile: save.wroteFile)
+            }
+        }
     }
 
-    /// `resolve`; `journaling`: a merge that writes is recorded in the journal (false: the caller
-    /// records the whole merge once, as `MergeCommit` does).
-    private func resolve(_ conflict: Conflict, by decision: Decision, journaling: Bool) throws -> Resolution {
-        let lock = try state.lock(path)
-        defer { lock.release() }
+    /// Takes the disk version as the working snapshot; the working copy is kept as a backup.
+    private func reloadHoldingLock(_ conflict: Conflict) throws -> Resolution {
+        let backup = try writeBackup(of: vault, suffix: "working")
+        vault = conflict.disk.vault
+        settings = conflict.disk.settings
+        fingerprint = conflict.diskFingerprint
+        diskContent = (conflict.disk.vault, conflict.disk.settings)
+        comparesMergeWithFile = false
+        rememberBase(conflict.diskBytes, conflict.diskFingerprint, replaced: .keepPending)
+        return Resolution(decision: .reload, changes: VaultDiff.diff(from: conflict.disk.vault, to: vault), warnings: [], backup: backup,
+                          wroteFile: false)
+    }
+
+    /// Writes the working snapshot over the disk version (and any newer one that arrives
+    /// meanwhile); the disk version is kept as a backup.
+    private func overwriteHoldingLock(_ conflict: Conflict) throws -> Resolution {
         var current = conflict
         for _ in 0..<Self.maximumAttempts {
-            switch decision {
-            case .reload:
-                let backup = try writeBackup(of: vault, suffix: "working")
-                vault = current.disk.vault
-                settings = current.disk.settings
-                fingerprint = current.diskFingerprint
-                diskContent = (current.disk.vault, current.disk.settings)
-                rememberBase(current.diskBytes, current.diskFingerprint, replaced: .keepPending)
-                return Resolution(decision: .reload, changes: VaultDiff.diff(from: conflict.disk.vault, to: vault), warnings: [], backup: backup,
-                                  wroteFile: false)
-            case .overwrite:
-                fingerprint = current.diskFingerprint
-                fileBytes = current.diskBytes
-                diskContent = (current.disk.vault, current.disk.settings)
-                let backup = matchesDisk ? nil : try writeBackup(bytes: current.diskBytes, suffix: "disk")
-                let outcome = try saveLocked()
-                if let wrote = outcome.wroteFile {
-                    return Resolution(decision: .overwrite, changes: VaultDiff.diff(from: current.disk.vault, to: vault), warnings: [],
-                                      backup: backup, wroteFile: wrote)
-                }
-            case .merge:
-                // Against the version this session's work was made from (the file it read, or last
-                // merged with): the state's record may be a version another writer on this device
-                // recorded since, which the work never held. Used only where both sides descend from it.
-                let madeFrom = diskContent?.vault ?? base()
-                let (merged, result) = try MergeJob.merge(current.disk.vault, from: path, into: vault,
-                                                          base: madeFrom.map { .remembered($0) } ?? .none)
-                vault = merged
-                workingIsMerge = true
-                fingerprint = current.diskFingerprint
-                fileBytes = current.diskBytes
-                diskContent = (current.disk.vault, current.disk.settings)
-                let outcome = try saveLocked()
-                if let wrote = outcome.wroteFile {
-                    if wrote && journaling {
-                        journalMerge(.resolve, before: current.diskBytes, inputs: [.init(name: path + " (on disk)", bytes: current.diskBytes)],
-                                     changes: result.changes.count, decisions: result.decisions)
-                    }
-                    return Resolution(decision: .merge, changes: result.changes, warnings: result.warnings, backup: nil, wroteFile: wrote)
-                }
+            fingerprint = current.diskFingerprint
+            fileBytes = current.diskBytes
+            diskContent = (current.disk.vault, current.disk.settings)
+            let backup = matchesDisk ? nil : try writeBackup(bytes: current.diskBytes, suffix: "disk")
+            if let wrote = try saveHoldingLock().wroteFile {
+                return Resolution(decision: .overwrite, changes: VaultDiff.diff(from: current.disk.vault, to: vault), warnings: [],
+                                  backup: backup, wroteFile: wrote)
             }
             current = try readDisk()
         }
@@ -430,22 +450,11 @@ public final class SyncSession {
         return Resolution(decision: decision, changes: [], warnings: ["the vault had not changed on disk"], backup: nil, wroteFile: wrote)
     }
 
-    /// Saves, merging in whatever another program wrote meanwhile (what the entry commands do).
-    /// `journaling`: a merge with a concurrent change is recorded in the journal (false: the caller
-    /// records its whole merge once).
+    /// Saves, merging in whatever another program wrote meanwhile (what the entry commands do),
+    /// through the merge pipeline (`MergeCommit.saveMerging`); a merge that writes is journaled.
     @discardableResult
     public func saveMerging() throws -> MergingSave {
-        try saveMerging(journaling: true)
-    }
-
-    func saveMerging(journaling: Bool) throws -> MergingSave {
-        switch try save() {
-        case .saved: return MergingSave(mergedFromDisk: [], wroteFile: true)
-        case .unchanged: return MergingSave(mergedFromDisk: [], wroteFile: false)
-        case .conflict(let conflict):
-            let resolution = try resolve(conflict, by: .merge, journaling: journaling)
-            return MergingSave(mergedFromDisk: resolution.changes, wroteFile: resolution.wroteFile)
-        }
+        try MergeCommit.saveMerging(self, journal: .resolve)
     }
 
     private func writeBackup(of vault: Vault, suffix: String) throws -> String {

@@ -45,6 +45,59 @@ public enum ForeignVersion {
         }
     }
 
+    /// A copy beside the vault, read and opened.
+    public struct OpenedCopy: Sendable {
+        /// The bytes read.
+        public let bytes: Data
+        /// Their fingerprint (content and inode) when read.
+        public let fingerprint: Fingerprint
+        /// The version they open to.
+        public let opened: OpenedVault
+    }
+
+    /// What became of opening a copy.
+    public enum CopyOpening: Sendable {
+        case opened(OpenedCopy)
+        /// Refused, for a reason the watcher remembers until the copy changes.
+        case refused(Refusal)
+        /// Not there any more (the next listing shows it).
+        case gone
+    }
+
+    /// The one step that opens a conflict copy or a version a sync engine renamed aside, for every
+    /// path that uses one (folding, the rebuild, the rollback evidence): the regular file `name` in
+    /// `folder` (never through a symlink) read within `budget`, opened within its caps — or taken
+    /// from `prefetched`, when it opened exactly those bytes ahead — and checked to be `identity`.
+    public static func openCopy(
+        _ name: String, in folder: DirectoryHandle, key: CompositeKey, cachedKey: DerivedKey?, budget: ForeignVersionBudget,
+        identity: DatabaseIdentity?, prefetched: ((Fingerprint) -> Result<OpenedVault, Refusal>?)? = nil
+    ) -> CopyOpening {
+        do {
+            let read = try read(name, in: folder, budget: budget)
+            let opened = try prefetched?(read.fingerprint)?.get()
+                ?? open(read.bytes, key: key, cachedKey: cachedKey, budget: budget, identity: identity)
+            return .opened(OpenedCopy(bytes: read.bytes, fingerprint: read.fingerprint, opened: opened))
+        } catch FileError.notFound {
+            return .gone
+        } catch {
+            return .refused(Refusal(error))
+        }
+    }
+
+    /// `openCopy` of the file at `path`, in the folder that holds it.
+    public static func openCopy(
+        atPath path: String, key: CompositeKey, cachedKey: DerivedKey?, budget: ForeignVersionBudget, identity: DatabaseIdentity?
+    ) -> CopyOpening {
+        do {
+            let (folder, name) = try DirectoryHandle.parent(of: path)
+            return openCopy(name, in: folder, key: key, cachedKey: cachedKey, budget: budget, identity: identity)
+        } catch .notFound {
+            return .gone
+        } catch {
+            return .refused(.unreadable)
+        }
+    }
+
     /// The bytes of the regular file `name` in `folder` (never through a symlink), within `budget`.
     public static func read(_ name: String, in folder: DirectoryHandle, budget: ForeignVersionBudget) throws(FileError)
         -> (bytes: Data, fingerprint: Fingerprint) {

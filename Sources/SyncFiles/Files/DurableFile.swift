@@ -1,4 +1,5 @@
 public import Foundation
+internal import Synchronization
 #if canImport(Glibc)
 internal import Glibc
 #endif
@@ -214,9 +215,21 @@ public enum DurableFile {
     }
 
     #if MYPASS_TEST_HOOKS
-    /// Test hook: runs between the compare and the swap (a test makes "another writer" land there).
-    /// Debug builds only (`MYPASS_TEST_HOOKS`): a release build has no such seam.
-    package nonisolated(unsafe) static var beforeSwap: (() -> Void)?
+    /// Test hooks, by the path of the file a save replaces: each runs once, between the compare and
+    /// the swap of that file (a test makes "another writer" land there); saves of other files, in
+    /// tests running alongside, never see it. Debug builds only (`MYPASS_TEST_HOOKS`): a release
+    /// build has no such seam.
+    private static let swapHooks = Mutex<[String: @Sendable () -> Void]>([:])
+
+    /// Runs `hook` once, just before the next swap of the file at `path` (as the save names it).
+    package static func beforeNextSwap(of path: String, _ hook: @escaping @Sendable () -> Void) {
+        swapHooks.withLock { $0[path] = hook }
+    }
+
+    /// Removes a hook `beforeNextSwap` set for `path` that has not run.
+    package static func removeSwapHook(of path: String) {
+        _ = swapHooks.withLock { $0.removeValue(forKey: path) }
+    }
     #endif
 
     /// Swaps the temp file in with renameat2(RENAME_EXCHANGE) and checks what came out: the version
@@ -226,7 +239,7 @@ public enum DurableFile {
     private static func swapIn(temporary: String, target: String, in directory: DirectoryHandle, expected: Fingerprint) throws(SaveError) {
         guard let ours = directory.status(of: temporary) else { throw .file(FileReading.error(errno, .stat, directory.pathOf(temporary))) }
         #if MYPASS_TEST_HOOKS
-        if let hook = beforeSwap { beforeSwap = nil; hook() }
+        if let hook = swapHooks.withLock({ $0.removeValue(forKey: directory.pathOf(target)) }) { hook() }
         #endif
         guard SystemCalls.exchange(temporary, with: target, in: directory) == 0 else {
             if errno == ENOENT { throw .changedOnDisk(current: nil) }  // the vault was removed meanwhile

@@ -205,11 +205,12 @@ private struct Merger {
         let input = MergeCommit.Input(name: url, vault: theirs, sha256: SHA256.hexHash(bytes), base: baseVault.map { .remembered($0) } ?? .none)
         let merged = try MergeCommit.merge([input], into: unlocked.vault)
         let step = merged.steps[0]
+        // A dry run says whether the merge would write; otherwise the pipeline decides and writes.
         var wrote = merged.bringsContent
-        if wrote && !dryRun {
+        if !dryRun {
             let session = try unlocked.session(state: state, settings: settings)
             wrote = try MergeCommit.commit(merged, through: session, journal: .sync).wroteFile
-            file = try VaultFile.read(vaultPath, maximumKDFMemory: maximumKDFMemory)
+            if wrote { file = try VaultFile.read(vaultPath, maximumKDFMemory: maximumKDFMemory) }
         }
         return Outcome(changes: step.changes, wroteLocal: wrote, remoteHoldsAll: VaultDiff.sameContent(theirs, merged.vault))
     }

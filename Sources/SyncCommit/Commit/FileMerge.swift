@@ -5,59 +5,10 @@ internal import KDBXFormat
 public import MyPassCore
 internal import MyPassMerge
 
-/// Merges other versions of a vault (remotes, sync-conflict copies, the disk version of a save
-/// conflict) into it, one after the other, and saves once: `merge`, `conflicts --merge`, the watcher
-/// and `resolve --merge` all merge here.
-public enum MergeJob {
-    /// The common ancestor a merge uses.
-    package enum Base {
-        /// None: each entry's ancestor is inferred from history.
-        case none
-        /// Handed over by the user or the sync engine (`--base`, git's %O, Unison's archive): used for
-        /// every copy, and certainly common to both sides (an object one side dropped is deleted).
-        case given(Vault)
-        /// The version this device last synced: used only where both sides descend from it (a copy
-        /// older than it would otherwise read as a change back); not certain either.
-        case remembered(Vault)
-
-        /// The base for merging `remote` into `local`.
-        package func fitting(_ local: Vault, _ remote: Vault) -> Vault? {
-            switch self {
-            case .none: nil
-            case .given(let base): base
-            case .remembered(let base):
-                VaultMerger.descends(local, from: base) && VaultMerger.descends(remote, from: base) ? base : nil
-            }
-        }
-
-        /// Whether the base is certainly common to both sides (MERGE.md rule 6).
-        package var isCertain: Bool {
-            if case .given = self { return true }
-            return false
-        }
-    }
-
-    /// One copy merged in.
-    package struct Step {
-        package let source: String
-        package let changes: [Change]
-        package let warnings: [String]
-        /// Whether the copy changed the vault (false: everything it holds was there already).
-        package let newContent: Bool
-        /// How each property the two differed on was decided.
-        package let decisions: [FieldDecision]
-    }
-
-    /// `vault` with `remote` merged in against `base`, explained.
-    package static func merge(_ remote: Vault, from source: String, into vault: Vault, base: Base) throws -> (vault: Vault, step: Step) {
-        let result = try VaultMerger.merge(base: base.fitting(vault, remote), baseIsCertain: base.isCertain, local: vault, remote: remote,
-                                           explaining: try SecretFingerprint.forOneMerge()) { DeferredRelease.drop($0) }
-        // Content, not form: a version that differs only in access times or field order brings nothing.
-        let newContent = !VaultDiff.sameContent(vault, result.vault)
-        return (result.vault, Step(source: source, changes: result.changes, warnings: result.warnings, newContent: newContent,
-                                   decisions: result.decisions))
-    }
-
+/// Merges other version files of a vault (sync-conflict copies, remotes, git's and Unison's
+/// versions) into the vault file, one after the other, and saves once through the merge pipeline
+/// (`MergeCommit`): what `merge` and the git and Unison drivers run.
+public enum FileMerge {
     /// A phase of `run`.
     public enum Phase: Sendable, CustomStringConvertible {
         /// Deriving the key and reading the vault and `copies` copies.
@@ -108,11 +59,11 @@ public enum MergeJob {
     /// and writes the result once: to `outputPath`, or over the vault by compare-and-swap (a change
     /// made meanwhile is merged in too), and only when the merge changed something. A copy whose
     /// master key changed after the vault's, opened with its own credentials, makes the result use
-    /// that key (MERGE.md rule 13); one that does not open with the credentials stops the merge.
+    /// that key (docs/merge-rules.md); one that does not open with the credentials stops the merge.
     public static func run(_ request: Request, on file: VaultFile, credentials: VaultCredentials) throws -> MergeReport {
         request.progress?(.opening(copies: request.copies.count))
         let (unlocked, opened) = try file.unlock(credentials, withCopies: request.copies, copyCredentials: request.copyCredentials)
-        let base: Base
+        let base: MergeCommit.Base
         if let basePath = request.basePath {
             let given = try unlocked.openCopy(atPath: basePath).vault
             guard DatabaseIdentity(given) == DatabaseIdentity(unlocked.vault) else { throw MergeRefusal.baseOfAnotherDatabase(basePath) }
@@ -122,47 +73,39 @@ public enum MergeJob {
         } else {
             base = .none
         }
-        var report = MergeReport()
-        var rotated: VaultCopy?
         var inputs: [MergeCommit.Input] = []
         for (path, result) in zip(request.copies, opened) {
-            let copy: VaultCopy
             switch result {
-            case .success(let value): copy = value
+            case .success(let copy):
+                // A copy opened with its own credentials (its key was changed on another device).
+                let ownKey = request.copyCredentials.map { _ in
+                    MergeCommit.AdoptedKey(key: copy.credentials.key, settings: copy.opened.settings, derivedKey: copy.opened.derivedKey)
+                }
+                inputs.append(MergeCommit.Input(name: path, vault: copy.vault, sha256: copy.bytesSHA256, base: base, ownKey: ownKey))
             case .failure(.wrongCredentials): throw MergeRefusal.keyRotated(path)
             case .failure(let error): throw error
             }
-            inputs.append(MergeCommit.Input(name: path, vault: copy.vault, sha256: copy.bytesSHA256, base: base))
-            let never = Timestamp(secondsSinceYearOne: 0)
-            let localKeyChanged = (rotated?.vault ?? unlocked.vault).meta.masterKeyChanged ?? never
-            if request.copyCredentials != nil && (copy.vault.meta.masterKeyChanged ?? never) > localKeyChanged { rotated = copy }
         }
         for (index, input) in inputs.enumerated() {
             request.progress?(.merging(copy: input.name, index: index + 1, count: inputs.count))
         }
         let merged = try MergeCommit.merge(inputs, into: unlocked.vault)
-        var vault = merged.vault
+        var report = MergeReport()
         report.sections = merged.steps.map { .init(remote: $0.source, changes: $0.changes, warnings: $0.warnings, explanation: $0.decisions) }
-        if let rotated {
-            vault.meta.masterKeyChanged = rotated.vault.meta.masterKeyChanged
-            vault.meta.masterKeyChangeRecommended = rotated.vault.meta.masterKeyChangeRecommended
-            vault.meta.masterKeyChangeForced = rotated.vault.meta.masterKeyChangeForced
-            report.sections[report.sections.count - 1].warnings.append(
-                "the master key was changed on another device; the merged vault is written with that key")
-        }
         report.dryRun = request.dryRun
-        let changed = report.hasChanges || rotated != nil
         if !request.dryRun {
-            if request.outputPath != nil || changed { request.progress?(.saving(path: request.outputPath ?? file.path)) }
             if let outputPath = request.outputPath {
-                let writer = rotated.map { UnlockedVault(file: file, opened: $0.opened, credentials: $0.credentials) } ?? unlocked
-                try writer.writeVerified(vault, toPath: outputPath)
+                request.progress?(.saving(path: outputPath))
+                let writer = merged.adoptedKey.map {
+                    UnlockedVault(file: file, opened: OpenedVault(vault: unlocked.vault, settings: $0.settings, derivedKey: $0.derivedKey),
+                                  credentials: VaultCredentials(key: $0.key))
+                } ?? unlocked
+                try writer.writeVerified(merged.vault, toPath: outputPath)
                 report.written = outputPath
-            } else if changed {
+            } else {
+                if merged.bringsContent || merged.adoptedKey != nil { request.progress?(.saving(path: file.path)) }
                 let session = try unlocked.session(state: request.state, keepsBackup: request.keepsBackup, settings: request.settings)
-                if let rotated { session.adoptCredentials(key: rotated.credentials.key, settings: rotated.opened.settings, derivedKey: rotated.opened.derivedKey) }
-                let outcome = try MergeCommit.commit(MergeCommit.Merged(vault: vault, steps: merged.steps, inputs: inputs), through: session,
-                                                     journal: .merge)
+                let outcome = try MergeCommit.commit(merged, through: session, journal: .merge)
                 if !outcome.mergedFromDisk.isEmpty {
                     report.sections.append(.init(remote: file.path + " (changed during the merge)", changes: outcome.mergedFromDisk, warnings: [],
                                                  explanation: []))

@@ -11,8 +11,8 @@ import Testing
 
 /// The merge job through the library API: several copies merged and saved once, dry runs, the base
 /// rule, output elsewhere, and the refusal of a copy whose key changed.
-@Suite("MergeJob: N copies merged into a vault, saved once", .serialized)
-struct MergeJobTests {
+@Suite("FileMerge: N copies merged into a vault, saved once", .serialized)
+struct FileMergeTests {
     private static let credentials = VaultCredentials(key: Workspace.key)
 
     /// A copy of the workspace's vault at `name` whose entry "First" has `edit` applied at `time`.
@@ -35,7 +35,7 @@ struct MergeJobTests {
         defer { workspace.remove() }
         let phone = try copy(workspace, "phone.kdbx", at: 1_800_000_100) { $0.setField("UserName", FieldValue("from-phone", isProtected: false)) }
         let laptop = try copy(workspace, "laptop.kdbx", at: 1_800_000_200) { $0.setField("URL", FieldValue("https://laptop.example", isProtected: false)) }
-        let report = try MergeJob.run(MergeJob.Request(copies: [phone, laptop], state: workspace.state), on: VaultFile.read(workspace.vaultPath),
+        let report = try FileMerge.run(FileMerge.Request(copies: [phone, laptop], state: workspace.state), on: VaultFile.read(workspace.vaultPath),
                                       credentials: Self.credentials)
         #expect(report.written == workspace.vaultPath && !report.unchanged && report.hasChanges)
         #expect(report.sections.map { $0.remote } == [phone, laptop])
@@ -50,14 +50,14 @@ struct MergeJobTests {
         defer { workspace.remove() }
         let phone = try copy(workspace, "phone.kdbx", at: 1_800_000_100) { $0.setField("UserName", FieldValue("from-phone", isProtected: false)) }
         let before = try workspace.bytes()
-        var request = MergeJob.Request(copies: [phone], state: workspace.state)
+        var request = FileMerge.Request(copies: [phone], state: workspace.state)
         request.dryRun = true
-        let dry = try MergeJob.run(request, on: VaultFile.read(workspace.vaultPath), credentials: Self.credentials)
+        let dry = try FileMerge.run(request, on: VaultFile.read(workspace.vaultPath), credentials: Self.credentials)
         #expect(dry.dryRun && dry.hasChanges && dry.written == nil)
         #expect(try workspace.bytes() == before)
         let same = workspace.directory.appendingPathComponent("same.kdbx").path
         try FileManager.default.copyItem(atPath: workspace.vaultPath, toPath: same)
-        let unchanged = try MergeJob.run(MergeJob.Request(copies: [same], state: workspace.state), on: VaultFile.read(workspace.vaultPath),
+        let unchanged = try FileMerge.run(FileMerge.Request(copies: [same], state: workspace.state), on: VaultFile.read(workspace.vaultPath),
                                          credentials: Self.credentials)
         #expect(unchanged.unchanged && !unchanged.hasChanges)
         #expect(try workspace.bytes() == before)
@@ -74,7 +74,7 @@ struct MergeJobTests {
         session.update(try session.vault.updatingEntry(uuid, at: Timestamp(unixSeconds: 1_800_000_300)) { $0.setField("Title", FieldValue("New title", isProtected: false)) })
         #expect(try session.saveMerging().wroteFile)
         // Against that base the older copy would read as "changed the title back"; it does not descend from it.
-        _ = try MergeJob.run(MergeJob.Request(copies: [older], state: workspace.state), on: VaultFile.read(workspace.vaultPath),
+        _ = try FileMerge.run(FileMerge.Request(copies: [older], state: workspace.state), on: VaultFile.read(workspace.vaultPath),
                              credentials: Self.credentials)
         #expect(try first(workspace).title == "New title")
     }
@@ -85,9 +85,9 @@ struct MergeJobTests {
         defer { workspace.remove() }
         let phone = try copy(workspace, "phone.kdbx", at: 1_800_000_100) { $0.setField("UserName", FieldValue("from-phone", isProtected: false)) }
         let before = try workspace.bytes()
-        var request = MergeJob.Request(copies: [phone], state: workspace.state)
+        var request = FileMerge.Request(copies: [phone], state: workspace.state)
         request.outputPath = workspace.directory.appendingPathComponent("out.kdbx").path
-        let report = try MergeJob.run(request, on: VaultFile.read(workspace.vaultPath), credentials: Self.credentials)
+        let report = try FileMerge.run(request, on: VaultFile.read(workspace.vaultPath), credentials: Self.credentials)
         #expect(report.written == request.outputPath)
         #expect(try workspace.bytes() == before)
         let written = try KDBXReader.open(Data(contentsOf: URL(fileURLWithPath: request.outputPath!)), key: Workspace.key).vault
@@ -104,7 +104,7 @@ struct MergeJobTests {
             .file.write(to: URL(fileURLWithPath: rotated))
         let before = try workspace.bytes()
         #expect(throws: MergeRefusal.self) {
-            try MergeJob.run(MergeJob.Request(copies: [rotated], state: workspace.state), on: VaultFile.read(workspace.vaultPath),
+            try FileMerge.run(FileMerge.Request(copies: [rotated], state: workspace.state), on: VaultFile.read(workspace.vaultPath),
                              credentials: Self.credentials)
         }
         #expect(try workspace.bytes() == before)
