@@ -161,7 +161,7 @@ private struct FolderSync {
             try FileManager.default.createDirectory(at: cache, withIntermediateDirectories: true)
             temporary = cache.appendingPathComponent(name).path
         case .syncthing: temporary = device.folder.appendingPathComponent(".syncthing.\(name).tmp").path
-        case .onedriveLinux, .resilio, .seafile, .pcloud, .googleDrive, .unison, .rclone:
+        default:  // the other engines (their own temporaries or none): a hidden partial file
             temporary = device.folder.appendingPathComponent(".\(name).partial").path
         }
         try bytes.write(to: URL(fileURLWithPath: temporary))

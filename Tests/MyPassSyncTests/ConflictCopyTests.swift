@@ -57,6 +57,35 @@ struct ConflictCopyTests {
         #expect(found.map(\.engine) == (engine.map { [$0] } ?? []))
     }
 
+    @Test("every sync engine is one value: its names and temporaries are its own, its name round-trips through JSON, and no two engines claim a name")
+    func engineValues() throws {
+        let samples: [SyncEngine: String] = [
+            .syncthing: "vault.sync-conflict-20261129-101010-ABCDEF1.kdbx", .nextcloud: "vault (conflicted copy 2026-11-29 101010).kdbx",
+            .dropbox: "vault (Anna's conflicted copy 2026-11-29).kdbx", .onedrive: "vault-LAPTOP7.kdbx",
+            .onedriveLinux: "vault-host-safeBackup-0001.kdbx", .resilio: "vault.Conflict2.kdbx", .seafile: "vault (SFConflict anna 2026-11-29).kdbx",
+            .pcloud: "vault [conflicted].kdbx", .googleDrive: "vault (1).kdbx", .unison: "vault (conflict_on_2026-11-29).kdbx",
+            .rclone: "vault.kdbx..path1",
+        ]
+        #expect(Set(SyncEngine.all) == Set(samples.keys), "an engine without a sample name here")
+        #expect(Set(SyncEngine.all.map(\.name)).count == SyncEngine.all.count)
+        for (engine, name) in samples {
+            #expect(ConflictCopies.engine(ofName: name, forVaultNamed: "vault.kdbx") == engine, "\(name)")
+            let json = try JSONEncoder().encode([engine])
+            #expect(String(decoding: json, as: UTF8.self) == "[\"\(engine.name)\"]")
+            #expect(try JSONDecoder().decode([SyncEngine].self, from: json) == [engine])
+        }
+        #expect(throws: DecodingError.self) { try JSONDecoder().decode([SyncEngine].self, from: Data("[\"carrier-pigeon\"]".utf8)) }
+        #expect(SyncEngine.all.filter(\.renamesBothVersions) == [.rclone])
+        // Each engine's temporaries become the file they are named for; other names are no temporary.
+        #expect(SyncTransfers.targetName(ofTemporary: ".syncthing.vault.kdbx.tmp") == "vault.kdbx")
+        #expect(SyncTransfers.targetName(ofTemporary: "~syncthing~vault.kdbx.tmp") == "vault.kdbx")
+        #expect(SyncTransfers.targetName(ofTemporary: ".vault.kdbx.~a1B2c3") == "vault.kdbx")
+        #expect(SyncTransfers.targetName(ofTemporary: "vault.kdbx.0123abcd.partial") == "vault.kdbx")
+        for name in ["vault.kdbx", ".syncthing..tmp", "vault.kdbx.0123abcg.partial", ".vault.kdbx.~", "vault.kdbx.tmp"] {
+            #expect(SyncTransfers.targetName(ofTemporary: name) == nil, "\(name)")
+        }
+    }
+
     @Test("a configured rclone --conflict-suffix: S and SN after the extension or before it; the flag's forms parsed as rclone takes them", arguments: [
         ("vault.kdbx.cloud", true), ("vault.kdbx.cloud1", true), ("vault.kdbx.local3", true), ("vault.cloud1.kdbx", true),
         ("vault.local.kdbx", true), ("vault.kdbx.cloudy", false), ("vault.kdbx.cloud-1", false), ("vault.kdbx.Cloud1", false),

@@ -219,12 +219,40 @@ struct ReconcilerTests {
         #expect(plan?.fold == [] && plan?.retryAt == Self.start.addingTimeInterval(61))
     }
 
+    @Test("a fold's outcomes applied to memory: merged copies forgotten as failed, refused ones remembered and told once, a copy changed meanwhile retried")
+    func foldOutcomesApplied() throws {
+        var memory = Reconciler.Memory()
+        let good = Self.copy("GOODGOO", inode: 3), junk = Self.copy("JUNKJUN", inode: 4), moving = Self.copy("MOVINGG", inode: 5)
+        memory.copyFailed(good, reason: .tooCostly)
+        var plan = Reconciler.Reconciliation()
+        plan.fold = [good, junk, moving]
+        func outcome(_ copy: CopyFile, _ result: ConflictFolding.Result) -> ConflictFolding.Outcome {
+            ConflictFolding.Outcome(copy: copy.path, engine: copy.engine, result: result, changes: [], movedTo: result == .merged ? "/kept" : nil)
+        }
+        let outcomes = [outcome(good, .merged), outcome(junk, .otherDatabase), outcome(moving, .changedMeanwhile)]
+        var applied = Reconciler.apply(outcomes, of: plan, to: &memory)
+        #expect(applied.retryLater)
+        #expect(memory.failedCopies[good.path] == nil && memory.failedCopies[junk.path] == junk)
+        #expect(memory.failure(of: junk.path) == .otherDatabase)
+        let told = applied.notices.compactMap { notice -> String? in
+            switch notice {
+            case .merged(let merged): "merged \(merged.copy)"
+            case .retired: nil
+            case .left(let copy, let reason): "left \(copy) \(reason.rawValue)"
+            }
+        }
+        #expect(told == ["merged \(good.path)", "left \(junk.path) otherDatabase"])
+        // The same refusal again is not told again; without a changed copy or a grace, nothing is retried.
+        applied = Reconciler.apply([outcome(junk, .otherDatabase)], of: plan, to: &memory)
+        #expect(applied.notices.isEmpty && !applied.retryLater)
+    }
+
     @Test("a copy that failed is not tried again until it changes; the report policy reports each copy once; ignore ignores")
     func failedReportedIgnored() throws {
         var memory = Reconciler.Memory()
         let base = Self.version("b", try Self.original())
         let junk = Self.copy("JUNKJUN", inode: 3)
-        memory.copyFailed(junk, reason: "unreadable")
+        memory.copyFailed(junk, reason: .unreadable)
         var plan = Self.reconciliation(Reconciler.plan(Self.snapshot(base, copies: [junk]), versions: .init(base: base, disk: nil),
                                                        memory: &memory, now: Self.start, policy: .init()))
         #expect(plan?.fold == [])

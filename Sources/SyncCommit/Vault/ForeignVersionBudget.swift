@@ -1,3 +1,4 @@
+public import Foundation
 internal import SyncFiles
 public import KDBXFormat
 
@@ -34,6 +35,16 @@ public struct ForeignVersionBudget: Sendable, Equatable {
         foreign.maximumArgon2Iterations = min(limits.maximumArgon2Iterations, iterations)
         foreign.maximumAESKDFRounds = min(limits.maximumAESKDFRounds, rounds)
         self.limits = foreign
+    }
+
+    /// The budget measured against `reference`, the bytes of a version of this device's (the one it
+    /// synced, else the vault's file now); without one that reads as KDBX, `withoutReference`.
+    public init(measuredAgainst reference: Data?, within limits: ResourceLimits) {
+        guard let reference, let header = try? KDBXReader.header(of: reference) else {
+            self = .withoutReference(within: limits)
+            return
+        }
+        self.init(vaultSize: reference.count, vaultKDF: header.kdf, within: limits)
     }
 
     /// The budget when no version of this device's is there to measure against (a git blob shown by

@@ -5,29 +5,8 @@ internal import Glibc
 
 /// Copies of a vault that sync engines leave beside it when two devices changed it at once.
 public enum ConflictCopies {
-    /// The kind of sync engine that named a copy.
-    public enum Engine: String, Sendable, Codable {
-        case syncthing, dropbox, nextcloud, onedrive
-        /// The OneDrive client for Linux (abraunegg/onedrive): `NAME-HOST-safeBackup-NNNN`.
-        case onedriveLinux
-        /// Resilio Sync: `NAME.Conflict`, `NAME.ConflictN`.
-        case resilio
-        /// Seafile: `NAME (SFConflict USER DATE)`.
-        case seafile
-        /// pCloud: `NAME [conflicted]`, `NAME.conflicted`.
-        case pcloud
-        /// Google Drive's duplicates: `NAME (N)`.
-        case googleDrive
-        /// Unison's copyonconflict: `NAME (conflict_on_DATE)`, `NAME (conflict #N_on_DATE)`.
-        case unison
-        /// rclone bisync: `NAME.kdbx..path1` / `..path2` (1.60), `NAME.kdbx.conflictN`, `.path1` / `.path2` (1.66+),
-        /// `NAME.conflictN.kdbx` (`--suffix-keep-extension`), and the suffixes of `Naming.rcloneSuffixes`.
-        case rclone
-
-        /// Whether the engine renames both versions aside on a conflict and leaves no vault (rclone
-        /// bisync without `--conflict-resolve`): the vault is then rebuilt from the copies.
-        public var renamesBothVersions: Bool { self == .rclone }
-    }
+    /// The sync engine that named a copy (`SyncEngine`: its names, temporaries and rules).
+    public typealias Engine = SyncEngine
 
     /// Names this device's sync engines give copies beyond their defaults.
     public struct Naming: Sendable, Equatable {
@@ -68,7 +47,7 @@ public enum ConflictCopies {
 
         /// `1`, `2`, …: the number rclone appends (never 0, never signed).
         private func isCounter(_ text: Substring) -> Bool {
-            !text.isEmpty && text.allSatisfy(\.isASCIIDigitCharacter) && (Int(text) ?? 0) > 0
+            !text.isEmpty && text.allSatisfy(\.isASCIIDigit) && (Int(text) ?? 0) > 0
         }
     }
 
@@ -92,7 +71,7 @@ public enum ConflictCopies {
     /// `NAME.sync-conflict-YYYYMMDD-HHMMSS-DEVICE.kdbx` (Syncthing),
     /// `NAME (… conflicted copy …).kdbx` (Dropbox), `NAME (conflicted copy …).kdbx` (Nextcloud / ownCloud),
     /// `NAME-COMPUTERNAME.kdbx` or `NAME-COMPUTERNAME-N.kdbx` (OneDrive's "keep both": a Windows computer
-    /// name, upper case, up to 15 characters), and the names of `Engine`'s other cases. A name of
+    /// name, upper case, up to 15 characters), and the names of the other engines (`SyncEngine.all`). A name of
     /// such a shape can also be a user's own file (`vault (1).kdbx`), so folding merges a copy only
     /// when it is the same database (same root group) and opens with the vault's credentials.
     /// `naming`: this device's names beyond the defaults (`DeviceSettings.copyNaming`).
@@ -129,52 +108,6 @@ public enum ConflictCopies {
 
     /// Which engine named `name` as a conflict copy of the vault file `vaultName`, if any.
     public static func engine(ofName name: String, forVaultNamed vaultName: String, naming: Naming = .standard) -> Engine? {
-        let stem = (vaultName as NSString).deletingPathExtension
-        guard name != vaultName else { return nil }
-        // rclone puts its suffix after the extension (or before it, with `--suffix-keep-extension`).
-        if name.hasPrefix(vaultName + ".") {
-            return naming.isRcloneSuffix(name.dropFirst(vaultName.count)) ? .rclone : nil
-        }
-        guard (name as NSString).pathExtension == (vaultName as NSString).pathExtension else { return nil }
-        let base = (name as NSString).deletingPathExtension
-        guard base.hasPrefix(stem), base.count > stem.count else { return nil }
-        let rest = String(base.dropFirst(stem.count))
-        if naming.isRcloneSuffix(Substring(rest)) { return .rclone }
-        if rest.hasPrefix(".sync-conflict-") { return .syncthing }
-        if rest.hasPrefix(" (") && rest.hasSuffix(")") {
-            let inner = rest.dropFirst(2).dropLast()
-            if inner.contains("conflicted copy") { return inner.hasPrefix("conflicted copy") ? .nextcloud : .dropbox }
-            if inner.hasPrefix("SFConflict ") { return .seafile }
-            if inner.hasPrefix("conflict") && inner.contains("_on_") { return .unison }
-            if !inner.isEmpty && inner.allSatisfy(\.isASCIIDigitCharacter) { return .googleDrive }
-            return nil
-        }
-        if rest == " [conflicted]" || rest == ".conflicted" { return .pcloud }
-        if rest.hasPrefix(".Conflict") {
-            let number = rest.dropFirst(".Conflict".count).drop { $0 == " " }
-            if number.allSatisfy(\.isASCIIDigitCharacter) { return .resilio }
-        }
-        if rest.hasPrefix("-"), let backup = rest.range(of: "-safeBackup-"),
-           rest[backup.upperBound...].count == 4, rest[backup.upperBound...].allSatisfy(\.isASCIIDigitCharacter) {
-            return .onedriveLinux
-        }
-        if rest.hasPrefix("-"), isWindowsComputerName(String(rest.dropFirst())) { return .onedrive }
-        return nil
+        SyncEngine.engine(namingCopy: name, ofVaultNamed: vaultName, naming: naming)
     }
-
-    /// `HOST` or `HOST-N`: upper-case letters, digits and hyphens, 1-15 characters, not only digits.
-    static func isWindowsComputerName(_ text: String) -> Bool {
-        var host = Substring(text)
-        if let dash = host.lastIndex(of: "-"), !host[host.index(after: dash)...].isEmpty,
-           host[host.index(after: dash)...].allSatisfy(\.isASCIIDigitCharacter) {
-            host = host[..<dash]
-        }
-        return (1...15).contains(host.count) && !host.allSatisfy(\.isASCIIDigitCharacter)
-            && host.allSatisfy { ("A"..."Z").contains($0) || $0.isASCIIDigitCharacter || $0 == "-" }
-            && host.first != "-"
-    }
-}
-
-private extension Character {
-    var isASCIIDigitCharacter: Bool { ("0"..."9").contains(self) }
 }

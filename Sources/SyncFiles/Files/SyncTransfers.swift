@@ -7,13 +7,7 @@ internal import Glibc
 /// temporary name beside the target and renames it over the target when complete. While such a file
 /// of the vault or of one of its conflict copies is being written, reading the vault sees a version
 /// about to be replaced, and writing it makes the engine's rename fail ("file modified but not
-/// rescanned") or a new conflict. Temporary names:
-/// - Syncthing: `.syncthing.NAME.tmp` (`~syncthing~NAME.tmp` on Windows);
-/// - Nextcloud and ownCloud desktop clients: `.NAME.~RANDOM`;
-/// - rclone from 1.63 (its copies and bisync's): `NAME.XXXXXXXX.partial`, eight hex digits (seen with
-///   1.75; Debian 12's 1.60 writes the file in place under its own name, which a check then finds
-///   half written and retries);
-/// - Dropbox downloads into its own `.dropbox.cache` folder and renames from there: nothing to see.
+/// rescanned") or a new conflict. Each engine's temporary names are part of its `SyncEngine`.
 /// A temporary file untouched for `staleAfter` seconds is an interrupted transfer the engine left
 /// behind (Syncthing keeps them for a day to resume), not one in progress.
 public enum SyncTransfers {
@@ -44,27 +38,9 @@ public enum SyncTransfers {
         return true
     }
 
-    /// The name a sync engine's temporary file `name` will be renamed to, if it is one.
+    /// The name a sync engine's temporary file `name` will be renamed to, if it is one (each
+    /// engine's temporaries are its own: `SyncEngine`).
     public static func targetName(ofTemporary name: String) -> String? {
-        for (prefix, suffix) in [(".syncthing.", ".tmp"), ("~syncthing~", ".tmp")]
-        where name.hasPrefix(prefix) && name.hasSuffix(suffix) && name.count > prefix.count + suffix.count {
-            return String(name.dropFirst(prefix.count).dropLast(suffix.count))
-        }
-        // rclone: NAME + "." + eight hex digits + ".partial".
-        if name.hasSuffix(".partial") {
-            let stem = name.dropLast(".partial".count)
-            if let dot = stem.lastIndex(of: "."), stem.distance(from: dot, to: stem.endIndex) == 9, dot > stem.startIndex,
-               stem[stem.index(after: dot)...].allSatisfy(\.isHexDigit) {
-                return String(stem[..<dot])
-            }
-        }
-        // Nextcloud / ownCloud: "." + NAME + ".~" + random letters and digits.
-        if name.hasPrefix("."), let marker = name.range(of: ".~", options: .backwards), marker.lowerBound > name.index(after: name.startIndex) {
-            let random = name[marker.upperBound...]
-            if !random.isEmpty && random.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber) }) {
-                return String(name[name.index(after: name.startIndex)..<marker.lowerBound])
-            }
-        }
-        return nil
+        SyncEngine.target(ofTemporary: name)
     }
 }

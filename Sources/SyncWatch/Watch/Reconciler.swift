@@ -1,7 +1,7 @@
 public import Foundation
 public import SyncFiles
 internal import SyncState
-internal import SyncCommit
+public import SyncCommit
 public import MyPassCore
 internal import MyPassMerge
 
@@ -77,7 +77,7 @@ public enum Reconciler {
         /// Copies that could not be merged, as they were then: not tried again until they change.
         var failedCopies: [String: CopyFile] = [:]
         /// Why each of them failed (the fold's result).
-        var failureReasons: [String: String] = [:]
+        var failureReasons: [String: ForeignVersion.Refusal] = [:]
         /// Copies already reported (copy policy `report`, or left after a failure).
         var reportedCopies: Set<String> = []
         /// The version that looked like a rollback, and since when.
@@ -107,13 +107,58 @@ public enum Reconciler {
         }
 
         /// A copy could not be merged as it is now (`reason`): left until it changes.
-        mutating func copyFailed(_ copy: CopyFile, reason: String) {
+        mutating func copyFailed(_ copy: CopyFile, reason: ForeignVersion.Refusal) {
             failedCopies[copy.path] = copy
             failureReasons[copy.path] = reason
         }
 
         /// Whether `copy` was already reported; marks it reported.
         mutating func firstReport(of copy: String) -> Bool { reportedCopies.insert(copy).inserted }
+
+        /// Why `copy` failed when it was last tried (unreadable when not remembered).
+        func failure(of copy: String) -> ForeignVersion.Refusal { failureReasons[copy] ?? .unreadable }
+    }
+
+    /// What the watcher tells about a copy after a fold.
+    public enum CopyNotice: Sendable {
+        /// Merged in (it brought changes), and kept on this device (`movedTo`).
+        case merged(ConflictFolding.Outcome)
+        /// Everything it held was in the vault; kept on this device.
+        case retired(ConflictFolding.Outcome)
+        /// Refused, and left where it is until it changes (told once).
+        case left(copy: String, reason: ForeignVersion.Refusal)
+    }
+
+    /// What a fold's outcomes mean: the copies merged or retired are forgotten as failed, refused
+    /// ones remembered (not opened again while unchanged) and told once; a copy that changed while
+    /// it was merged, or a plan with copies in their grace, is checked again. No I/O.
+    public static func apply(
+        _ outcomes: [ConflictFolding.Outcome], of plan: Reconciliation, to memory: inout Memory
+    ) -> (notices: [CopyNotice], retryLater: Bool) {
+        var notices: [CopyNotice] = []
+        var retryLater = plan.retryAt != nil
+        for outcome in outcomes {
+            switch outcome.result {
+            case .merged, .nothingNew:
+                memory.failedCopies[outcome.copy] = nil
+                memory.failureReasons[outcome.copy] = nil
+                notices.append(outcome.result == .merged ? .merged(outcome) : .retired(outcome))
+            case .changedMeanwhile, .wouldMerge:
+                retryLater = true
+            case .otherCredentials, .otherDatabase, .unreadable, .tooLarge, .tooCostly:
+                let refusal = outcome.result.refusal ?? .unreadable
+                if let copy = plan.fold.first(where: { $0.path == outcome.copy }) { memory.copyFailed(copy, reason: refusal) }
+                if memory.firstReport(of: outcome.copy) { notices.append(.left(copy: outcome.copy, reason: refusal)) }
+            }
+        }
+        return (notices, retryLater)
+    }
+
+    /// A copy refused while gathering evidence or rebuilding: remembered as failed (not opened again
+    /// while unchanged); returns whether to tell it (once per copy).
+    public static func refused(_ copy: CopyFile, for reason: ForeignVersion.Refusal, in memory: inout Memory) -> Bool {
+        memory.copyFailed(copy, reason: reason)
+        return memory.firstReport(of: copy.path)
     }
 
     /// Why a version is not taken.

@@ -74,7 +74,7 @@ public final class VaultWatcher {
                                                      forVaultNamed: (context.path as NSString).lastPathComponent,
                                                      naming: context.settings.copyNaming) else { continue }
             memory.copyFailed(CopyFile(path: copyPath, engine: engine, inode: failure.inode, size: failure.size, modified: failure.modified),
-                              reason: failure.reason)
+                              reason: ForeignVersion.Refusal(rawValue: failure.reason) ?? .unreadable)
         }
         savedFailures = memory.failedCopies
     }
@@ -87,7 +87,7 @@ public final class VaultWatcher {
         guard memory.failedCopies != savedFailures else { return }
         savedFailures = memory.failedCopies
         FailedCopies(state: state, vaultPath: path).save(memory.failedCopies.mapValues {
-            FailedCopies.Failure(inode: $0.inode, size: $0.size, modified: $0.modified, reason: memory.failureReasons[$0.path] ?? "unreadable")
+            FailedCopies.Failure(inode: $0.inode, size: $0.size, modified: $0.modified, reason: memory.failure(of: $0.path).rawValue)
         })
     }
 
@@ -234,10 +234,10 @@ public final class VaultWatcher {
         // ones refused now are remembered as failed.
         var copyHoldsNewer = false
         if Reconciler.needsRollbackEvidence(versions, policy: reconcilerPolicy), let base = versions.base, let disk = versions.disk {
-            var refused: [(copy: CopyFile, reason: ConflictFolding.Result)] = []
-            copyHoldsNewer = copyHoldsNewerVersions(than: disk.vault, base: base.vault, baseBytes: record?.bytes ?? Data(),
+            var refused: [(copy: CopyFile, reason: ForeignVersion.Refusal)] = []
+            copyHoldsNewer = copyHoldsNewerVersions(than: disk.vault, base: base.vault, baseBytes: record?.bytes,
                                                     copies: snapshot.copies.filter { memory.failedCopies[$0.path] != $0 }, refused: &refused)
-            for (copy, reason) in refused { memory.copyFailed(copy, reason: reason.rawValue) }
+            for (copy, reason) in refused { memory.copyFailed(copy, reason: reason) }
             if !refused.isEmpty { saveFailedCopies() }
         }
         let plan = Reconciler.plan(snapshot, versions: versions, memory: &memory, now: now, policy: reconcilerPolicy,
@@ -297,54 +297,33 @@ public final class VaultWatcher {
 
     /// Puts the copy `copy` back as the vault, exactly its bytes, only where no vault is (a vault that
     /// appeared meanwhile wins): it must be a regular file that opens with this key and is this
-    /// database. A copy that is not this device's own file is read within `ForeignVersionBudget`
-    /// (measured against the version this device synced). One that fails is left, and not tried
-    /// again until it changes.
+    /// database, opened through the one copy-opening step (`ForeignVersion.openCopy`) within the
+    /// budget measured against the version this device synced. One that fails is left, and not
+    /// tried again until it changes.
     private func rebuild(from copy: CopyFile) -> Bool {
         let base = state.base(for: path)
-        let budget = memory.isOwnVersion(copy) ? nil : foreignBudget(measuredAgainst: base?.bytes)
-        func leave(_ reason: ConflictFolding.Result) -> Bool {
-            memory.copyFailed(copy, reason: reason.rawValue)
-            saveFailedCopies()
-            if memory.firstReport(of: copy.path) { report(.conflictCopyLeft(vault: path, copy: copy.path, reason: reason)) }
-            return false
-        }
-        do {
-            let identity = base.flatMap { version($0.bytes, sha256: $0.record.fingerprint.sha256) }.map { DatabaseIdentity($0.vault) }
-            let opened: OpenedVault
-            let read: (bytes: Data, fingerprint: Fingerprint)
-            if let budget {
-                read = try ForeignVersion.read(atPath: copy.path, followSymlinks: false, budget: budget)
-                guard read.fingerprint.inode == copy.inode else { return false }  // replaced since the listing: the next check sees it
-                opened = try ForeignVersion.open(read.bytes, key: key, cachedKey: cachedKey, budget: budget, identity: identity)
-            } else {
-                // This device's own file, renamed aside: the vault's own caps.
-                read = try DurableFile.read(atPath: copy.path, followSymlinks: false)
-                guard read.fingerprint.inode == copy.inode else { return false }
-                opened = try KDBXReader.open(read.bytes, key: key, cachedKey: cachedKey, limits: limits)
-                if let identity, DatabaseIdentity(opened.vault) != identity { return leave(.otherDatabase) }
+        let identity = base.flatMap { version($0.bytes, sha256: $0.record.fingerprint.sha256) }.map { DatabaseIdentity($0.vault) }
+        let read: ForeignVersion.OpenedCopy
+        switch ForeignVersion.openCopy(atPath: copy.path, key: key, cachedKey: cachedKey, budget: foreignBudget(measuredAgainst: base?.bytes),
+                                       identity: identity) {
+        case .gone: return false  // gone since the listing: the next check sees it
+        case .refused(let refusal):
+            if Reconciler.refused(copy, for: refusal, in: &memory) {
+                report(.conflictCopyLeft(vault: path, copy: copy.path, reason: ConflictFolding.Result(refusal)))
             }
-            cachedKey = opened.derivedKey
+            saveFailedCopies()
+            return false
+        case .opened(let opened): read = opened
+        }
+        guard read.fingerprint.inode == copy.inode else { return false }  // replaced since the listing: the next check sees it
+        cachedKey = read.opened.derivedKey
+        do {
             _ = try DurableFile.replace(atPath: path, with: read.bytes, policy: .onlyIf(nil))
-        } catch let refusal as ForeignVersion.Refusal {
-            return leave(ConflictFolding.Result(refusal))
-        } catch KDBXError.wrongCredentials {
-            return leave(.otherCredentials)
-        } catch KDBXError.resourceCapExceeded {
-            return leave(.tooCostly)
-        } catch FileError.tooLarge {
-            return leave(.tooLarge)
         } catch SaveError.changedOnDisk {
             if SystemCalls.status(atPath: path)?.isSymbolicLink == true {
                 report(.error(vault: path, message: "the vault's path is a symlink to a file that is not there; not rebuilt over it"))
             }
             return false  // else a vault is there now: the next check takes it
-        } catch FileError.notFound {
-            return false  // gone since the listing: the next check sees it
-        } catch is KDBXError {
-            return leave(.unreadable)
-        } catch is FileError {
-            return leave(.unreadable)  // not a regular file (a symlink planted under a copy's name), unreadable
         } catch {
             report(.error(vault: path, message: "rebuilding the vault from \(copy.path): \(error)"))
             return false
@@ -356,11 +335,9 @@ public final class VaultWatcher {
     }
 
     /// The budget for versions from elsewhere, measured against `reference` (the version this device
-    /// synced, else the vault's file now); without either, `ForeignVersionBudget.withoutReference`.
+    /// synced, else the vault's file now; `ForeignVersionBudget(measuredAgainst:)`).
     private func foreignBudget(measuredAgainst reference: Data?) -> ForeignVersionBudget {
-        let bytes = reference ?? (try? FileReading.readAll(atPath: path, limit: FileReading.maximumSize))
-        guard let bytes, let header = try? KDBXReader.header(of: bytes) else { return .withoutReference(within: limits) }
-        return ForeignVersionBudget(vaultSize: bytes.count, vaultKDF: header.kdf, within: limits)
+        ForeignVersionBudget(measuredAgainst: reference ?? (try? FileReading.readAll(atPath: path, limit: FileReading.maximumSize)), within: limits)
     }
 
     /// The copies (path -> SHA-256) whose bytes are among `kept` (read within `budget`'s size).
@@ -404,8 +381,7 @@ public final class VaultWatcher {
         for copy in plan.report { report(.conflictCopyFound(vault: path, copy: copy.path)) }
         // Left because it failed before and has not changed: said once, not opened again.
         for copy in plan.leftAsFailed where memory.firstReport(of: copy.path) {
-            let reason = memory.failureReasons[copy.path].flatMap(ConflictFolding.Result.init(rawValue:)) ?? .unreadable
-            report(.conflictCopyLeft(vault: path, copy: copy.path, reason: reason))
+            report(.conflictCopyLeft(vault: path, copy: copy.path, reason: ConflictFolding.Result(memory.failure(of: copy.path))))
         }
         defer { saveFailedCopies() }
         guard !plan.fold.isEmpty || !plan.restoreFrom.isEmpty else { return plan.retryAt == nil }
@@ -428,24 +404,18 @@ public final class VaultWatcher {
             for sha256 in plan.restoreFrom { pending.retire(sha256: sha256) }
             for outcome in folded.outcomes where [.merged, .nothingNew].contains(outcome.result) {
                 if let sha256 = copiesKept[outcome.copy] { pending.retire(sha256: sha256) }
-                memory.failedCopies[outcome.copy] = nil
             }
             if !folded.restored.isEmpty { report(.restored(vault: path, changes: folded.restored)) }
-            var retryLater = plan.retryAt != nil
-            for outcome in folded.outcomes {
-                switch outcome.result {
-                case .merged:
+            let (notices, retryLater) = Reconciler.apply(folded.outcomes, of: plan, to: &memory)
+            for notice in notices {
+                switch notice {
+                case .merged(let outcome):
                     report(.conflictCopyMerged(vault: path, copy: outcome.copy, keptAs: outcome.movedTo ?? "", changes: outcome.changes,
                                                explanation: outcome.explanation))
-                case .nothingNew:
+                case .retired(let outcome):
                     report(.conflictCopyRetired(vault: path, copy: outcome.copy, keptAs: outcome.movedTo ?? ""))
-                case .changedMeanwhile, .wouldMerge:
-                    retryLater = true
-                case .otherCredentials, .otherDatabase, .unreadable, .tooLarge, .tooCostly:
-                    if let copy = plan.fold.first(where: { $0.path == outcome.copy }) { memory.copyFailed(copy, reason: outcome.result.rawValue) }
-                    if memory.firstReport(of: outcome.copy) {
-                        report(.conflictCopyLeft(vault: path, copy: outcome.copy, reason: outcome.result))
-                    }
+                case .left(let copy, let reason):
+                    report(.conflictCopyLeft(vault: path, copy: copy, reason: ConflictFolding.Result(reason)))
                 }
             }
             return !retryLater
@@ -458,11 +428,11 @@ public final class VaultWatcher {
     }
 
     /// Whether a conflict copy beside the vault opens, is this database, and holds every entry at least
-    /// as new as `base` has it where `disk` has it older. Each copy is opened through `ForeignVersion`
-    /// within the budget measured against `base`'s bytes; those refused are added to `refused` (to be
-    /// remembered as failed: not derived again while unchanged).
+    /// as new as `base` has it where `disk` has it older. Each copy is opened through the one
+    /// copy-opening step (`ForeignVersion.openCopy`) within the budget measured against `baseBytes`;
+    /// those refused are added to `refused` (to be remembered as failed: not derived again while unchanged).
     private func copyHoldsNewerVersions(
-        than disk: Vault, base: Vault, baseBytes: Data, copies: [CopyFile], refused: inout [(copy: CopyFile, reason: ConflictFolding.Result)]
+        than disk: Vault, base: Vault, baseBytes: Data?, copies: [CopyFile], refused: inout [(copy: CopyFile, reason: ForeignVersion.Refusal)]
     ) -> Bool {
         let baseTimes = Dictionary(base.root.allEntries().map { ($0.entry.uuid, $0.entry.times.lastModified) }, uniquingKeysWith: { max($0, $1) })
         let older = disk.root.allEntries().compactMap { item -> UUID? in
@@ -472,13 +442,12 @@ public final class VaultWatcher {
         let budget = foreignBudget(measuredAgainst: baseBytes)
         for copy in copies {
             let opened: OpenedVault
-            do {
-                let read = try ForeignVersion.read(atPath: copy.path, followSymlinks: false, budget: budget)
-                opened = try ForeignVersion.open(read.bytes, key: key, cachedKey: cachedKey, budget: budget, identity: DatabaseIdentity(base))
-            } catch {
-                if case .notFound = error as? FileError { continue }
-                refused.append((copy, ConflictFolding.Result(ForeignVersion.Refusal(error))))
+            switch ForeignVersion.openCopy(atPath: copy.path, key: key, cachedKey: cachedKey, budget: budget, identity: DatabaseIdentity(base)) {
+            case .gone: continue
+            case .refused(let refusal):
+                refused.append((copy, refusal))
                 continue
+            case .opened(let copyOpened): opened = copyOpened.opened
             }
             let copyTimes = Dictionary(opened.vault.root.allEntries().map { ($0.entry.uuid, $0.entry.times.lastModified) },
                                        uniquingKeysWith: { max($0, $1) })
