@@ -177,9 +177,12 @@ struct SaltRotationTests {
         #expect(second != first && second.count == first.count)
         #expect(try session.saveMerging().wroteFile == false)
         #expect(try salt(workspace) == second)
-        session.rotatesKDFSalt = false
-        session.update(try session.vault.addingEntry(title: "Kept", to: session.vault.root.uuid).vault)
-        #expect(try session.saveMerging().wroteFile)
+        // A session whose device keeps the salt.
+        var keepSalt = DeviceSettings()
+        keepSalt.rotateKDFSalt = false
+        let keeping = try SyncSession(path: workspace.vaultPath, key: Workspace.key, state: workspace.state, settings: keepSalt)
+        keeping.update(try keeping.vault.addingEntry(title: "Kept", to: keeping.vault.root.uuid).vault)
+        #expect(try keeping.saveMerging().wroteFile)
         #expect(try salt(workspace) == second)
         // Whatever the salt, the file opens with the same credentials.
         #expect(try workspace.open().root.entries.map(\.title) == ["First", "Rotated", "Kept"])

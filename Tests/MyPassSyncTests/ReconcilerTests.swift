@@ -219,6 +219,23 @@ struct ReconcilerTests {
         #expect(plan?.fold == [] && plan?.retryAt == Self.start.addingTimeInterval(61))
     }
 
+    @Test("the watcher's own write is recognised once when a check finds it on disk; another version is not it")
+    func ownWriteSeenOnce() throws {
+        var memory = Reconciler.Memory()
+        let written = Self.version("w", try Self.original())
+        let fingerprint = Fingerprint(device: 1, inode: 1, size: 100, modifiedSeconds: 0, modifiedNanoseconds: 0, sha256: written.sha256)
+        Reconciler.wrote(fingerprint, in: &memory)
+        let other = Self.version("o", try Self.original())
+        var plan = Self.reconciliation(Reconciler.plan(Self.snapshot(other), versions: .init(base: other, disk: nil), memory: &memory,
+                                                       now: Self.start, policy: .init()))
+        #expect(plan?.ownWriteSeen == false)
+        for expected in [true, false] {
+            plan = Self.reconciliation(Reconciler.plan(Self.snapshot(written), versions: .init(base: written, disk: nil), memory: &memory,
+                                                       now: Self.start, policy: .init()))
+            #expect(plan?.ownWriteSeen == expected)
+        }
+    }
+
     @Test("a fold's outcomes applied to memory: merged copies forgotten as failed, refused ones remembered and told once, a copy changed meanwhile retried")
     func foldOutcomesApplied() throws {
         var memory = Reconciler.Memory()

@@ -121,16 +121,20 @@ public final class SyncSession {
     public static let maximumAttempts = 5
 
     /// Opens `path` and remembers the version read as this device's base.
-    public convenience init(path: String, key: CompositeKey, state: SyncStateStore, limits: ResourceLimits = .standard) throws {
+    /// `settings`: the device's save rules (backups, KDF salt rotation); `keepsBackup` also keeps one.
+    public convenience init(path: String, key: CompositeKey, state: SyncStateStore, limits: ResourceLimits = .standard,
+                            settings: DeviceSettings = DeviceSettings(), keepsBackup: Bool = false) throws {
         let file = try VaultFile.read(path, limits: limits)
         let unlocked = try file.unlock(VaultCredentials(key: key))
-        try self.init(unlocked: unlocked, key: key, state: state)
+        try self.init(unlocked: unlocked, key: key, state: state, settings: settings, keepsBackup: keepsBackup)
     }
 
     /// A session on the version `unlocked` was read from (no second read); that version is
     /// remembered as this device's base when it is a new one.
-    init(unlocked: UnlockedVault, key: CompositeKey, state: SyncStateStore) throws {
+    init(unlocked: UnlockedVault, key: CompositeKey, state: SyncStateStore, settings: DeviceSettings, keepsBackup: Bool) throws {
         self.path = unlocked.path
+        self.keepsBackup = keepsBackup || settings.backups
+        self.rotatesKDFSalt = settings.rotateKDFSalt
         self.state = state
         self.key = key
         self.limits = unlocked.file.limits
@@ -170,7 +174,8 @@ public final class SyncSession {
     /// the file at `basedOn` (read by the caller), so a save that changes nothing writes nothing.
     public init(
         path: String, working: OpenedVault, key: CompositeKey, state: SyncStateStore, limits: ResourceLimits = .standard,
-        basedOn explicit: Fingerprint? = nil, workingIsOnDisk: Bool = false, diskBytes: Data? = nil
+        basedOn explicit: Fingerprint? = nil, workingIsOnDisk: Bool = false, diskBytes: Data? = nil,
+        settings: DeviceSettings = DeviceSettings(), keepsBackup: Bool = false
     ) throws {
         guard let basedOn = explicit ?? state.base(for: path)?.record.fingerprint else {
             throw SaveError.changedOnDisk(current: try DurableFile.fingerprint(atPath: path))
@@ -179,6 +184,8 @@ public final class SyncSession {
         self.state = state
         self.key = key
         self.limits = limits
+        self.keepsBackup = keepsBackup || settings.backups
+        self.rotatesKDFSalt = settings.rotateKDFSalt
         self.vault = working.vault
         self.settings = working.settings
         self.derivedKey = working.derivedKey
@@ -191,9 +198,7 @@ public final class SyncSession {
     /// `onDisk`, saving by the device's settings (backups, KDF salt rotation).
     package convenience init(context: VaultContext, onDisk: OpenedVault, bytes: Data, fingerprint: Fingerprint) throws {
         try self.init(path: context.path, working: onDisk, key: context.key, state: context.state, limits: context.limits,
-                      basedOn: fingerprint, workingIsOnDisk: true, diskBytes: bytes)
-        keepsBackup = context.settings.backups
-        rotatesKDFSalt = context.settings.rotateKDFSalt
+                      basedOn: fingerprint, workingIsOnDisk: true, diskBytes: bytes, settings: context.settings)
     }
 
     /// Whether the working snapshot is exactly the content of the file this session knows (so a save
@@ -292,19 +297,19 @@ public final class SyncSession {
     }
 
     /// Whether each save first keeps the version it replaces as `<vault>.bak` (0600).
-    public var keepsBackup = false
+    public let keepsBackup: Bool
 
     /// How long a save waits while a sync engine is transferring a new version of the vault (or a
     /// copy) into its folder: writing meanwhile makes the engine abandon its transfer ("file modified
     /// but not rescanned"), leave its temporary file and retry a minute later. After the wait the
     /// save proceeds (the compare-and-swap still sees any change).
-    public var transferWait: Double = 10
+    public let transferWait: Double = 10
 
     /// Whether each save draws a new KDF salt (seed), as KeePass and KeePassXC do: a transformed key
     /// that leaks once (keyring, memory, a lost device) then opens no later version of a file that
     /// sits on someone else's disks. It costs one KDF run per save here and one per reload on the
     /// other devices. Off (`{"rotateKDFSalt": false}` in the device settings) keeps the salt.
-    public var rotatesKDFSalt = true
+    public let rotatesKDFSalt: Bool
 
     /// Quick unlock kept in step: after each save (a new KDF salt) the kept key is replaced by the
     /// new one, so commands that only read keep opening without the password (`keepInStep`).

@@ -64,9 +64,7 @@ public final class UnlockedVault: @unchecked Sendable {
     /// An editing session on the version read (no second read), its version recorded as the base.
     /// `keepsBackup` and the device settings' salt rule apply to its saves; quick unlock is kept in step.
     public func session(state: SyncStateStore, keepsBackup: Bool = false, settings: DeviceSettings = DeviceSettings()) throws -> SyncSession {
-        let session = try SyncSession(unlocked: self, key: requireCredentials().key, state: state)
-        session.keepsBackup = keepsBackup || settings.backups
-        session.rotatesKDFSalt = settings.rotateKDFSalt
+        let session = try SyncSession(unlocked: self, key: requireCredentials().key, state: state, settings: settings, keepsBackup: keepsBackup)
         session.keepInStep(QuickUnlock())
         return session
     }
@@ -74,9 +72,7 @@ public final class UnlockedVault: @unchecked Sendable {
     /// This vault as unsaved edits of the vault file at `path` (a working copy made elsewhere),
     /// based on the version this device last synced there: a save sees any change made since.
     public func resumingSession(on path: String, state: SyncStateStore, settings: DeviceSettings = DeviceSettings()) throws -> SyncSession {
-        let session = try SyncSession(path: path, working: opened, key: requireCredentials().key, state: state, limits: file.limits)
-        session.rotatesKDFSalt = settings.rotateKDFSalt
-        return session
+        try SyncSession(path: path, working: opened, key: requireCredentials().key, state: state, limits: file.limits, settings: settings)
     }
 
     /// Writes `vault` (default: this one) in `format` (default: this one's) to `path`, replacing

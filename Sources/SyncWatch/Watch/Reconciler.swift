@@ -34,6 +34,11 @@ public enum Reconciler {
             self.rollbackHold = rollbackHold
             self.rebuildGrace = rebuildGrace
         }
+
+        /// Whether every copy is kept aside on this device as it arrives (before a sync engine can
+        /// replace it with a same-named copy from elsewhere): with no grace every copy is merged at
+        /// once, so each is kept; with a grace only this device's own versions are.
+        public var keepsEveryCopyOnArrival: Bool { foreignCopyGrace == 0 }
     }
 
     /// A version of the vault at hand, opened.
@@ -84,6 +89,8 @@ public enum Reconciler {
         var rollbackSeen: (sha256: String, since: Date)?
         /// Pending versions found not to be contained in a disk version: `pending sha -> disk sha`.
         var notContained: [String: String] = [:]
+        /// The version this device's watcher last wrote, until a check has seen it on disk.
+        var ownWrite: Fingerprint?
 
         /// Nothing remembered yet.
         public init() {}
@@ -154,6 +161,11 @@ public enum Reconciler {
         return (notices, retryLater)
     }
 
+    /// The watcher wrote the vault as `written`: when the next check finds it there, that is its own write.
+    public static func wrote(_ written: Fingerprint, in memory: inout Memory) {
+        memory.ownWrite = written
+    }
+
     /// A copy refused while gathering evidence or rebuilding: remembered as failed (not opened again
     /// while unchanged); returns whether to tell it (once per copy).
     public static func refused(_ copy: CopyFile, for reason: ForeignVersion.Refusal, in memory: inout Memory) -> Bool {
@@ -208,6 +220,11 @@ public enum Reconciler {
         public var leftAsFailed: [CopyFile] = []
         /// Copies from another device are in their grace: check again at this time.
         public var retryAt: Date?
+        /// The file is the version this watcher wrote last: its own write seen (told once).
+        public var ownWriteSeen = false
+        /// Whether the base a taken-in version replaces is held by the vault (recorded as contained)
+        /// or must stay pending (it is being restored).
+        public var replacedBaseIsHeld = true
 
         /// Whether the plan writes nothing and takes nothing in.
         public var isEmpty: Bool { takeIn == nil && restoreFrom.isEmpty && retire.isEmpty && fold.isEmpty && report.isEmpty }
@@ -278,6 +295,10 @@ public enum Reconciler {
             plan.takeIn = versions.base.map { .changed(VaultDiff.diff(from: $0.vault, to: disk.vault)) } ?? .first
         } else {
             memory.rollbackSeen = nil
+            if let own = memory.ownWrite, own.sameContent(as: fingerprint) {
+                plan.ownWriteSeen = true
+                memory.ownWrite = nil
+            }
         }
         // What this device wrote or took in must be in the vault: each pending version (and the base
         // a new disk version replaces) is retired when contained, else merged in.
@@ -301,6 +322,7 @@ public enum Reconciler {
             }
             plan.retire += versions.pending.filter { $0.sha256 == current.sha256 }.map(\.sha256)
         }
+        plan.replacedBaseIsHeld = versions.base.map { !plan.restoreFrom.contains($0.sha256) } ?? true
         planCopies(snapshot.copies, into: &plan, memory: &memory, now: now, policy: policy)
         return .reconcile(plan)
     }

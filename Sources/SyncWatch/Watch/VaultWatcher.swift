@@ -42,8 +42,6 @@ public final class VaultWatcher {
     private var openedVersions: [String: OpenedVault] = [:]
     /// Copies beside the vault whose bytes are among the pending versions: path -> SHA-256.
     private var copiesKept: [String: String] = [:]
-    /// The version this watcher last wrote, until its own inotify event has been seen.
-    private var ownWrite: Fingerprint?
     private var missingReported = false
     private var waitingForCopy = false
     private var waitingForRebuild = false
@@ -132,7 +130,7 @@ public final class VaultWatcher {
         // With a grace for other devices' copies, only this device's own are kept (a kept copy is
         // merged at once).
         opening.keepAside = PendingVersions(state: state, vaultPath: path)
-        opening.keepsEveryCopy = reconcilerPolicy.foreignCopyGrace == 0
+        opening.keepsEveryCopy = reconcilerPolicy.keepsEveryCopyOnArrival
         opening.ownInodes = Set(memory.vaultFiles.map(\.inode) + [inode])
         copyArrivals.set(opening)
     }
@@ -192,12 +190,7 @@ public final class VaultWatcher {
         let record = state.base(for: path)
         var versions = Reconciler.Versions(base: nil, disk: nil)
         if let record { versions.base = version(record.bytes, sha256: record.record.fingerprint.sha256) }
-        if let record, record.record.fingerprint.sameContent(as: fingerprint) {
-            if let ownWrite, ownWrite.sameContent(as: fingerprint) {
-                report(.ownWriteIgnored(vault: path))
-                self.ownWrite = nil
-            }
-        } else {
+        if record?.record.fingerprint.sameContent(as: fingerprint) != true {
             do {
                 let opened = try KDBXReader.open(bytes, key: key, cachedKey: cachedKey, limits: limits)
                 cachedKey = opened.derivedKey
@@ -365,14 +358,14 @@ public final class VaultWatcher {
     /// reported, and copies and lacking versions merged in one commit.
     private func carryOut(_ plan: Reconciler.Reconciliation, versions: Reconciler.Versions, bytes: Data, fingerprint: Fingerprint) -> Bool {
         let pending = PendingVersions(state: state, vaultPath: path)
+        if plan.ownWriteSeen { report(.ownWriteIgnored(vault: path)) }
         if let takeIn = plan.takeIn {
             switch takeIn {
             case .first: report(.baseRecorded(vault: path))
             case .changed(let changes): report(.reloaded(vault: path, changes: changes))
             }
-            let replacedIsHeld = versions.base.map { !plan.restoreFrom.contains($0.sha256) } ?? true
             do {
-                try state.record(bytes, fingerprint: fingerprint, for: path, replaced: replacedIsHeld ? .contained : .keepPending)
+                try state.record(bytes, fingerprint: fingerprint, for: path, replaced: plan.replacedBaseIsHeld ? .contained : .keepPending)
             } catch {
                 report(.error(vault: path, message: "\(error)"))
             }
@@ -396,7 +389,7 @@ public final class VaultWatcher {
                                                   cachedKey: opened.derivedKey, limits: limits, dryRun: false,
                                                   prefetched: prefetch, restoring: restoring)
             if folded.wroteVault {
-                ownWrite = session.fingerprint
+                Reconciler.wrote(session.fingerprint, in: &memory)
                 // The version written is the next check's base: kept open, not parsed again.
                 openedVersions[session.fingerprint.sha256] = session.opened
             }
