@@ -8,7 +8,7 @@ import MyPassSync
 /// AutoFill extension would be), unlocks from the keyring and reports its time and peak memory.
 func runQuickUnlockBenchmark(mode: String, path: String) throws {
     let store = KernelKeyringDerivedKeyStore(lifetime: 600)
-    let session = VaultSession(path: path, store: store)
+    let session = LockableVault(path: path, store: store)
     switch mode {
     case "store":
         let (_, seconds) = try timed { try session.unlock(with: CompositeKey(password: "bench")) }

@@ -31,9 +31,9 @@ struct ConflictsCommand: Command {
         guard !(parsed[merge] && parsed[merged]) else {
             throw CommandLineError.usage(message: "--merge and --merged do not go together", command: name)
         }
-        let action: FolderConflicts.Action = parsed[merged] ? .listMerged
+        let action: FolderCopies.Action = parsed[merged] ? .listMerged
             : parsed[merge] ? .merge(dryRun: parsed[dryRun], keepsBackup: parsed[editing.backupOptions.backup]) : .list
-        let report = try FolderConflicts.run(
+        let report = try FolderCopies.run(
             action, at: parsed.positionals[0], state: try editing.stateOptions.state(parsed), settings: DeviceSettings.load(),
             read: { try editing.credentials.read(parsed, path: $0) },
             credentials: { try editing.credentials.credentials(parsed, for: $0, command: name) })
@@ -62,7 +62,7 @@ struct ConflictsCommand: Command {
     }
 
     /// The `--merged` listing as text.
-    static func mergedText(_ reports: [FolderConflicts.VaultReport]) -> String {
+    static func mergedText(_ reports: [FolderCopies.VaultReport]) -> String {
         var lines: [String] = []
         let formatter = ISO8601DateFormatter()
         for report in reports {

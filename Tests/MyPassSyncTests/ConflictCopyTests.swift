@@ -117,7 +117,7 @@ struct ConflictCopyTests {
         let copy = workspace.directory.appendingPathComponent("vault-DESKTOP-1A2B3C4.kdbx")
         try KDBXWriter.serialize(stranger, settings: settings, key: Workspace.key).file.write(to: copy)
         let session = try SyncSession(path: workspace.vaultPath, key: Workspace.key, state: workspace.state)
-        let folded = try ConflictFolding.fold(ConflictCopies.find(for: workspace.vaultPath), into: session, base: session.vault,
+        let folded = try CopyFolding.fold(ConflictCopies.find(for: workspace.vaultPath), into: session, base: session.vault,
                                               key: Workspace.key, limits: .standard, dryRun: false)
         #expect(folded.outcomes.map(\.result) == [.otherDatabase])
         #expect(!folded.wroteVault)
@@ -141,7 +141,7 @@ struct ConflictCopyTests {
         let copy = workspace.directory.appendingPathComponent("vault.sync-conflict-20261129-101010-PHONE.kdbx")
         try KDBXWriter.serialize(copyVault, settings: settings, key: Workspace.key).file.write(to: copy)
         let session = try SyncSession(path: workspace.vaultPath, key: Workspace.key, state: workspace.state)
-        _ = try ConflictFolding.fold(ConflictCopies.find(for: workspace.vaultPath), into: session, base: session.vault,
+        _ = try CopyFolding.fold(ConflictCopies.find(for: workspace.vaultPath), into: session, base: session.vault,
                                      key: Workspace.key, limits: .standard, dryRun: false)
         let merged = try workspace.open()
         let entry = try #require(merged.root.allEntries().first { $0.entry.uuid == first })
@@ -177,7 +177,7 @@ struct ConflictCopyTests {
         let copy = workspace.directory.appendingPathComponent("vault.sync-conflict-20261201-101010-ABCDEF1.kdbx")
         try KDBXWriter.serialize(copyVault, settings: settings, key: Workspace.key).file.write(to: copy)
         let session = try SyncSession(path: workspace.vaultPath, key: Workspace.key, state: workspace.state)
-        let folded = try ConflictFolding.fold(ConflictCopies.find(for: workspace.vaultPath), into: session, base: nil,
+        let folded = try CopyFolding.fold(ConflictCopies.find(for: workspace.vaultPath), into: session, base: nil,
                                               key: Workspace.key, limits: .standard, dryRun: false)
         #expect(folded.outcomes.map(\.result) == [.merged] && folded.wroteVault)
         let entry = try workspace.open().root.entries[0]

@@ -79,7 +79,7 @@ struct CopyPrefetchTests {
         watcher.prepare(copyAt: planted)
         watcher.prefetch.waitForOpens()
         #expect(watcher.prefetch.take(planted, matching: try DurableFile.read(atPath: elsewhere).fingerprint,
-                                      under: ConflictFolding.copyOpening(forVaultAt: workspace.vaultPath, vaultKDF: session.settings.kdf,
+                                      under: CopyFolding.copyOpening(forVaultAt: workspace.vaultPath, vaultKDF: session.settings.kdf,
                                                                          key: Workspace.key, cachedKey: nil, limits: .standard),
                                       identity: DatabaseIdentity(session.vault)) == nil)
         try FileManager.default.removeItem(atPath: planted)

@@ -93,7 +93,7 @@ struct FolderSwapTests {
         #expect(copies.map(\.name) == [copyName])
         DurableFile.beforeNextSwap(of: swapped.vaultPath) { swapped.swap() }
         defer { DurableFile.removeSwapHook(of: swapped.vaultPath) }
-        let report = try ConflictFolding.fold(copies, into: session, base: session.vault, key: Workspace.key, limits: .standard, dryRun: false)
+        let report = try CopyFolding.fold(copies, into: session, base: session.vault, key: Workspace.key, limits: .standard, dryRun: false)
         #expect(report.outcomes.map(\.result) == [.merged])
         #expect(try swapped.outsideIsUntouched(), "a file outside the synced folder was written or removed")
         #expect(Set(try swapped.openMoved().root.entries.map(\.title)) == ["First", "From the other device"])

@@ -86,7 +86,7 @@ struct NoOpWriteTests {
             try write(mine, to: folder.appendingPathComponent("vault.sync-conflict-20261130-101010-AAAAAAA.kdbx").path)
             let state = SyncStateStore(directory: folder.appendingPathComponent("state").path)
             let session = try SyncSession(path: path, key: Workspace.key, state: state)
-            let folded = try ConflictFolding.fold(ConflictCopies.find(for: path), into: session, base: nil, key: Workspace.key,
+            let folded = try CopyFolding.fold(ConflictCopies.find(for: path), into: session, base: nil, key: Workspace.key,
                                                   limits: .standard, dryRun: false)
             #expect(folded.wroteVault && folded.outcomes.map(\.result) == [.merged])
             merged.append(try Data(contentsOf: URL(fileURLWithPath: path)))
@@ -101,7 +101,7 @@ struct NoOpWriteTests {
         let before = try Data(contentsOf: URL(fileURLWithPath: path))
         let state = SyncStateStore(directory: folder.appendingPathComponent("state").path)
         let session = try SyncSession(path: path, key: Workspace.key, state: state)
-        let folded = try ConflictFolding.fold(ConflictCopies.find(for: path), into: session, base: session.vault, key: Workspace.key,
+        let folded = try CopyFolding.fold(ConflictCopies.find(for: path), into: session, base: session.vault, key: Workspace.key,
                                               limits: .standard, dryRun: false)
         #expect(!folded.wroteVault && folded.outcomes.map(\.result) == [.nothingNew])
         #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == before)
@@ -124,10 +124,10 @@ struct NoOpWriteTests {
         defer { workspace.remove() }
         let retired = RetiredCopies(state: workspace.state, vaultPath: workspace.vaultPath)
         let now = Date()
-        _ = try retired.keep(Data("old".utf8), originalName: "vault.sync-conflict-old.kdbx",
+        _ = try retired.store(Data("old".utf8), originalName: "vault.sync-conflict-old.kdbx",
                              at: now.addingTimeInterval(-RetiredCopies.maximumAge - 10))
         for index in 0..<(RetiredCopies.maximumCount + 5) {
-            _ = try retired.keep(Data("\(index)".utf8), originalName: "vault.sync-conflict-\(index).kdbx", at: now.addingTimeInterval(Double(index)))
+            _ = try retired.store(Data("\(index)".utf8), originalName: "vault.sync-conflict-\(index).kdbx", at: now.addingTimeInterval(Double(index)))
         }
         let kept = retired.list()
         #expect(kept.count == RetiredCopies.maximumCount)

@@ -243,8 +243,8 @@ struct ReconcilerTests {
         memory.copyFailed(good, reason: .tooCostly)
         var plan = Reconciler.Reconciliation()
         plan.fold = [good, junk, moving]
-        func outcome(_ copy: CopyFile, _ result: ConflictFolding.Result) -> ConflictFolding.Outcome {
-            ConflictFolding.Outcome(copy: copy.path, engine: copy.engine, result: result, changes: [], movedTo: result == .merged ? "/kept" : nil)
+        func outcome(_ copy: CopyFile, _ result: CopyFolding.Result) -> CopyFolding.Outcome {
+            CopyFolding.Outcome(copy: copy.path, engine: copy.engine, result: result, changes: [], movedTo: result == .merged ? "/kept" : nil)
         }
         let outcomes = [outcome(good, .merged), outcome(junk, .otherDatabase), outcome(moving, .changedMeanwhile)]
         var applied = Reconciler.apply(outcomes, of: plan, to: &memory)

@@ -7,7 +7,7 @@ internal import MyPassMerge
 
 /// The one pipeline that writes a merged vault. Every merge of other versions into a vault ends
 /// here: `merge` and the git and Unison drivers (`FileMerge`), `conflicts --merge` and the watcher's
-/// folds and restores (`ConflictFolding`), remote `sync`, `undo`, and the save of an entry command or
+/// folds and restores (`CopyFolding`), remote `sync`, `undo`, and the save of an entry command or
 /// of `resolve --merge` that meets a version written meanwhile (`saveMerging`).
 ///
 /// 1. `merge`: the inputs merged into the session's snapshot one after the other, each against the

@@ -20,12 +20,12 @@ package final class CopyPrefetch: @unchecked Sendable {
         let budget: ForeignVersionBudget
         /// Where a copy that opens is kept at once (a version this device saw: the sync engine may
         /// overwrite or delete the copy before the check runs); nil: nowhere.
-        package var keepAside: PendingVersions?
+        package var pendingVersions: PendingVersions?
         /// Which copies are kept aside: those with one of these inodes (the vault's own versions,
-        /// renamed aside by the sync engine), or every one when `keepsEveryCopy`.
+        /// renamed aside by the sync engine), or every one when `makesEveryCopyPending`.
         package var ownInodes: Set<UInt64> = []
         /// Keep every copy that opens (no grace for other devices' copies), not only this device's own.
-        package var keepsEveryCopy = true
+        package var makesEveryCopyPending = true
     }
 
     /// An empty cache.
@@ -52,7 +52,7 @@ package final class CopyPrefetch: @unchecked Sendable {
         defer { condition.unlock() }
         guard !inFlight.contains(path) else { return }
         let caches = openCount + inFlight.count < Self.capacity || opened[path] != nil
-        guard caches || parameters.keepAside != nil else { return }
+        guard caches || parameters.pendingVersions != nil else { return }
         inFlight.insert(path)
         opened[path] = nil
         DispatchQueue.global(qos: .userInitiated).async {
@@ -106,8 +106,8 @@ package final class CopyPrefetch: @unchecked Sendable {
         guard let (folder, name) = try? DirectoryHandle.parent(of: path),
               let read = try? ForeignVersion.read(name, in: folder, budget: parameters.budget) else { return nil }
         let vault = ForeignVersion.opening(read.bytes, key: parameters.key, cachedKey: parameters.cachedKey, budget: parameters.budget)
-        if !vault.isRefusal && (parameters.keepsEveryCopy || parameters.ownInodes.contains(read.fingerprint.inode)) {
-            try? parameters.keepAside?.keep(read.bytes)
+        if !vault.isRefusal && (parameters.makesEveryCopyPending || parameters.ownInodes.contains(read.fingerprint.inode)) {
+            try? parameters.pendingVersions?.add(read.bytes)
         }
         return (read.fingerprint, vault)
     }

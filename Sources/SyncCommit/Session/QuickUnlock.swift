@@ -47,7 +47,7 @@ public struct QuickUnlock: Sendable {
     /// The vault whose file holds `bytes` (read from `path`), opened with the kept key; nil when no
     /// key is kept for it or the kept one was derived for another salt.
     public func open(_ bytes: Data, path: String, limits: ResourceLimits) throws -> OpenedVault? {
-        guard case .opened(let opened, _) = try VaultSession.open(bytes, from: store, vaultID: Self.vaultID(path), limits: limits) else {
+        guard case .opened(let opened, _) = try LockableVault.open(bytes, from: store, vaultID: Self.vaultID(path), limits: limits) else {
             return nil
         }
         return opened

@@ -143,7 +143,7 @@ public final class SyncSession {
         self.derivedKey = unlocked.opened.derivedKey
         self.fingerprint = unlocked.file.fingerprint
         self.diskContent = (unlocked.opened.vault, unlocked.opened.settings)
-        rememberBase(unlocked.file.bytes, unlocked.file.fingerprint, onlyIfNew: true, replaced: .keepPending)
+        rememberBase(unlocked.file.bytes, unlocked.file.fingerprint, onlyIfNew: true, replaced: .stayPending)
     }
 
     /// The working snapshot with its format and derived key.
@@ -424,7 +424,7 @@ public final class SyncSession {
         fingerprint = conflict.diskFingerprint
         diskContent = (conflict.disk.vault, conflict.disk.settings)
         comparesMergeWithFile = false
-        rememberBase(conflict.diskBytes, conflict.diskFingerprint, replaced: .keepPending)
+        rememberBase(conflict.diskBytes, conflict.diskFingerprint, replaced: .stayPending)
         return Resolution(decision: .reload, changes: VaultDiff.diff(from: conflict.disk.vault, to: vault), warnings: [], backup: backup,
                           wroteFile: false)
     }

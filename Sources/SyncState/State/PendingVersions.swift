@@ -49,7 +49,7 @@ public struct PendingVersions: Sendable {
 
     /// Keeps `bytes` until a version of the vault is known to contain them; beyond the retention the
     /// oldest go.
-    public func keep(_ bytes: Data, at time: Date = Date()) throws(FileError) {
+    public func add(_ bytes: Data, at time: Date = Date()) throws(FileError) {
         try state.prepare()
         let directory = try DirectoryHandle.privateDirectory(folder)
         let sha256 = SHA256.hexHash(bytes)

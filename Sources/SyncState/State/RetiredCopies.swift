@@ -41,9 +41,9 @@ public struct RetiredCopies: Sendable {
     /// The folder of this vault's retired copies.
     public var folder: String { state.stem(for: vaultPath) + ".merged-copies" }
 
-    /// Keeps `bytes` (the copy named `name` in the synced folder) durably; returns where. Old copies
+    /// Stores `bytes` (the copy named `name` in the synced folder) durably; returns where. Old copies
     /// beyond the retention are removed.
-    public func keep(_ bytes: Data, originalName name: String, at time: Date = Date()) throws(FileError) -> String {
+    public func store(_ bytes: Data, originalName name: String, at time: Date = Date()) throws(FileError) -> String {
         try state.prepare()
         let directory = try DirectoryHandle.privateDirectory(folder)
         var kept = "\(Int(time.timeIntervalSince1970))-" + name

@@ -82,11 +82,11 @@ public struct SyncStateStore: Sendable {
         case contained
         /// Not known: the replaced version is kept among the `PendingVersions` until the watcher finds
         /// a version of the vault that holds it (a version read from disk may have been written over it).
-        case keepPending
+        case stayPending
     }
 
     /// Remembers `bytes` as the base of `vaultPath` unless the remembered base is this content already.
-    public func recordIfNew(_ bytes: Data, fingerprint: Fingerprint, for vaultPath: String, replaced: Replaced = .keepPending) throws(FileError) {
+    public func recordIfNew(_ bytes: Data, fingerprint: Fingerprint, for vaultPath: String, replaced: Replaced = .stayPending) throws(FileError) {
         guard base(for: vaultPath)?.record.fingerprint.sameContent(as: fingerprint) != true else { return }
         try record(bytes, fingerprint: fingerprint, for: vaultPath, replaced: replaced)
     }
@@ -95,8 +95,8 @@ public struct SyncStateStore: Sendable {
     /// the version it replaces is kept pending unless `replaced` says the new one contains it.
     public func record(_ bytes: Data, fingerprint: Fingerprint, for vaultPath: String, replaced: Replaced) throws(FileError) {
         try prepare()
-        if replaced == .keepPending, let previous = base(for: vaultPath), !previous.record.fingerprint.sameContent(as: fingerprint) {
-            try PendingVersions(state: self, vaultPath: vaultPath).keep(previous.bytes)
+        if replaced == .stayPending, let previous = base(for: vaultPath), !previous.record.fingerprint.sameContent(as: fingerprint) {
+            try PendingVersions(state: self, vaultPath: vaultPath).add(previous.bytes)
         }
         let stem = stem(for: vaultPath)
         let record = Record(path: DurableFile.resolvedPath(vaultPath), fingerprint: fingerprint)

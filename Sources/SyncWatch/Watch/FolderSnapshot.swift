@@ -64,7 +64,7 @@ public struct CopyFile: Sendable, Hashable {
 /// sync engine's transfers in flight. Everything the reconciler decides on comes from here.
 public struct FolderSnapshot: Sendable {
     /// The vault file.
-    public enum VaultFile: Sendable {
+    public enum VaultPresence: Sendable {
         /// Not there (deleted, or being replaced by a sync engine).
         case missing
         /// There but not readable (the message says why).
@@ -74,7 +74,7 @@ public struct FolderSnapshot: Sendable {
     }
 
     /// The vault file.
-    public let vault: VaultFile
+    public let vault: VaultPresence
     /// Temporary files of a sync engine transferring the vault or a copy into the folder.
     public let transfers: [String]
     /// The conflict copies beside the vault.
@@ -83,7 +83,7 @@ public struct FolderSnapshot: Sendable {
     public let vaultIdentity: FileIdentity?
 
     /// A snapshot of these parts (tests build them in memory).
-    public init(vault: VaultFile, transfers: [String] = [], copies: [CopyFile] = [], vaultIdentity: FileIdentity? = nil) {
+    public init(vault: VaultPresence, transfers: [String] = [], copies: [CopyFile] = [], vaultIdentity: FileIdentity? = nil) {
         self.vault = vault
         self.transfers = transfers
         self.copies = copies

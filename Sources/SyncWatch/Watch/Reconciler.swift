@@ -38,7 +38,7 @@ public enum Reconciler {
         /// Whether every copy is kept aside on this device as it arrives (before a sync engine can
         /// replace it with a same-named copy from elsewhere): with no grace every copy is merged at
         /// once, so each is kept; with a grace only this device's own versions are.
-        public var keepsEveryCopyOnArrival: Bool { foreignCopyGrace == 0 }
+        public var makesEveryCopyPendingOnArrival: Bool { foreignCopyGrace == 0 }
     }
 
     /// A version of the vault at hand, opened.
@@ -129,9 +129,9 @@ public enum Reconciler {
     /// What the watcher tells about a copy after a fold.
     public enum CopyNotice: Sendable {
         /// Merged in (it brought changes), and kept on this device (`movedTo`).
-        case merged(ConflictFolding.Outcome)
+        case merged(CopyFolding.Outcome)
         /// Everything it held was in the vault; kept on this device.
-        case retired(ConflictFolding.Outcome)
+        case retired(CopyFolding.Outcome)
         /// Refused, and left where it is until it changes (told once).
         case left(copy: String, reason: ForeignVersion.Refusal)
     }
@@ -140,7 +140,7 @@ public enum Reconciler {
     /// ones remembered (not opened again while unchanged) and told once; a copy that changed while
     /// it was merged, or a plan with copies in their grace, is checked again. No I/O.
     public static func apply(
-        _ outcomes: [ConflictFolding.Outcome], of plan: Reconciliation, to memory: inout Memory
+        _ outcomes: [CopyFolding.Outcome], of plan: Reconciliation, to memory: inout Memory
     ) -> (notices: [CopyNotice], retryLater: Bool) {
         var notices: [CopyNotice] = []
         var retryLater = plan.retryAt != nil

@@ -41,7 +41,7 @@ public final class VaultWatcher {
     /// their bytes: a check after a change elsewhere does not parse them again.
     private var openedVersions: [String: OpenedVault] = [:]
     /// Copies beside the vault whose bytes are among the pending versions: path -> SHA-256.
-    private var copiesKept: [String: String] = [:]
+    private var copiesPending: [String: String] = [:]
     private var missingReported = false
     private var waitingForCopy = false
     private var waitingForRebuild = false
@@ -122,15 +122,15 @@ public final class VaultWatcher {
     /// Keeps how copies of the vault file read now (`bytes`, inode `inode`) are opened, for `prepare`.
     private func rememberCopyOpening(for bytes: Data, inode: UInt64) {
         guard let header = try? KDBXReader.header(of: bytes) else { return }
-        var opening = ConflictFolding.copyOpening(forVaultAt: path, vaultKDF: header.kdf, key: key,
+        var opening = CopyFolding.copyOpening(forVaultAt: path, vaultKDF: header.kdf, key: key,
                                                   cachedKey: cachedKey, limits: limits)
         // A copy is a version this device saw (often its own, renamed aside by the sync engine,
         // perhaps another program's save the watcher never read): kept before the engine can
         // overwrite it with a same-named copy from elsewhere.
         // With a grace for other devices' copies, only this device's own are kept (a kept copy is
         // merged at once).
-        opening.keepAside = PendingVersions(state: state, vaultPath: path)
-        opening.keepsEveryCopy = reconcilerPolicy.keepsEveryCopyOnArrival
+        opening.pendingVersions = PendingVersions(state: state, vaultPath: path)
+        opening.makesEveryCopyPending = reconcilerPolicy.makesEveryCopyPendingOnArrival
         opening.ownInodes = Set(memory.vaultFiles.map(\.inode) + [inode])
         copyArrivals.set(opening)
     }
@@ -208,8 +208,8 @@ public final class VaultWatcher {
         // A kept version that is still beside the vault as a copy is the copy's business (folded,
         // then retired here): not opened and merged a second time.
         let kept = pending.list()
-        copiesKept = kept.isEmpty ? [:] : copiesHeld(in: kept, copies: snapshot.copies, budget: foreignBudget(measuredAgainst: record?.bytes))
-        versions.pending = kept.filter { !copiesKept.values.contains($0.sha256) }.compactMap { kept in
+        copiesPending = kept.isEmpty ? [:] : copiesHeld(in: kept, copies: snapshot.copies, budget: foreignBudget(measuredAgainst: record?.bytes))
+        versions.pending = kept.filter { !copiesPending.values.contains($0.sha256) }.compactMap { kept in
             // A version that no longer opens with this key (changed since) or is gone can never be merged here.
             guard let opened = pending.bytes(of: kept).flatMap({ version($0, sha256: kept.sha256) }) else {
                 pending.retire(sha256: kept.sha256)
@@ -302,7 +302,7 @@ public final class VaultWatcher {
         case .gone: return false  // gone since the listing: the next check sees it
         case .refused(let refusal):
             if Reconciler.refused(copy, for: refusal, in: &memory) {
-                report(.conflictCopyLeft(vault: path, copy: copy.path, reason: ConflictFolding.Result(refusal)))
+                report(.conflictCopyLeft(vault: path, copy: copy.path, reason: CopyFolding.Result(refusal)))
             }
             saveFailedCopies()
             return false
@@ -365,7 +365,7 @@ public final class VaultWatcher {
             case .changed(let changes): report(.reloaded(vault: path, changes: changes))
             }
             do {
-                try state.record(bytes, fingerprint: fingerprint, for: path, replaced: plan.replacedBaseIsHeld ? .contained : .keepPending)
+                try state.record(bytes, fingerprint: fingerprint, for: path, replaced: plan.replacedBaseIsHeld ? .contained : .stayPending)
             } catch {
                 report(.error(vault: path, message: "\(error)"))
             }
@@ -374,7 +374,7 @@ public final class VaultWatcher {
         for copy in plan.report { report(.conflictCopyFound(vault: path, copy: copy.path)) }
         // Left because it failed before and has not changed: said once, not opened again.
         for copy in plan.leftAsFailed where memory.firstReport(of: copy.path) {
-            report(.conflictCopyLeft(vault: path, copy: copy.path, reason: ConflictFolding.Result(memory.failure(of: copy.path))))
+            report(.conflictCopyLeft(vault: path, copy: copy.path, reason: CopyFolding.Result(memory.failure(of: copy.path))))
         }
         defer { saveFailedCopies() }
         guard !plan.fold.isEmpty || !plan.restoreFrom.isEmpty else { return plan.retryAt == nil }
@@ -385,7 +385,7 @@ public final class VaultWatcher {
         guard let opened = openedVersions[fingerprint.sha256] else { return false }
         do {
             let session = try SyncSession(context: context, onDisk: opened, bytes: bytes, fingerprint: fingerprint)
-            let folded = try ConflictFolding.fold(plan.fold.map(\.copy), into: session, base: opened.vault, key: key,
+            let folded = try CopyFolding.fold(plan.fold.map(\.copy), into: session, base: opened.vault, key: key,
                                                   cachedKey: opened.derivedKey, limits: limits, dryRun: false,
                                                   prefetched: prefetch, restoring: restoring)
             if folded.wroteVault {
@@ -396,7 +396,7 @@ public final class VaultWatcher {
             // Every version merged is in the vault now (written, or found there already).
             for sha256 in plan.restoreFrom { pending.retire(sha256: sha256) }
             for outcome in folded.outcomes where [.merged, .nothingNew].contains(outcome.result) {
-                if let sha256 = copiesKept[outcome.copy] { pending.retire(sha256: sha256) }
+                if let sha256 = copiesPending[outcome.copy] { pending.retire(sha256: sha256) }
             }
             if !folded.restored.isEmpty { report(.restored(vault: path, changes: folded.restored)) }
             let (notices, retryLater) = Reconciler.apply(folded.outcomes, of: plan, to: &memory)
@@ -408,7 +408,7 @@ public final class VaultWatcher {
                 case .retired(let outcome):
                     report(.conflictCopyRetired(vault: path, copy: outcome.copy, keptAs: outcome.movedTo ?? ""))
                 case .left(let copy, let reason):
-                    report(.conflictCopyLeft(vault: path, copy: copy, reason: ConflictFolding.Result(reason)))
+                    report(.conflictCopyLeft(vault: path, copy: copy, reason: CopyFolding.Result(reason)))
                 }
             }
             return !retryLater

@@ -12,7 +12,7 @@ public enum WatchEvent: Sendable, Equatable {
     /// A conflict copy is beside the vault (copy policy `report`).
     case conflictCopyFound(vault: String, copy: String)
     /// A conflict copy could not be merged and stays in the folder.
-    case conflictCopyLeft(vault: String, copy: String, reason: ConflictFolding.Result)
+    case conflictCopyLeft(vault: String, copy: String, reason: CopyFolding.Result)
     /// A conflict copy was merged in and is kept on this device at `keptAs`; `explanation` says how
     /// each property the vault and the copy differed on was decided.
     case conflictCopyMerged(vault: String, copy: String, keptAs: String, changes: [Change], explanation: [FieldDecision])

@@ -6,7 +6,7 @@ public import SyncState
 /// device, or folded in (`conflicts`). The credentials are asked for once, when a vault has copies to
 /// merge, and used for every vault of the folder; a vault of the folder they do not open, or a
 /// symlink under a vault's name, is said and skipped.
-public enum FolderConflicts {
+public enum FolderCopies {
     /// What to do.
     public enum Action: Sendable {
         /// List the copies.
@@ -24,7 +24,7 @@ public enum FolderConflicts {
         /// Its conflict copies found.
         public let copies: [ConflictCopies.Copy]
         /// What became of each copy (merging only).
-        public let outcomes: [ConflictFolding.Outcome]
+        public let outcomes: [CopyFolding.Outcome]
         /// Whether the vault file was replaced by this run.
         public var wroteVault = false
         /// With `listMerged`: the copies this device keeps.
@@ -117,7 +117,7 @@ public enum FolderConflicts {
                     reports.append(VaultReport(vault: vault, copies: copies, outcomes: [], skipped: .otherCredentials))
                     continue
                 }
-                let folded = try ConflictFolding.fold(copies, into: unlocked, state: state, keepsBackup: keepsBackup,
+                let folded = try CopyFolding.fold(copies, into: unlocked, state: state, keepsBackup: keepsBackup,
                                                       settings: settings, dryRun: dryRun)
                 reports.append(VaultReport(vault: vault, copies: copies, outcomes: folded.outcomes, wroteVault: folded.wroteVault))
             }

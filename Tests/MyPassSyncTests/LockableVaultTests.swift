@@ -10,7 +10,7 @@ import MyPassCore
 import Testing
 
 @Suite("Vault session: lock, unlock, quick unlock from a stored derived key", .serialized)
-struct VaultSessionTests {
+struct LockableVaultTests {
     /// Saves the workspace's vault again with AES-KDF salt `kdfSeed` (repeated) under `key`.
     static func resave(_ workspace: Workspace, kdfSeed: UInt8, key: CompositeKey) throws {
         let settings = FormatSettings(version: .v4_0, cipher: .chaCha20, kdf: .aesKDF(seed: Data(repeating: kdfSeed, count: 32), rounds: 10))
@@ -21,7 +21,7 @@ struct VaultSessionTests {
     func lockAndUnlock() throws {
         let workspace = try Workspace()
         defer { workspace.remove() }
-        let session = VaultSession(path: workspace.vaultPath, store: nil)
+        let session = LockableVault(path: workspace.vaultPath, store: nil)
         #expect(!session.isUnlocked && session.vault == nil)
         try session.unlock(with: Workspace.key)
         #expect(session.vault?.root.entries.map(\.title) == ["First"])
@@ -35,11 +35,11 @@ struct VaultSessionTests {
         let workspace = try Workspace()
         defer { workspace.remove() }
         let store = InMemoryDerivedKeyStore()
-        try VaultSession(path: workspace.vaultPath, store: store).unlock(with: Workspace.key)
+        try LockableVault(path: workspace.vaultPath, store: store).unlock(with: Workspace.key)
         // Caps that forbid the vault's KDF: an open with credentials is refused, quick unlock is not.
         let noKDF = ResourceLimits(maximumAESKDFRounds: 1)
         #expect(throws: KDBXError.self) { try KDBXReader.open(workspace.bytes(), key: Workspace.key, limits: noKDF) }
-        let app = VaultSession(path: workspace.vaultPath, store: store, limits: noKDF)
+        let app = LockableVault(path: workspace.vaultPath, store: store, limits: noKDF)
         #expect(try app.quickUnlock())
         #expect(app.vault?.root.entries.map(\.title) == ["First"])
     }
@@ -49,7 +49,7 @@ struct VaultSessionTests {
         let workspace = try Workspace()
         defer { workspace.remove() }
         let store = InMemoryDerivedKeyStore()
-        let session = VaultSession(path: workspace.vaultPath, store: store)
+        let session = LockableVault(path: workspace.vaultPath, store: store)
         try session.unlock(with: Workspace.key)
         try Self.resave(workspace, kdfSeed: 9, key: Workspace.key)
         session.lock()
@@ -64,7 +64,7 @@ struct VaultSessionTests {
         let workspace = try Workspace()
         defer { workspace.remove() }
         let store = InMemoryDerivedKeyStore()
-        let session = VaultSession(path: workspace.vaultPath, store: store)
+        let session = LockableVault(path: workspace.vaultPath, store: store)
         try session.unlock(with: Workspace.key)
         try Self.resave(workspace, kdfSeed: 2, key: CompositeKey(password: "new password"))  // Workspace's salt is 2 too.
         #expect(try !session.quickUnlock())
@@ -76,17 +76,17 @@ struct VaultSessionTests {
         let workspace = try Workspace()
         defer { workspace.remove() }
         let store = KernelKeyringDerivedKeyStore(lifetime: 2)
-        let session = VaultSession(path: workspace.vaultPath, store: store)
+        let session = LockableVault(path: workspace.vaultPath, store: store)
         defer { session.forgetQuickUnlock() }
         try session.unlock(with: Workspace.key)
         // Only the possessor may see or read it (the default also lets the user's other processes view it).
         #expect(store.permissions(for: session.vaultID) == 0x2f00_0000,
                 "permissions \(String(store.permissions(for: session.vaultID) ?? 0, radix: 16))")
-        let later = VaultSession(path: workspace.vaultPath, store: KernelKeyringDerivedKeyStore())
+        let later = LockableVault(path: workspace.vaultPath, store: KernelKeyringDerivedKeyStore())
         #expect(try later.quickUnlock())
         #expect(later.vault?.root.entries.map(\.title) == ["First"])
         sleep(3)
         #expect(store.load(for: session.vaultID) == nil, "expired")
-        #expect(try !VaultSession(path: workspace.vaultPath, store: store).quickUnlock())
+        #expect(try !LockableVault(path: workspace.vaultPath, store: store).quickUnlock())
     }
 }

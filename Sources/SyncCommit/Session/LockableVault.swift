@@ -9,7 +9,7 @@ internal import MyPassCrypto
 /// drops both (keys are `SecureBytes`, zeroed when released; protected values stay masked while
 /// unlocked). Quick unlock opens the vault from a derived key kept in a `DerivedKeyStore`, without the
 /// password and without running the KDF, while the vault's KDF settings and salt are unchanged.
-public final class VaultSession: @unchecked Sendable {
+public final class LockableVault: @unchecked Sendable {
     /// The vault file.
     public let path: String
     /// The store's name for this vault: its resolved path.

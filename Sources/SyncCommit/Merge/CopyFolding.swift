@@ -17,7 +17,7 @@ internal import MyPassMerge
 /// removed from the folder, after the vault is durably saved; the other devices get the deletion and
 /// the vault that holds the copy's content. Copies that do not open with the vault's credentials, or
 /// are another database, are reported and left where they are.
-public enum ConflictFolding {
+public enum CopyFolding {
     /// What became of one copy.
     public enum Result: String, Sendable, Encodable {
         /// Merged in: it brought changes.
@@ -160,7 +160,7 @@ public enum ConflictFolding {
                 outcomes.append(Outcome(copy: item.copy.path, engine: item.copy.engine, result: .changedMeanwhile, changes: item.changes, movedTo: nil))
                 continue
             }
-            let kept = try retired.keep(item.bytes, originalName: item.copy.name)
+            let kept = try retired.store(item.bytes, originalName: item.copy.name)
             if SystemCalls.unlink(item.copy.name, in: directory) != 0 && errno != ENOENT {
                 throw FileReading.error(errno, .removeCopy, item.copy.path)
             }
@@ -171,7 +171,7 @@ public enum ConflictFolding {
     }
 }
 
-extension ConflictFolding {
+extension CopyFolding {
     /// Folds `copies` into the vault `unlocked` holds: merged against the version this device synced
     /// before this run, saved through an editing session (`keepsBackup`, `settings`) by
     /// compare-and-swap; `dryRun` merges in memory only.
@@ -186,7 +186,7 @@ extension ConflictFolding {
     }
 }
 
-extension ConflictFolding.Result {
+extension CopyFolding.Result {
     /// The result for a copy refused for `refusal`.
     public init(_ refusal: ForeignVersion.Refusal) {
         switch refusal {
