@@ -11,9 +11,11 @@ package import KDBXFormat
 /// to the check's own open (`ForeignVersion`), at most `capacity` copies are kept open, and a copy
 /// that was refused is remembered as refused (a few bytes each), so that the check does not derive
 /// its key a second time.
+// @unchecked: every stored property is read and written only while `condition` (an NSCondition: the
+// check waits on it for a copy still being opened, which `Mutex` cannot) is locked.
 package final class CopyPrefetch: @unchecked Sendable {
     /// How a copy is read and opened: what the check itself would use.
-    package struct Parameters: @unchecked Sendable {
+    package struct Parameters: Sendable {
         let key: CompositeKey
         let cachedKey: DerivedKey?
         /// The vault's budget for versions from elsewhere.

@@ -1,4 +1,5 @@
 public import Foundation
+internal import Synchronization
 internal import SyncFiles
 internal import SyncState
 public import KDBXFormat
@@ -34,33 +35,27 @@ public struct StoredDerivedKey: Sendable {
 }
 
 /// Keys held by this process only (zeroed when removed or when the store goes away).
-public final class InMemoryDerivedKeyStore: DerivedKeyStore, @unchecked Sendable {
-    private let lock = NSLock()
-    private var keys: [String: StoredDerivedKey] = [:]
+public final class InMemoryDerivedKeyStore: DerivedKeyStore, Sendable {
+    private let keys = Mutex<[String: StoredDerivedKey]>([:])
 
     /// An empty store.
     public init() {}
 
     /// Keeps `key` for `vaultID` until `expiry` (nil: until removed).
     public func store(_ key: DerivedKey, for vaultID: String, until expiry: Date?) {
-        lock.lock()
-        keys[vaultID] = StoredDerivedKey(transformedKey: key.storageForm, kdfFingerprint: key.kdf.fingerprint, expires: expiry)
-        lock.unlock()
+        let stored = StoredDerivedKey(transformedKey: key.storageForm, kdfFingerprint: key.kdf.fingerprint, expires: expiry)
+        keys.withLock { $0[vaultID] = stored }
     }
 
     /// The key kept for `vaultID`, if it has not expired.
     public func load(for vaultID: String) -> StoredDerivedKey? {
-        lock.lock()
-        defer { lock.unlock() }
-        guard let stored = keys[vaultID], (stored.expires ?? .distantFuture) > Date() else { return nil }
+        guard let stored = keys.withLock({ $0[vaultID] }), (stored.expires ?? .distantFuture) > Date() else { return nil }
         return stored
     }
 
     /// Forgets the key kept for `vaultID`.
     public func remove(for vaultID: String) {
-        lock.lock()
-        keys[vaultID] = nil
-        lock.unlock()
+        _ = keys.withLock { $0.removeValue(forKey: vaultID) }
     }
 }
 

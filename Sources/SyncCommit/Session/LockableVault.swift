@@ -1,4 +1,5 @@
 internal import Foundation
+internal import Synchronization
 internal import SyncFiles
 internal import SyncState
 public import KDBXFormat
@@ -9,15 +10,15 @@ internal import MyPassCrypto
 /// drops both (keys are `SecureBytes`, zeroed when released; protected values stay masked while
 /// unlocked). Quick unlock opens the vault from a derived key kept in a `DerivedKeyStore`, without the
 /// password and without running the KDF, while the vault's KDF settings and salt are unchanged.
-public final class LockableVault: @unchecked Sendable {
+public final class LockableVault: Sendable {
     /// The vault file.
     public let path: String
     /// The store's name for this vault: its resolved path.
     public let vaultID: String
     private let store: (any DerivedKeyStore)?
     private let limits: ResourceLimits
-    private let guardLock = NSLock()
-    private var opened: OpenedVault?
+    /// The decrypted vault and its keys while unlocked.
+    private let opened = Mutex<OpenedVault?>(nil)
 
     /// A locked session on the vault at `path`; `store` keeps derived keys for quick unlock (nil: none).
     public init(path: String, store: (any DerivedKeyStore)?, limits: ResourceLimits = .standard) {
@@ -28,15 +29,15 @@ public final class LockableVault: @unchecked Sendable {
     }
 
     /// Whether the vault is decrypted now.
-    public var isUnlocked: Bool { guardLock.withLock { opened != nil } }
+    public var isUnlocked: Bool { opened.withLock { $0 != nil } }
 
     /// The decrypted vault while unlocked.
-    public var vault: Vault? { guardLock.withLock { opened?.vault } }
+    public var vault: Vault? { opened.withLock { $0?.vault } }
 
     /// Unlocks with the credentials (runs the KDF) and, with a store, keeps the derived key there.
     public func unlock(with key: CompositeKey) throws {
         let result = try VaultFile.read(path, limits: limits).open(key: key)
-        guardLock.withLock { opened = result }
+        opened.withLock { $0 = result }
         try store?.store(result.derivedKey, for: vaultID)
     }
 
@@ -47,7 +48,7 @@ public final class LockableVault: @unchecked Sendable {
         let bytes = try VaultFile.read(path, limits: limits, checksKDF: false).bytes
         switch try Self.open(bytes, from: store, vaultID: vaultID, limits: limits) {
         case .opened(let result, _):
-            guardLock.withLock { opened = result }
+            opened.withLock { $0 = result }
             return true
         case .stale:
             store.remove(for: vaultID)
@@ -86,7 +87,7 @@ public final class LockableVault: @unchecked Sendable {
 
     /// Locks: the decrypted vault and the keys are dropped.
     public func lock() {
-        guardLock.withLock { opened = nil }
+        opened.withLock { $0 = nil }
     }
 
     /// Forgets the stored derived key (quick unlock needs the password again).

@@ -6,7 +6,7 @@ public import MyPassCore
 
 /// A vault file opened with its credentials (or a quick-unlock key): its content, and what can be
 /// done with it — open other versions of it, start an editing session, write it elsewhere, export it.
-public final class UnlockedVault: @unchecked Sendable {
+public final class UnlockedVault: Sendable {
     /// The read this vault came from.
     public let file: VaultFile
     package let opened: OpenedVault

@@ -13,6 +13,8 @@ internal import Glibc
 /// inotify descriptor close-on-exec, adds the watches, and waits for events with a one-second
 /// timeout (so that the last `stopWatching` is noticed), copying each event before handing it on.
 /// When nothing is watched any more the thread cleans up and ends; a later `watch` starts a new one.
+// @unchecked: the mutable state is touched only while `lock` (an NSCondition: `watch` waits on it for
+// an ending inotify thread, which `Mutex` cannot) is locked; libinotifytools itself only on that thread.
 public final class DirectoryEvents: FileEventSource, @unchecked Sendable {
     /// The mask watched: writes finished, files moved in or out, created, deleted, the folder itself.
     static let watchedEvents = Int32(IN_CLOSE_WRITE | IN_MOVED_TO | IN_CREATE | IN_DELETE | IN_MOVED_FROM | IN_DELETE_SELF | IN_MOVE_SELF)

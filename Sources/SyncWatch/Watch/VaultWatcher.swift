@@ -1,4 +1,5 @@
 internal import Foundation
+internal import Synchronization
 public import SyncFiles
 public import SyncState
 public import SyncCommit
@@ -451,22 +452,20 @@ public final class VaultWatcher {
 }
 
 /// What a watcher does on the file-event thread when a conflict copy appears: start opening it (and
-/// keep it aside) with the parameters the last check set. `Sendable`: its one mutable value is
-/// guarded by `lock`, and `CopyPrefetch` has its own.
-public final class CopyArrivals: @unchecked Sendable {
+/// add it to the pending versions) with the parameters the last check set.
+public final class CopyArrivals: Sendable {
     /// Copies opened ahead, for the next check.
     package let prefetch = CopyPrefetch()
-    private let lock = NSLock()
     /// How a copy is opened now (the vault's KDF, key and size); nil until the vault was read.
-    private var opening: CopyPrefetch.Parameters?
+    private let opening = Mutex<CopyPrefetch.Parameters?>(nil)
 
     init() {}
 
-    func set(_ opening: CopyPrefetch.Parameters) { lock.withLock { self.opening = opening } }
+    func set(_ parameters: CopyPrefetch.Parameters) { opening.withLock { $0 = parameters } }
 
     /// A conflict copy appeared at `copyPath`: start opening it now (once the vault is known).
     public func prepare(copyAt copyPath: String) {
-        guard let opening = lock.withLock({ opening }) else { return }
-        prefetch.start(copyPath, with: opening)
+        guard let parameters = opening.withLock({ $0 }) else { return }
+        prefetch.start(copyPath, with: parameters)
     }
 }

@@ -34,6 +34,9 @@ extension VaultWatcher: VaultChecking {}
 /// Events reach `onEvent` on the engine's thread, in order, each before the next check starts (an
 /// app can act on `reloaded` before anything else happens). For Swift concurrency, hand in the
 /// continuation of an `AsyncStream` (`AsyncStream.makeStream(of: WatchEvent.self)`).
+// @unchecked: the schedule (`due`, `notices`, `pollInterval`, `stopping`) is touched only while
+// `condition` (an NSCondition: the loop sleeps on it until the next due time or event) is locked;
+// the checkers belong to the engine's thread.
 public final class WatchEngine: @unchecked Sendable {
     /// How the engine behaves.
     public struct Settings: Sendable {
