@@ -182,3 +182,47 @@ struct VaultLookupTests {
         #expect(vault.searchEntries("nothing like it").isEmpty)
     }
 }
+
+@Suite("Vault paths: escaping")
+struct VaultPathEscapingTests {
+    @Test("generated names with slashes, backslashes, combining marks and other scripts: every slash and backslash escaped, and the path read back to the same names", arguments: 1...4)
+    func escapingRoundTrips(seed: UInt64) {
+        var random = SeededGenerator(seed: seed)
+        let alphabet: [Character] = ["a", "Z", "/", "\\", " ", "é", "ß", "日", "👩‍💻", ".", "\u{301}"]
+        for _ in 0..<500 {
+            let names = (0..<Int.random(in: 1...3, using: &random)).map { _ in
+                String((0..<Int.random(in: 1...8, using: &random)).map { _ in alphabet.randomElement(using: &random)! })
+            }
+            for name in names {
+                // Every slash and backslash (by scalar, whatever follows it) is escaped, nothing else changes.
+                var unescaped: [Unicode.Scalar] = []
+                var scalars = Array(VaultPath.escaped(name).unicodeScalars)[...]
+                while let scalar = scalars.popFirst() {
+                    if scalar == "\\", let next = scalars.popFirst() {
+                        #expect(next == "/" || next == "\\", "seed \(seed): \(name.debugDescription)")
+                        unescaped.append(next)
+                    } else {
+                        #expect(scalar != "/" && scalar != "\\", "seed \(seed): \(name.debugDescription)")
+                        unescaped.append(scalar)
+                    }
+                }
+                #expect(String(String.UnicodeScalarView(unescaped)) == name)
+            }
+            let path = VaultPath(components: names)
+            #expect(VaultPath(path.description).components == names, "seed \(seed): \(names.map(\.debugDescription))")
+        }
+    }
+}
+
+/// SplitMix64: a small generator whose sequence depends only on its seed (replayable cases).
+private struct SeededGenerator: RandomNumberGenerator {
+    var state: UInt64
+    init(seed: UInt64) { state = seed }
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}

@@ -11,40 +11,51 @@ public struct VaultPath: Sendable, Hashable, CustomStringConvertible {
     /// such as `Work/Mail`) and `\\` a backslash — the spelling every command prints; any other
     /// backslash is itself.
     public init(_ text: String) {
+        // By Unicode scalar, not by character: a slash or backslash followed by a combining mark is
+        // still a separator or an escape (as `escaped` writes them).
         var components: [String] = []
-        var name = ""
+        var name = String.UnicodeScalarView()
         var escaping = false
-        for character in text {
+        for scalar in text.unicodeScalars {
             if escaping {
                 // Only `\/` and `\\` are escapes: a backslash before anything else is itself (C:\Users).
-                if character != "/" && character != "\\" { name.append("\\") }
-                name.append(character)
+                if scalar != "/" && scalar != "\\" { name.append("\\") }
+                name.append(scalar)
                 escaping = false
-            } else if character == "\\" {
+            } else if scalar == "\\" {
                 escaping = true
-            } else if character == "/" {
-                if !name.isEmpty { components.append(name) }
-                name = ""
+            } else if scalar == "/" {
+                if !name.isEmpty { components.append(String(name)) }
+                name = String.UnicodeScalarView()
             } else {
-                name.append(character)
+                name.append(scalar)
             }
         }
         if escaping { name.append("\\") }
-        if !name.isEmpty { components.append(name) }
+        if !name.isEmpty { components.append(String(name)) }
         self.components = components
     }
 
     /// Whether `text` ends in an unescaped `/` after a name (`/Internet/`): it names a group, never
     /// an entry.
     public static func endsWithSeparator(_ text: String) -> Bool {
-        guard text.hasSuffix("/"), text != "/" else { return false }
-        let backslashes = text.dropLast().reversed().prefix { $0 == "\\" }.count
+        let scalars = text.unicodeScalars
+        guard scalars.last == "/", scalars.count > 1 else { return false }
+        let backslashes = scalars.dropLast().reversed().prefix { $0 == "\\" }.count
         return backslashes % 2 == 0
     }
 
     /// `name` as one component of a path: `/` written `\/`, `\` written `\\`.
     public static func escaped(_ name: String) -> String {
-        name.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "/", with: "\\/")
+        // Most names hold neither (a listing of 10,000 entries escapes every one): a byte scan first.
+        guard name.utf8.contains(where: { $0 == UInt8(ascii: "/") || $0 == UInt8(ascii: "\\") }) else { return name }
+        var escaped = ""
+        escaped.reserveCapacity(name.utf8.count + 4)
+        for character in name.unicodeScalars {
+            if character == "/" || character == "\\" { escaped.unicodeScalars.append("\\") }
+            escaped.unicodeScalars.append(character)
+        }
+        return escaped
     }
 
     /// The path of these group and entry names, from the root.
