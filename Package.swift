@@ -157,7 +157,7 @@ let package = Package(
         .testTarget(
             name: "MyPassSyncTests",
             dependencies: ["MyPassSync", "SyncFiles", "SyncState", "SyncCommit", "SyncWatch", "SyncRemote", "SyncCredentials", "KDBXFormat", "MyPassCrypto",
-                           "MyPassCore", "MyPassMerge"],
+                           "MyPassCore", "MyPassMerge", "TestSupport"],
             swiftSettings: strictSettings
         ),
         .testTarget(

@@ -113,8 +113,7 @@ extension SecureBytes: CustomStringConvertible, CustomDebugStringConvertible {
 extension SecureBytes {
     /// The heap buffer behind a `SecureBytes`: locked on allocation, wiped and unlocked on release.
     ///
-    /// `@unchecked Sendable`: the buffer is only mutated through `withUnsafeMutableBytes`, which
-    /// copies first unless the storage is uniquely referenced.
+    /// Unchecked: owns raw memory the compiler cannot follow; written only through `withUnsafeMutableBytes`, which copies unless uniquely referenced.
     fileprivate final class Storage: @unchecked Sendable {
         let pointer: UnsafeMutableRawPointer
         let count: Int

@@ -1,16 +1,16 @@
 internal import Foundation
 internal import CYkpers
 internal import KDBXFormat
+internal import Synchronization
 
 /// The USB side of `YubiKeyChallengeResponse`: ykpers is initialised once and used by one thread at
-/// a time.
-final class YubiKeyUSB: @unchecked Sendable {
+/// a time (every call holds the mutex, whose value says whether ykpers was initialised).
+final class YubiKeyUSB: Sendable {
     static let shared = YubiKeyUSB()
-    private let lock = NSLock()
-    private var initialized = false
+    private let initialized = Mutex(false)
 
     func response(slot: Int, serial: UInt32?, challenge: Data) throws -> Data {
-        try lock.withLock {
+        try initialized.withLock { initialized in
             if !initialized {
                 guard yk_init() != 0 else { throw KDBXError.challengeResponseFailed("the USB library for YubiKeys (ykpers) could not start") }
                 initialized = true

@@ -3,6 +3,7 @@ import KDBXFormat
 import MyPassCore
 import MyPassMerge
 import MyPassSync
+import Synchronization
 
 /// `mypass-bench watch [N]`: reaction time of the watcher to a sync-conflict copy arriving by atomic
 /// rename next to an N-entry vault (cheap KDF), as `watch` reacts: the copy's event starts opening it
@@ -89,9 +90,8 @@ func runWatchBenchmark(entries: Int) throws {
 }
 
 /// The time of the last event, shared with the inotify thread.
-private final class EventClock: @unchecked Sendable {
-    private let lock = NSLock()
-    private var value: UInt64 = 0
-    func mark() { lock.lock(); value = DispatchTime.now().uptimeNanoseconds; lock.unlock() }
-    var last: UInt64 { lock.lock(); defer { lock.unlock() }; return value }
+private final class EventClock: Sendable {
+    private let value = Atomic<UInt64>(0)
+    func mark() { value.store(DispatchTime.now().uptimeNanoseconds, ordering: .releasing) }
+    var last: UInt64 { value.load(ordering: .acquiring) }
 }

@@ -3,6 +3,7 @@ import Glibc
 #endif
 internal import Foundation
 internal import MyPassCrypto
+internal import Synchronization
 
 /// Where passwords come from: standard input lines (`--password-stdin`) or a prompt on the terminal
 /// with echo off. Never argv, never the environment.
@@ -85,43 +86,49 @@ enum TerminalRestore {
 }
 
 /// The buffered lines of standard input (`PasswordInput.readStandardInputLine`).
-private final class StandardInputLines: @unchecked Sendable {
+private final class StandardInputLines: Sendable {
     static let shared = StandardInputLines()
-    private let lock = NSLock()
-    /// Read but not yet handed over; wiped as it is consumed.
-    private var pending: [UInt8] = []
-    private var ended = false
 
-    func next() -> SecureBytes? {
-        lock.lock()
-        defer { lock.unlock() }
-        var searched = 0
-        while true {
-            if let newline = pending[searched...].firstIndex(of: UInt8(ascii: "\n")) {
-                return take(through: newline, dropping: 1)
+    private struct Buffer {
+        /// Read but not yet handed over; wiped as it is consumed.
+        var pending: [UInt8] = []
+        var ended = false
+
+        mutating func next() -> SecureBytes? {
+            var searched = 0
+            while true {
+                if let newline = pending[searched...].firstIndex(of: UInt8(ascii: "\n")) {
+                    return take(through: newline, dropping: 1)
+                }
+                searched = pending.count
+                if ended { return pending.isEmpty ? nil : take(through: pending.count, dropping: 0) }
+                var block = [UInt8](repeating: 0, count: 64 << 10)
+                let count = read(STDIN_FILENO, &block, block.count)
+                if count < 0 && errno == EINTR { continue }
+                if count <= 0 {
+                    ended = true
+                } else {
+                    pending.append(contentsOf: block[0..<count])
+                }
+                MemoryMask.wipe(&block)
             }
-            searched = pending.count
-            if ended { return pending.isEmpty ? nil : take(through: pending.count, dropping: 0) }
-            var block = [UInt8](repeating: 0, count: 64 << 10)
-            let count = read(STDIN_FILENO, &block, block.count)
-            if count < 0 && errno == EINTR { continue }
-            if count <= 0 {
-                ended = true
-            } else {
-                pending.append(contentsOf: block[0..<count])
-            }
-            MemoryMask.wipe(&block)
+        }
+
+        /// The bytes before `end` as a line (a trailing CR dropped), removing them and `dropping` more.
+        private mutating func take(through end: Int, dropping: Int) -> SecureBytes {
+            var lineEnd = end
+            if lineEnd > 0 && pending[lineEnd - 1] == UInt8(ascii: "\r") { lineEnd -= 1 }
+            let line = pending.withUnsafeBufferPointer { SecureBytes(UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer($0)[0..<lineEnd])) }
+            let rest = Array(pending[(end + dropping)...])
+            MemoryMask.wipe(&pending)
+            pending = rest
+            return line
         }
     }
 
-    /// The bytes before `end` as a line (a trailing CR dropped), removing them and `dropping` more.
-    private func take(through end: Int, dropping: Int) -> SecureBytes {
-        var lineEnd = end
-        if lineEnd > 0 && pending[lineEnd - 1] == UInt8(ascii: "\r") { lineEnd -= 1 }
-        let line = pending.withUnsafeBufferPointer { SecureBytes(UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer($0)[0..<lineEnd])) }
-        let rest = Array(pending[(end + dropping)...])
-        MemoryMask.wipe(&pending)
-        pending = rest
-        return line
+    private let buffer = Mutex(Buffer())
+
+    func next() -> SecureBytes? {
+        buffer.withLock { $0.next() }
     }
 }

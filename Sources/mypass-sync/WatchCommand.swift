@@ -1,6 +1,7 @@
 internal import Dispatch
 internal import Foundation
 internal import MyPassSync
+internal import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -57,25 +58,26 @@ struct WatchCommand: Command {
 
 /// Prints watch events as text lines or JSON lines, one write per event, and keeps the most
 /// serious problem among them (the exit status of `--once`).
-private final class EventPrinter: @unchecked Sendable {
+private final class EventPrinter: Sendable {
     let json: Bool
-    private let lock = NSLock()
-    private var worst: ExitCode?
+    /// The most serious problem so far; its lock also keeps the lines of two events apart.
+    private let worst = Mutex<ExitCode?>(nil)
 
     init(json: Bool) { self.json = json }
 
     func print(_ event: WatchEvent) {
         let now = Date()
         let text = json ? event.jsonLine(at: now) : ReportText.event(event, at: now)
-        lock.withLock {
+        let status = Self.exitCode(of: event.kind)
+        worst.withLock { worst in
             var streams = StandardStreams()
             streams.print(text)
-            if let status = Self.exitCode(of: event.kind), status.rawValue > (worst?.rawValue ?? 0) { worst = status }
+            if let status, status.rawValue > (worst?.rawValue ?? 0) { worst = status }
         }
     }
 
     /// The most serious problem printed so far, as an exit status (nil: none).
-    var worstProblem: ExitCode? { lock.withLock { worst } }
+    var worstProblem: ExitCode? { worst.withLock { $0 } }
 
     /// The exit status a problem with the vault itself stands for (copies left, waits: none).
     static func exitCode(of kind: WatchEvent.Kind) -> ExitCode? {

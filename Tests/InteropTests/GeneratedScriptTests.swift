@@ -1,6 +1,7 @@
 import Foundation
 import MyPassCore
 import MyPassMerge
+import Synchronization
 import Testing
 
 /// Random edit scripts applied by the real clients (keepassxc-cli where it can, pykeepass for the
@@ -186,11 +187,10 @@ struct GeneratedScriptTests {
 }
 
 /// A list the concurrent keepassxc-cli runs add their failures to (behind a lock).
-final class FailureList: @unchecked Sendable {
-    private let lock = NSLock()
-    private var items: [String] = []
-    func add(_ item: String) { lock.withLock { items.append(item) } }
-    var all: [String] { lock.withLock { items } }
+final class FailureList: Sendable {
+    private let items = Mutex<[String]>([])
+    func add(_ item: String) { items.withLock { $0.append(item) } }
+    var all: [String] { items.withLock { $0 } }
 }
 
 extension Vault {

@@ -125,7 +125,7 @@ struct KeePassXCEditScenarioTests {
     }
 
     /// KeePass times have one-second resolution: the next device's edit is made a second later.
-    static func nextSecond() { usleep(1_100_000) }
+    static func nextSecond() { waitForNextClockSecond() }
 
     @Test("edited on the laptop, then recycled on the phone with keepassxc-cli (time and place bumped, no field changed): the edit is current, the entry in the bin — both ways, with and without a base",
           arguments: [false, true])

@@ -86,7 +86,7 @@ struct ChallengeResponseTests {
         try FileManager.default.copyItem(atPath: path, toPath: copy)
         #expect(try ToolRunner.run(["add", copy, "/From the copy", "--password-stdin", "--state-dir",
                                     vault.directory.appendingPathComponent("copy-state").path] + component, input: "cr-pässword\n").status == 0)
-        usleep(1_100_000)
+        waitForNextClockSecond()  // the next edit is stamped a second later (KDBX times: whole seconds)
         #expect(try run(["edit", path, "/First", "--url", "https://example.org"]).status == 0)
         let watched = try run(["watch", path, "--once"])
         #expect(watched.status == 0, "\(watched.standardError)")

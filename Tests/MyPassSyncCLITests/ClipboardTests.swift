@@ -29,14 +29,13 @@ struct ClipboardTests {
             server.standardOutput = FileHandle.nullDevice
             server.standardError = FileHandle.nullDevice
             try server.run()
-            let deadline = Date().addingTimeInterval(10)
-            while !FileManager.default.fileExists(atPath: "/tmp/.X11-unix/X\(number)") && Date() < deadline { usleep(50_000) }
+            let started = Date()
+            _ = pollUntil(timeout: 10, interval: 0.05) { FileManager.default.fileExists(atPath: "/tmp/.X11-unix/X\(number)") }
             // The socket exists before the server accepts clients (seen under load): wait until xclip connects.
-            while Date() < deadline {
+            _ = try pollUntil(timeout: max(0, 10 - Date().timeIntervalSince(started)), interval: 0.05) {
                 let probe = try ProcessRunner.run(URL(fileURLWithPath: "/usr/bin/xclip"), ["-selection", "clipboard", "-out"],
                                                   environment: ["DISPLAY": name])
-                if !probe.standardError.contains("Can't open display") { break }
-                usleep(50_000)
+                return !probe.standardError.contains("Can't open display")
             }
         }
 
@@ -63,12 +62,7 @@ struct ClipboardTests {
 
         /// Waits until the clipboard holds `text`; false after 15 s.
         func waitForClipboard(_ text: String?) throws -> Bool {
-            let deadline = Date().addingTimeInterval(15)
-            while Date() < deadline {
-                if try clipboard() == text { return true }
-                usleep(100_000)
-            }
-            return false
+            try pollUntil(timeout: 15, interval: 0.1) { try clipboard() == text }
         }
     }
 
@@ -139,9 +133,9 @@ struct ClipboardTests {
                               lines: ["otpauth://totp/Ex:me?secret=JBSWY3DPEHPK3PXP&issuer=Ex"]).status == 0)
         let clip = try clip(["/No URL", "600", "--totp"], vault: vault, display: display.name)
         var code: String?
-        let deadline = Date().addingTimeInterval(15)
-        while code == nil && Date() < deadline {
-            if let text = try display.clipboard(), text.count == 6, text.allSatisfy(\.isNumber) { code = text } else { usleep(100_000) }
+        _ = try pollUntil(timeout: 15, interval: 0.1) {
+            if let text = try display.clipboard(), text.count == 6, text.allSatisfy(\.isNumber) { code = text }
+            return code != nil
         }
         // The code of now or of the period before (the copy may straddle a 30 s boundary).
         let now = Int(Date().timeIntervalSince1970)

@@ -44,9 +44,9 @@ struct CredentialSourceTests {
         let file = try Self.passwordFile(vault)
         let running = try ScratchVault.Running(["ls", vault.vault, "--password-command", "cat '\(file)'; sleep 2"], environment: [:])
         var seen: [String] = []
-        let deadline = Date().addingTimeInterval(1.5)
         var scans = 0
-        while Date() < deadline {
+        // Every 100 ms while the command runs (it sleeps 2 s after printing the password).
+        _ = pollUntil(timeout: 20, interval: 0.1) {
             for pid in (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? [] where Int(pid) != nil {
                 for part in ["cmdline", "environ"] {
                     guard let bytes = FileManager.default.contents(atPath: "/proc/\(pid)/\(part)") else { continue }
@@ -54,7 +54,7 @@ struct CredentialSourceTests {
                 }
             }
             scans += 1
-            usleep(100_000)
+            return !running.process.isRunning
         }
         let finished = running.finish()
         #expect(finished.status == 0, "\(finished.errors)")

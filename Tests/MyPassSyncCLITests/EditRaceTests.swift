@@ -95,11 +95,8 @@ struct EditRaceTests {
 
     /// Polls /proc/PID/syscall until the process sits in read(2) on descriptor 0; false after 20 s.
     static func waitUntilReadingStandardInput(_ pid: Int32) -> Bool {
-        let deadline = Date().addingTimeInterval(20)
-        while Date() < deadline {
-            if let text = try? String(contentsOfFile: "/proc/\(pid)/syscall", encoding: .utf8), text.hasPrefix("0 0x0 ") { return true }
-            usleep(10_000)
+        pollUntil(timeout: 20, interval: 0.01) {
+            (try? String(contentsOfFile: "/proc/\(pid)/syscall", encoding: .utf8))?.hasPrefix("0 0x0 ") == true
         }
-        return false
     }
 }

@@ -70,7 +70,7 @@ struct GitDriverTests {
         #expect(try repos.tool(["edit", vaultA, "/No URL", "-u", "user-from-a", "--notes", "notes from a"], in: a).status == 0)
         try repos.git(["commit", "-q", "-am", "a: user name"], in: a)
         try repos.git(["push", "-q", "origin", "main"], in: a)
-        usleep(1_100_000)
+        waitForNextClockSecond()  // the next edit is stamped a second later (KDBX times: whole seconds)
         #expect(try repos.tool(["edit", vaultB, "/No URL", "--url", "https://from-b.example", "--notes", "notes from b"], in: b).status == 0)
         try repos.git(["commit", "-q", "-am", "b: url"], in: b)
         let pulled = try repos.git(["pull", "-q", "--no-rebase", "--no-edit", "origin", "main"], in: b)

@@ -53,7 +53,7 @@ struct GitHostileBranchTests {
         #expect(try repos.tool(["edit", a.appendingPathComponent("vault.kdbx").path, "/No URL", "-u", "user-from-a"], in: a).status == 0)
         try repos.git(["commit", "-q", "-am", "a"], in: a)
         try repos.git(["push", "-q", "origin", "main"], in: a)
-        usleep(1_100_000)
+        waitForNextClockSecond()  // the next edit is stamped a second later (KDBX times: whole seconds)
         #expect(try repos.tool(["edit", b.appendingPathComponent("vault.kdbx").path, "/No URL", "--url", "https://b.example"], in: b).status == 0)
         try repos.git(["commit", "-q", "-am", "b"], in: b)
         let pulled = try repos.git(["pull", "-q", "--no-rebase", "--no-edit", "origin", "main"], in: b)

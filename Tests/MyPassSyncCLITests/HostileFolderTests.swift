@@ -238,14 +238,16 @@ struct HostileFolderTests {
         let process = Process()
         process.executableURL = try ToolRunner.binary()
         process.arguments = ["watch", "--password-stdin", "--state-dir", state, vault]
-        let stdin = Pipe(), stderr = Pipe()
+        let stdin = Pipe(), stdout = Pipe(), stderr = Pipe()
         process.standardInput = stdin
-        process.standardOutput = FileHandle.nullDevice
+        process.standardOutput = stdout
         process.standardError = stderr
+        let printed = OutputCollector(stdout.fileHandleForReading)
         try process.run()
         stdin.fileHandleForWriting.write(Data(input.utf8))
         try stdin.fileHandleForWriting.close()
-        usleep(1_500_000)  // the vault is open: its key is in memory
+        // The first check printed its event: the vault is open, its key is in memory.
+        waitUntil("the watcher's first event") { !printed.text.isEmpty }
         kill(process.processIdentifier, SIGSEGV)
         process.waitUntilExit()
         let text = String(decoding: stderr.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)

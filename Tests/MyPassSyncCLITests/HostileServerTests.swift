@@ -72,9 +72,7 @@ struct HostileServerTests {
         try Data().write(to: server.directory.appendingPathComponent("requests.log"))
         let running = try device.start(["--watch"])
         // Wait until the GET of the vault is under way, then ask it to stop.
-        let deadline = Date().addingTimeInterval(20)
-        while !Self.requests(server).contains(where: { $0.hasPrefix("GET /vault.kdbx") }) && Date() < deadline { usleep(50_000) }
-        usleep(500_000)
+        waitUntil("the GET of the vault", timeout: 20) { Self.requests(server).contains { $0.hasPrefix("GET /vault.kdbx") } }
         let asked = Date()
         kill(running.process.processIdentifier, SIGTERM)
         let finished = running.finish()

@@ -163,7 +163,7 @@ struct JournalUndoTests {
         // A second device's change, merged later.
         let third = devices.vault.directory.appendingPathComponent("third.kdbx").path
         try FileManager.default.copyItem(atPath: devices.vault.vault, toPath: third)
-        usleep(1_100_000)
+        waitForNextClockSecond()  // the next edit is stamped a second later (KDBX times: whole seconds)
         #expect(try devices.vault.run(["edit", third, "/Internet/GitHub", "--field", "Team=core"]).status == 0)
         #expect(try devices.vault.run(["merge", devices.vault.vault, third]).status == 0)
         // And a local edit of a field the first merge set.
@@ -192,7 +192,7 @@ struct JournalUndoTests {
         defer { deviceB.remove() }
         try FileManager.default.removeItem(atPath: deviceB.vault)
         try FileManager.default.copyItem(atPath: devices.vault.vault, toPath: deviceB.vault)
-        usleep(1_100_000)
+        waitForNextClockSecond()  // the next edit is stamped a second later (KDBX times: whole seconds)
         let ids = try devices.ids()
         #expect(try devices.vault.run(["undo", devices.vault.vault, ids[0]]).status == 0)
         // A's undone vault arrives at B as a Syncthing conflict copy; B's watcher folds it in.

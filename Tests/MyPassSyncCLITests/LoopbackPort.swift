@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -25,21 +26,19 @@ enum LoopbackPort {
 
     /// Waits (up to 20 s, while `alive` holds) until something accepts connections on `port`.
     static func waitUntilListening(_ port: Int, while alive: () -> Bool) -> Bool {
-        let deadline = Date().addingTimeInterval(20)
-        while Date() < deadline {
+        var connected = false
+        _ = pollUntil(timeout: 20, interval: 0.05) {
             let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
             var address = sockaddr_in()
             address.sin_family = sa_family_t(AF_INET)
             address.sin_addr.s_addr = inet_addr("127.0.0.1")
             address.sin_port = in_port_t(UInt16(port).bigEndian)
-            let connected = withUnsafePointer(to: &address) { pointer in
+            connected = withUnsafePointer(to: &address) { pointer in
                 pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0 }
             }
             close(descriptor)
-            if connected { return true }
-            guard alive() else { return false }
-            usleep(50_000)
+            return connected || !alive()
         }
-        return false
+        return connected
     }
 }

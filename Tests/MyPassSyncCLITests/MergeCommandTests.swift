@@ -115,7 +115,7 @@ struct KeyRotationMergeTests {
         try FileManager.default.copyItem(atPath: CLIFixtures.kdbx31, toPath: local)
         try FileManager.default.copyItem(atPath: CLIFixtures.kdbx31, toPath: remote)
         let old = CLIFixtures.kdbx31Password, new = "rotated-pässword"
-        sleep(1)  // MasterKeyChanged has a one-second resolution.
+        waitForNextClockSecond()  // MasterKeyChanged has a one-second resolution.
         let rekey = try ProcessRunner.run(URL(fileURLWithPath: "/usr/bin/env"), ["keepassxc-cli", "db-edit", "-q", "-p", remote],
                                           input: Data((old + "\n" + new + "\n" + new + "\n").utf8), environment: ["QT_QPA_PLATFORM": "offscreen"])
         #expect(rekey.status == 0, "\(rekey.standardError)")

@@ -216,11 +216,11 @@ struct RcloneBisyncTests {
         // The later edit is the newer file.
         if aIsNewer {
             try devices.editWithKeePassXC("b", ["--url", "https://from-b.example"])
-            usleep(1_100_000)
+            waitForNextClockSecond()  // the next edit is stamped a second later (KDBX times: whole seconds)
             try devices.editWithMypassSync("a", ["-u", "user-from-a"])
         } else {
             try devices.editWithMypassSync("a", ["-u", "user-from-a"])
-            usleep(1_100_000)
+            waitForNextClockSecond()  // the next edit is stamped a second later (KDBX times: whole seconds)
             try devices.editWithKeePassXC("b", ["--url", "https://from-b.example"])
         }
         let sent = try devices.wrapper("b", ["--conflict-resolve", "newer"])

@@ -68,9 +68,7 @@ extension RemoteDevice {
     func startPaused(at variable: String) throws -> (running: ScratchVault.Running, hook: String) {
         let hook = vault.directory.appendingPathComponent("hook-\(variable)").path
         let running = try start(["--json"], environment: [variable: hook])
-        let deadline = Date().addingTimeInterval(30)
-        while !FileManager.default.fileExists(atPath: hook + ".waiting") && Date() < deadline { usleep(20_000) }
-        #expect(FileManager.default.fileExists(atPath: hook + ".waiting"), "the sync never reached \(variable)")
+        waitUntil("the sync to reach \(variable)") { FileManager.default.fileExists(atPath: hook + ".waiting") }
         return (running, hook)
     }
 }

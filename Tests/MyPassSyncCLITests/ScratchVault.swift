@@ -50,10 +50,11 @@ struct ScratchVault {
         try Running(arguments + ["--password-stdin", "--state-dir", stateDirectory], environment: environment)
     }
 
-    /// A `mypass-sync` run in the background: its process, and what it printed once it ended.
+    /// A `mypass-sync` run in the background: its process, and what it printed (so far, or once it ended).
     struct Running {
         let process: Process
         let output = Pipe(), errors = Pipe()
+        private let printed: OutputCollector, problems: OutputCollector
 
         init(_ arguments: [String], environment overrides: [String: String?]) throws {
             process = Process()
@@ -66,22 +67,21 @@ struct ScratchVault {
             process.standardInput = input
             process.standardOutput = output
             process.standardError = errors
+            printed = OutputCollector(output.fileHandleForReading)
+            problems = OutputCollector(errors.fileHandleForReading)
             try process.run()
             input.fileHandleForWriting.write(Data((ScratchVault.password + "\n").utf8))
             try input.fileHandleForWriting.close()
         }
 
+        /// Standard error so far (the process may still run).
+        var errorsSoFar: String { problems.text }
+
         /// Waits for the end: exit status, standard output and standard error.
         func finish() -> (status: Int32, output: String, errors: String) {
-            let group = DispatchGroup()
-            nonisolated(unsafe) var errorText = ""
-            DispatchQueue.global().async(group: group) {
-                errorText = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-            }
-            let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-            group.wait()
             process.waitUntilExit()
-            return (process.terminationStatus, text, errorText)
+            let text = String(decoding: printed.all(), as: UTF8.self)
+            return (process.terminationStatus, text, String(decoding: problems.all(), as: UTF8.self))
         }
     }
 }
@@ -98,7 +98,7 @@ extension ScratchVault {
     func diverge(here: [Edit], there: [Edit]) throws {
         try FileManager.default.copyItem(atPath: vault, toPath: otherCopy)
         for edit in here { #expect(try run(edit.arguments, lines: edit.lines).status == 0, "\(edit.arguments)") }
-        usleep(1_100_000)
+        waitForNextClockSecond()  // the next edit is stamped a second later (KDBX times: whole seconds)
         for edit in there { #expect(try run(edit.arguments, lines: edit.lines).status == 0, "\(edit.arguments)") }
     }
 }

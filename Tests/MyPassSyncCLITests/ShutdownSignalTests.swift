@@ -9,6 +9,13 @@ import Glibc
 /// and nothing is left half written.
 @Suite("Shutdown signals end any command within seconds", .serialized)
 struct ShutdownSignalTests {
+    /// The resident memory of process `pid` in KiB (0: gone).
+    static func residentKiB(_ pid: Int32) -> Int {
+        let status = (try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8)) ?? ""
+        let line = status.split(separator: "\n").first { $0.hasPrefix("VmRSS:") } ?? ""
+        return Int(line.split(separator: " ").dropFirst().first ?? "") ?? 0
+    }
+
     /// Starts `mypass-sync ARGUMENTS` with the password on standard input; its process.
     private func start(_ arguments: [String]) throws -> Process {
         let process = Process()
@@ -37,11 +44,14 @@ struct ShutdownSignalTests {
         let arguments = command + ["--password-stdin", "--state-dir", root.appendingPathComponent("state").path]
             + [vault] + (command == ["merge"] ? [other] : [])
         let process = try start(arguments)
-        usleep(1_500_000)  // deriving by now
+        // Deriving: Argon2's 64 MiB are in memory (the first pass writes every block at once).
+        waitUntil("the key derivation under way", timeout: 20) {
+            !process.isRunning || Self.residentKiB(process.processIdentifier) >= 60 << 10
+        }
         #expect(process.isRunning, "ended before the signal")
         let sent = Date()
         kill(process.processIdentifier, signal)
-        while process.isRunning && Date().timeIntervalSince(sent) < 20 { usleep(50_000) }
+        _ = pollUntil(timeout: 20, interval: 0.05) { !process.isRunning }
         let took = Date().timeIntervalSince(sent)
         if process.isRunning { kill(process.processIdentifier, SIGKILL) }
         process.waitUntilExit()

@@ -164,7 +164,7 @@ struct SyncCommandTests {
             try process.run()
             input.fileHandleForWriting.write(Data((SyncFixture.password + "\n").utf8))
             try input.fileHandleForWriting.close()
-            usleep(UInt32.random(in: 0...50_000, using: &generator))
+            usleep(UInt32.random(in: 0...50_000, using: &generator))  // Kept: a seeded random moment to kill it at (not a wait for anything).
             kill(process.processIdentifier, SIGKILL)
             process.waitUntilExit()
             let titles = try fixture.titles()

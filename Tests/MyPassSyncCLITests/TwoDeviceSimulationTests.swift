@@ -217,22 +217,23 @@ struct TwoDeviceSimulationTests {
         /// Waits until both watchers have taken in their files and no copy is left; meanwhile copies
         /// and their deletions keep propagating every half second, as the sync engine would.
         func waitUntilSettled() throws {
-            let deadline = Date().addingTimeInterval(20)
             var lastPropagation = Date()
-            while !devices.allSatisfy({ $0.isSettled() }) {
+            // Ends when both are settled, or (a failure, below) when a watcher ended or 20 s passed.
+            _ = try pollUntil(timeout: 20, interval: 0.02) {
+                if devices.allSatisfy({ $0.isSettled() }) { return true }
                 if Date().timeIntervalSince(lastPropagation) > 0.5 {
                     try sync.syncCopies(devices[0], devices[1])
                     lastPropagation = Date()
                 }
-                guard Date() < deadline, devices.allSatisfy(\.isRunning) else {
-                    let states = devices.map { device in
-                        let tail = ((try? String(contentsOf: device.log, encoding: .utf8)) ?? "").split(separator: "\n").suffix(3)
-                        return "\(device.name): settled \(device.isSettled()), running \(device.isRunning), copies \(device.conflictCopies()), last events \(tail)"
-                    }
-                    Issue.record("the watchers did not settle: \(states)")
-                    throw CancellationError()
+                return !devices.allSatisfy(\.isRunning)
+            }
+            guard devices.allSatisfy({ $0.isSettled() }) else {
+                let states = devices.map { device in
+                    let tail = ((try? String(contentsOf: device.log, encoding: .utf8)) ?? "").split(separator: "\n").suffix(3)
+                    return "\(device.name): settled \(device.isSettled()), running \(device.isRunning), copies \(device.conflictCopies()), last events \(tail)"
                 }
-                usleep(20_000)
+                Issue.record("the watchers did not settle: \(states)")
+                throw CancellationError()
             }
         }
         try waitUntilSettled()

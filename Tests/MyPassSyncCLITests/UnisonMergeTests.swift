@@ -61,7 +61,7 @@ struct UnisonMergeTests {
             #expect(first.status == 0, "\(first.standardError)")
         }
         try roots.edit(roots.one, ["-u", "user-from-one"])
-        usleep(1_100_000)
+        waitForNextClockSecond()  // the next edit is stamped a second later (KDBX times: whole seconds)
         try roots.edit(roots.two, ["--url", "https://two.example"])
         let synced = try roots.sync()
         #expect(synced.status == 0, "\(String(decoding: synced.standardOutput, as: UTF8.self)) \(synced.standardError)")
@@ -93,7 +93,7 @@ struct UnisonMergeTests {
         }
         #expect(try unison().status == 0)
         try roots.edit(roots.one, ["-u", "user-from-one"])
-        usleep(1_100_000)
+        waitForNextClockSecond()  // the next edit is stamped a second later (KDBX times: whole seconds)
         try roots.edit(roots.two, ["--url", "https://two.example"])
         _ = try unison()
         let copies = try FileManager.default.contentsOfDirectory(atPath: roots.one.path).filter { $0.hasPrefix("vault (conflict") }

@@ -11,6 +11,7 @@ private final class WatchProcess {
     let vault: String
     private let process = Process()
     private let output = Pipe()
+    private let received: OutputCollector
     static let password = CLIFixtures.kdbx31Password
 
     init(extraArguments: [String] = [], environment: [String: String] = [:]) throws {
@@ -26,10 +27,30 @@ private final class WatchProcess {
         process.standardOutput = output
         process.standardError = output
         process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+        received = OutputCollector(output.fileHandleForReading)
         try process.run()
         input.fileHandleForWriting.write(Data((Self.password + "\n").utf8))
         try input.fileHandleForWriting.close()
-        usleep(1_500_000)  // The first check and the watch are in place.
+        // The watches are set before the first check, which records the base.
+        waitFor(kind: "baseRecorded")
+    }
+
+    /// The events printed so far.
+    var events: [[String: Any]] { parsedEvents(received.text) }
+
+    /// Waits until the events so far satisfy `condition` (a test issue after `timeout` seconds).
+    @discardableResult
+    func waitFor(_ what: String, timeout: Double = 30, sourceLocation: SourceLocation = #_sourceLocation,
+                 _ condition: ([[String: Any]]) -> Bool) -> Bool {
+        waitUntil(what, timeout: timeout, sourceLocation: sourceLocation) { condition(events) }
+    }
+
+    /// Waits until `count` events of `kind` were printed.
+    @discardableResult
+    func waitFor(kind: String, count: Int = 1, timeout: Double = 30, sourceLocation: SourceLocation = #_sourceLocation) -> Bool {
+        waitFor("\(count) \(kind) event(s)", timeout: timeout, sourceLocation: sourceLocation) {
+            kinds($0).filter { $0 == kind }.count >= count
+        }
     }
 
     /// The watcher's resource limits as the kernel reports them.
@@ -49,17 +70,19 @@ private final class WatchProcess {
         return copy
     }
 
-    /// Stops the watcher with SIGINT and returns its events.
+    /// Stops the watcher with SIGINT and returns its events (the caller waited for those it expects).
     func stop() -> [[String: Any]] {
-        usleep(1_500_000)
         kill(process.processIdentifier, SIGINT)
         process.waitUntilExit()
-        let data = output.fileHandleForReading.readDataToEndOfFile()
+        let data = received.all()
         try? FileManager.default.removeItem(at: directory)
-        return String(decoding: data, as: UTF8.self).split(separator: "\n").compactMap {
-            try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
-        }
+        return parsedEvents(String(decoding: data, as: UTF8.self))
     }
+}
+
+/// The JSON lines of `text` (a line still being written is left out).
+private func parsedEvents(_ text: String) -> [[String: Any]] {
+    text.split(separator: "\n").compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
 }
 
 private func kinds(_ events: [[String: Any]]) -> [String] { events.compactMap { $0["kind"] as? String } }
@@ -75,6 +98,7 @@ struct WatchCommandTests {
         let watch = try WatchProcess()
         let copy = try watch.editedCopy(["add", "Renamed in"])
         #expect(rename(copy, watch.vault) == 0)
+        watch.waitFor(kind: "reloaded")
         let events = watch.stop()
         #expect(kinds(events).first == "baseRecorded")
         #expect(addedTitles(events, kind: "reloaded") == ["Renamed in"])
@@ -89,9 +113,12 @@ struct WatchCommandTests {
         let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: watch.vault))
         try handle.truncate(atOffset: 0)
         try handle.write(contentsOf: bytes.prefix(bytes.count / 2))
-        usleep(400_000)  // A half-written file is seen; it must not be taken.
+        // Kept: the half-written file must be seen (and not taken), and the watcher reports nothing
+        // for a file that does not parse yet: the writer pauses as a slow writer would.
+        usleep(400_000)
         try handle.write(contentsOf: bytes.dropFirst(bytes.count / 2))
         try handle.close()
+        watch.waitFor(kind: "reloaded")
         let events = watch.stop()
         #expect(addedTitles(events, kind: "reloaded") == ["Written in place"])
     }
@@ -103,6 +130,8 @@ struct WatchCommandTests {
         let conflictName = (watch.vault as NSString).deletingLastPathComponent + "/pw.sync-conflict-20261129-121212-PHONE.kdbx"
         #expect(rename(copy, conflictName) == 0)
         let directory = (watch.vault as NSString).deletingLastPathComponent
+        watch.waitFor(kind: "conflictCopyMerged")
+        watch.waitFor(kind: "ownWriteIgnored")  // the merged vault's own write came back as an event
         let events = watch.stop()
         #expect(addedTitles(events, kind: "conflictCopyMerged") == ["From the conflict"])
         #expect(!kinds(events).contains("reloaded"), "our own save was taken for an external change: \(kinds(events))")
@@ -124,12 +153,12 @@ struct WatchCommandTests {
         try FileManager.default.copyItem(atPath: incoming, toPath: temporary)
         #expect(rename(copy, folder + "/pw.sync-conflict-20261130-101010-PHONE.kdbx") == 0)
         for _ in 0..<8 {  // still being written: its modification time moves
-            usleep(250_000)
+            usleep(250_000)  // Kept: the pace of a transfer in progress (2 s of writes), what the watcher must wait out.
             #expect(utimes(temporary, nil) == 0)
         }
         #expect(FileManager.default.fileExists(atPath: folder + "/pw.sync-conflict-20261130-101010-PHONE.kdbx"), "merged during the transfer")
         #expect(rename(temporary, watch.vault) == 0)
-        usleep(1_500_000)
+        watch.waitFor(kind: "conflictCopyMerged")
         let final = try ProcessRunner.run(URL(fileURLWithPath: "/usr/bin/env"), ["keepassxc-cli", "ls", "-q", watch.vault],
                                           input: Data((WatchProcess.password + "\n").utf8), environment: ["QT_QPA_PLATFORM": "offscreen"])
         let events = watch.stop()
@@ -146,20 +175,25 @@ struct WatchCommandTests {
         // The other device's version, shipped here as a new file (a new inode, not this vault's).
         let copy = try watch.editedCopy(["add", "From elsewhere"], name: "copy.kdbx")
         #expect(rename(copy, copyPath) == 0)
+        // Kept: a copy in its grace gives no event; the watcher is given a check (after its debounce)
+        // with the copy present before that device's merged vault arrives.
         usleep(1_500_000)
         #expect(FileManager.default.fileExists(atPath: copyPath), "merged at once although another device made it")
         // That device merged it: its vault (with the copy's entry) arrives, the copy's deletion follows.
         let merged = try watch.editedCopy(["add", "From elsewhere"], name: "merged.kdbx")
         #expect(rename(merged, watch.vault) == 0)
         #expect(unlink(copyPath) == 0)
-        usleep(4_000_000)
-        // A copy whose device never merges it (no watcher there) is merged here after the grace.
+        watch.waitFor(kind: "reloaded")
+        // A copy whose device never merges it (no watcher there) is merged here after the grace: not
+        // before 3 s from its arrival (the watcher sees it no earlier), and within the grace and a check.
         let late = try watch.editedCopy(["add", "Left alone"], name: "late.kdbx")
+        let lateArrived = Date()
         #expect(rename(late, copyPath) == 0)
-        usleep(1_000_000)
-        #expect(FileManager.default.fileExists(atPath: copyPath))
-        usleep(5_000_000)  // the grace, then the next check (a deferred copy is looked at again each second)
-        let mergedAfterGrace = !FileManager.default.fileExists(atPath: copyPath)
+        let mergedAfterGrace = pollUntil(timeout: 20, interval: 0.05) { !FileManager.default.fileExists(atPath: copyPath) }
+        let waited = Date().timeIntervalSince(lateArrived)
+        #expect(waited >= 2.95, "merged \(waited) s after it arrived, within the grace of 3 s")
+        watch.waitFor(kind: "conflictCopyMerged")
+        watch.waitFor(kind: "ownWriteIgnored")
         let events = watch.stop()
         #expect(mergedAfterGrace, "not merged after the grace: \(events.map { "\($0["kind"] ?? "") \($0["detail"] ?? "")" })")
         #expect(addedTitles(events, kind: "reloaded") == ["From elsewhere"])
@@ -173,9 +207,9 @@ struct WatchCommandTests {
         let stale = try watch.editedCopy(["add", "Blind save"], name: "stale.kdbx")  // made from the version before "Synced here"
         let synced = try watch.editedCopy(["add", "Synced here"], name: "synced.kdbx")
         #expect(rename(synced, watch.vault) == 0)
-        usleep(1_200_000)
+        watch.waitFor(kind: "reloaded")
         #expect(rename(stale, watch.vault) == 0)  // "Synced here" is gone, with no deletion recorded
-        usleep(1_500_000)
+        watch.waitFor(kind: "restored")
         let final = try ProcessRunner.run(URL(fileURLWithPath: "/usr/bin/env"), ["keepassxc-cli", "ls", "-q", watch.vault],
                                           input: Data((WatchProcess.password + "\n").utf8), environment: ["QT_QPA_PLATFORM": "offscreen"])
         let events = watch.stop()
@@ -189,8 +223,9 @@ struct WatchCommandTests {
         let watch = try WatchProcess()
         let copy = try watch.editedCopy(["add", "After recreate"])
         #expect(unlink(watch.vault) == 0)
-        usleep(800_000)
+        watch.waitFor(kind: "vaultMissing")
         #expect(rename(copy, watch.vault) == 0)
+        watch.waitFor(kind: "reloaded")
         let events = watch.stop()
         let order = kinds(events)
         #expect(order.contains("vaultMissing"))
@@ -204,13 +239,14 @@ struct WatchCommandTests {
         let older = try Data(contentsOf: URL(fileURLWithPath: watch.vault))
         let newer = try watch.editedCopy(["edit", "-u", "newer-user", "Internet/GitHub"])
         #expect(rename(newer, watch.vault) == 0)
-        usleep(1_200_000)
+        watch.waitFor(kind: "reloaded")
         let rollbackCopy = watch.directory.appendingPathComponent("old.kdbx").path
         try older.write(to: URL(fileURLWithPath: rollbackCopy))
         #expect(rename(rollbackCopy, watch.vault) == 0)
         // The watcher holds it, waiting for a conflict copy with the newer versions; --once decides at once.
         let once = try ToolRunner.run(["watch", "--once", "--json", "--password-stdin", "--state-dir",
                                        watch.directory.appendingPathComponent("state").path, watch.vault], input: WatchProcess.password + "\n")
+        watch.waitFor(kind: "waitingForCopy")
         let events = watch.stop()
         #expect(kinds(events).filter { $0 == "reloaded" }.count == 1)
         #expect(events.contains { $0["kind"] as? String == "waitingForCopy" && ($0["detail"] as? String ?? "").contains("older version") },
@@ -226,9 +262,10 @@ struct WatchCommandTests {
         let away = watch.directory.appendingPathComponent("away").path
         let copy = try watch.editedCopy(["add", "While away"])
         #expect(rename(folder, away) == 0)
-        usleep(800_000)
+        watch.waitFor(kind: "vaultMissing")  // the folder's removal was seen and checked
         #expect(rename(copy, away + "/pw.kdbx") == 0)
         #expect(rename(away, folder) == 0)
+        watch.waitFor(kind: "reloaded")
         let events = watch.stop()
         #expect(addedTitles(events, kind: "reloaded") == ["While away"], "\(kinds(events))")
     }
@@ -249,6 +286,7 @@ struct WatchCommandTests {
         }
         #expect(rename(copy, watch.vault) == 0)  // Its event is dropped: the queue is full.
         watch.freeze(false)
+        watch.waitFor(kind: "reloaded")
         let events = watch.stop()
         #expect(kinds(events).contains("rescan"))
         #expect(addedTitles(events, kind: "reloaded") == ["After the overflow"])
@@ -259,7 +297,7 @@ struct WatchCommandTests {
         let watch = try WatchProcess(environment: ["MYPASS_SYNC_FAULTS": "watch:1:ENOSPC"])
         let copy = try watch.editedCopy(["add", "Found by polling"])
         #expect(rename(copy, watch.vault) == 0)
-        usleep(2_500_000)  // The default poll interval without inotify is 2 s.
+        watch.waitFor(kind: "reloaded")  // found by the poll (every 2 s without inotify)
         let events = watch.stop()
         let polling = events.first { $0["kind"] as? String == "pollingOnly" }
         #expect((polling?["detail"] as? String ?? "").contains("watch limit"))
@@ -319,10 +357,11 @@ private struct WatchProcessForPolling {
         process.standardInput = input
         process.standardOutput = output
         process.standardError = output
+        let received = OutputCollector(output.fileHandleForReading)
         try process.run()
         input.fileHandleForWriting.write(Data((CLIFixtures.kdbx31Password + "\n").utf8))
         try input.fileHandleForWriting.close()
-        usleep(1_500_000)
+        waitUntil("the first check") { kinds(parsedEvents(received.text)).contains("baseRecorded") }
         // Rewrite the shared inode in place through the other name: the folder watch sees nothing
         // (without --poll this test fails: checked).
         let edited = elsewhere.appendingPathComponent("edited.kdbx").path
@@ -334,12 +373,9 @@ private struct WatchProcessForPolling {
         try handle.truncate(atOffset: 0)
         try handle.write(contentsOf: Data(contentsOf: URL(fileURLWithPath: edited)))
         try handle.close()
-        usleep(3_000_000)
+        waitUntil("the change found by the poll") { kinds(parsedEvents(received.text)).contains("reloaded") }
         kill(process.processIdentifier, SIGINT)
         process.waitUntilExit()
-        let data = output.fileHandleForReading.readDataToEndOfFile()
-        return String(decoding: data, as: UTF8.self).split(separator: "\n").compactMap {
-            try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
-        }
+        return parsedEvents(String(decoding: received.all(), as: UTF8.self))
     }
 }

@@ -6,6 +6,7 @@ import MyPassMerge
 @testable import SyncFiles
 @testable import SyncState
 @testable import SyncWatch
+import Synchronization
 import Testing
 
 /// N devices (2 and 3) whose folders a `SyncthingModel` keeps in step, a `VaultWatcher` on each,
@@ -34,12 +35,19 @@ struct DeviceSimulationTests {
     }
 
     /// Thread-safe list of the events of one device's watcher.
-    private final class EventLog: @unchecked Sendable {
-        private let lock = NSLock()
-        private var events: [(time: Double, event: WatchEvent)] = []
-        var now: Double = 0
-        func add(_ event: WatchEvent) { lock.withLock { events.append((now, event)) } }
-        var all: [(time: Double, event: WatchEvent)] { lock.withLock { events } }
+    private final class EventLog: Sendable {
+        private struct State {
+            var events: [(time: Double, event: WatchEvent)] = []
+            var now: Double = 0
+        }
+        private let state = Mutex(State())
+        /// The simulated time the next events are logged at.
+        var now: Double {
+            get { state.withLock { $0.now } }
+            set { state.withLock { $0.now = newValue } }
+        }
+        func add(_ event: WatchEvent) { state.withLock { $0.events.append(($0.now, event)) } }
+        var all: [(time: Double, event: WatchEvent)] { state.withLock { $0.events } }
     }
 
     /// One simulated device.

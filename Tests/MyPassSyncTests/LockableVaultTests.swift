@@ -8,6 +8,7 @@ import MyPassCore
 @testable import SyncState
 @testable import SyncWatch
 import Testing
+import TestSupport
 
 @Suite("Vault session: lock, unlock, quick unlock from a stored derived key", .serialized)
 struct LockableVaultTests {
@@ -85,7 +86,7 @@ struct LockableVaultTests {
         let later = LockableVault(path: workspace.vaultPath, store: KernelKeyringDerivedKeyStore())
         #expect(try later.quickUnlock())
         #expect(later.vault?.root.entries.map(\.title) == ["First"])
-        sleep(3)
+        waitUntil("the key to expire from the kernel keyring", timeout: 15) { store.load(for: session.vaultID) == nil }
         #expect(store.load(for: session.vaultID) == nil, "expired")
         #expect(try !LockableVault(path: workspace.vaultPath, store: store).quickUnlock())
     }

@@ -3,6 +3,7 @@ import Foundation
 import Glibc
 #endif
 import Testing
+import TestSupport
 import SyncCredentials
 import MyPassCrypto
 
@@ -13,12 +14,10 @@ import MyPassCrypto
 struct ShellCommandBoundsTests {
     /// Whether the process `pid` is gone (or a zombie left to its new parent), waiting up to 3 s.
     static func ends(_ pid: pid_t) -> Bool {
-        for _ in 0..<300 {
+        pollUntil(timeout: 3, interval: 0.01) {
             let state = (try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8))?.split(separator: " ").dropFirst(2).first
-            if state == nil || state == "Z" { return true }
-            usleep(10_000)
+            return state == nil || state == "Z"
         }
-        return false
     }
 
     @Test("a command that prints the password, closes its output and keeps running is stopped at the time limit, with what it started")

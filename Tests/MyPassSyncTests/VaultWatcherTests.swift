@@ -8,6 +8,7 @@ import MyPassMerge
 @testable import SyncRemote
 @testable import SyncState
 @testable import SyncWatch
+import Synchronization
 import Testing
 #if canImport(Glibc)
 import Glibc
@@ -17,19 +18,18 @@ import TestSupport
 /// The watcher's reaction to a new version of the vault, driven step by step (no inotify).
 @Suite("VaultWatcher: new versions taken in, lost content put back, nothing written otherwise", .serialized)
 struct VaultWatcherTests {
-    private final class Events: @unchecked Sendable {
-        private let lock = NSLock()
-        private var kinds: [String] = []
-        private var lines: [String] = []
+    private final class Events: Sendable {
+        private let list = Mutex<(kinds: [String], lines: [String])>(([], []))
         func add(_ event: WatchEvent) {
-            lock.lock()
-            kinds.append(event.kind.rawValue)
-            lines.append("\(event.kind): \(event.detail) \(event.changes.map { "\($0.kind) \($0.title) \($0.fields)" })")
-            lock.unlock()
+            let line = "\(event.kind): \(event.detail) \(event.changes.map { "\($0.kind) \($0.title) \($0.fields)" })"
+            list.withLock { list in
+                list.kinds.append(event.kind.rawValue)
+                list.lines.append(line)
+            }
         }
-        var all: [String] { lock.lock(); defer { lock.unlock() }; return kinds }
+        var all: [String] { list.withLock { $0.kinds } }
         /// Every event with its detail and changes, for a failure's message.
-        var described: [String] { lock.lock(); defer { lock.unlock() }; return lines }
+        var described: [String] { list.withLock { $0.lines } }
     }
 
     private static let password = "kxc-fixture-pässword"

@@ -7,72 +7,87 @@ import MyPassCore
 @testable import SyncRemote
 @testable import SyncState
 @testable import SyncWatch
+import Synchronization
 import Testing
+import TestSupport
 
 /// The watch loop through the library: debounce, rescans, polling, back-off and stop, driven by a
 /// file-event source the test controls and checkers that count; then once with real inotify.
 @Suite("WatchEngine: the watch loop of the library", .serialized)
 struct WatchEngineTests {
     /// A file-event source the test fires by hand.
-    final class ManualSource: FileEventSource, @unchecked Sendable {
-        private let lock = NSLock()
-        private var handlers: [Int: @Sendable (FileEvent) -> Void] = [:]
-        private(set) var watchedDirectories: [String] = []
+    final class ManualSource: FileEventSource, Sendable {
+        private struct State {
+            var handlers: [Int: @Sendable (FileEvent) -> Void] = [:]
+            var watchedDirectories: [String] = []
+        }
+        private let state = Mutex(State())
 
         func watch(_ directory: String, handler: @escaping @Sendable (FileEvent) -> Void) -> Int {
-            lock.withLock {
-                watchedDirectories.append(directory)
-                handlers[handlers.count + 1] = handler
-                return handlers.count
+            state.withLock { state in
+                state.watchedDirectories.append(directory)
+                state.handlers[state.handlers.count + 1] = handler
+                return state.handlers.count
             }
         }
 
-        func stopWatching(_ token: Int) { _ = lock.withLock { handlers.removeValue(forKey: token) } }
+        func stopWatching(_ token: Int) { _ = state.withLock { $0.handlers.removeValue(forKey: token) } }
 
-        var activeHandlers: Int { lock.withLock { handlers.count } }
+        var watchedDirectories: [String] { state.withLock { $0.watchedDirectories } }
+
+        var activeHandlers: Int { state.withLock { $0.handlers.count } }
 
         func fire(_ event: FileEvent) {
-            for handler in lock.withLock({ Array(handlers.values) }) { handler(event) }
+            for handler in state.withLock({ Array($0.handlers.values) }) { handler(event) }
         }
     }
 
     /// A vault checker that records when it was checked and answers as told.
-    final class CountingChecker: VaultChecking, @unchecked Sendable {
-        let path: String
-        private let lock = NSLock()
-        private var times: [Date] = []
-        /// The answers of the next checks (true once they run out).
-        var answers: [(succeeded: Bool, failed: Bool, waitingForTransfer: Bool)] = []
-        private(set) var failedLastCheck = false
-        private(set) var waitingForTransfer = false
+    final class CountingChecker: VaultChecking, Sendable {
+        typealias Answer = (succeeded: Bool, failed: Bool, waitingForTransfer: Bool)
+        private struct State {
+            var times: [Date] = []
+            var answers: [Answer] = []
+            var failedLastCheck = false
+            var waitingForTransfer = false
+            var preparedPaths: [String] = []
+        }
 
-        private var preparedPaths: [String] = []
+        let path: String
+        private let state = Mutex(State())
 
         init(path: String) { self.path = path }
 
-        func prepare(copyAt path: String) { lock.withLock { preparedPaths.append(path) } }
+        /// The answers of the next checks (true once they run out).
+        var answers: [Answer] {
+            get { state.withLock { $0.answers } }
+            set { state.withLock { $0.answers = newValue } }
+        }
+        var failedLastCheck: Bool { state.withLock { $0.failedLastCheck } }
+        var waitingForTransfer: Bool { state.withLock { $0.waitingForTransfer } }
+
+        func prepare(copyAt path: String) { state.withLock { $0.preparedPaths.append(path) } }
 
         /// The copies the engine asked to open ahead.
-        var prepared: [String] { lock.withLock { preparedPaths } }
+        var prepared: [String] { state.withLock { $0.preparedPaths } }
 
         func check() -> Bool {
-            lock.withLock {
-                times.append(Date())
-                let answer = answers.isEmpty ? (succeeded: true, failed: false, waitingForTransfer: false) : answers.removeFirst()
-                failedLastCheck = answer.failed
-                waitingForTransfer = answer.waitingForTransfer
+            state.withLock { state in
+                state.times.append(Date())
+                let answer = state.answers.isEmpty ? (succeeded: true, failed: false, waitingForTransfer: false) : state.answers.removeFirst()
+                state.failedLastCheck = answer.failed
+                state.waitingForTransfer = answer.waitingForTransfer
                 return answer.succeeded
             }
         }
 
-        var checkTimes: [Date] { lock.withLock { times } }
+        var checkTimes: [Date] { state.withLock { $0.times } }
     }
 
-    final class Events: @unchecked Sendable {
-        private let lock = NSLock()
-        private var list: [WatchEvent] = []
-        func add(_ event: WatchEvent) { lock.withLock { list.append(event) } }
-        var all: [WatchEvent] { lock.withLock { list } }
+    final class Events: Sendable {
+        private let list = Mutex<[WatchEvent]>([])
+        func add(_ event: WatchEvent) { list.withLock { $0.append(event) } }
+        var all: [WatchEvent] { list.withLock { $0 } }
     }
 
     private static let directory = "/watched/folder"
@@ -90,9 +105,9 @@ struct WatchEngineTests {
         #expect(finished.wait(timeout: .now() + 5) == .success, "run() did not end after stop()")
     }
 
+    /// Polls `condition` (every 5 ms, at most `seconds`); the caller's expectations judge the outcome.
     private func waitUntil(_ seconds: Double = 3, _ condition: () -> Bool) {
-        let deadline = Date().addingTimeInterval(seconds)
-        while !condition() && Date() < deadline { usleep(5_000) }
+        _ = pollUntil(timeout: seconds, interval: 0.005, condition)
     }
 
     @Test("a burst of events is one check after the quiet time; temp files and other names are not")
@@ -108,11 +123,12 @@ struct WatchEngineTests {
             let burstStart = Date()
             for _ in 0..<5 {
                 source.fire(.changed(directory: Self.directory, name: "vault.kdbx"))
-                usleep(40_000)
+                usleep(40_000)  // Kept: the burst is spread over 200 ms, less than the quiet time (what is tested).
             }
             source.fire(.changed(directory: Self.directory, name: ".vault.kdbx.tmp-123"))
             source.fire(.changed(directory: "/elsewhere", name: "vault.kdbx"))
-            usleep(700_000)
+            waitUntil { checker.checkTimes.count >= 2 }
+            usleep(500_000)  // Kept: what is checked is that nothing more happens (no third check) for over a quiet time.
             let times = checker.checkTimes
             #expect(times.count == 2, "one check for the burst, none for other names: \(times.count)")
             if times.count == 2 { #expect(times[1].timeIntervalSince(burstStart) >= 0.3 + 0.16, "checked before the quiet time") }

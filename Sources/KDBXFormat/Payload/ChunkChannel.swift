@@ -1,14 +1,40 @@
-internal import Foundation
+internal import Dispatch
+internal import Synchronization
 
 /// A bounded first-in first-out channel of chunks between one producer thread and one consumer.
-final class ChunkChannel<Chunk>: @unchecked Sendable {
-    private let condition = NSCondition()
-    private var chunks: [Chunk] = []
+///
+/// The state is behind a `Mutex` (one lock per chunk, never per byte). A side that must wait marks
+/// itself waiting under the lock, then sleeps on its own semaphore; the other side clears the mark
+/// under the lock and signals once, so no wake-up is lost and none is left over.
+final class ChunkChannel<Chunk: Sendable>: Sendable {
+    private struct State {
+        var chunks: [Chunk] = []
+        var closed = false
+        var cancelled = false
+        var producerFinished = false
+        var error: KDBXError?
+        var producerWaiting = false
+        var consumerWaiting = false
+
+        /// Whether the consumer was waiting (it must be signalled), clearing the mark.
+        mutating func wakeConsumer() -> Bool {
+            defer { consumerWaiting = false }
+            return consumerWaiting
+        }
+
+        /// Whether the producer was waiting (it must be signalled), clearing the mark.
+        mutating func wakeProducer() -> Bool {
+            defer { producerWaiting = false }
+            return producerWaiting
+        }
+    }
+
+    private let state = Mutex(State())
     private let capacity: Int
-    private var closed = false
-    private var cancelled = false
-    private var producerFinished = false
-    private var error: KDBXError?
+    /// The producer sleeps here (only in `put`).
+    private let producerWake = DispatchSemaphore(value: 0)
+    /// The consumer sleeps here (`take`, `cancel`, `waitForProducerError`: one thread, one at a time).
+    private let consumerWake = DispatchSemaphore(value: 0)
 
     init(capacity: Int) {
         self.capacity = capacity
@@ -16,58 +42,87 @@ final class ChunkChannel<Chunk>: @unchecked Sendable {
 
     /// Adds a chunk, waiting while the channel is full; false once the consumer has gone.
     func put(_ chunk: Chunk) -> Bool {
-        condition.lock()
-        defer { condition.unlock() }
-        while chunks.count >= capacity && !cancelled { condition.wait() }
-        guard !cancelled else { return false }
-        chunks.append(chunk)
-        condition.broadcast()
-        return true
+        while true {
+            let (added, refused, wake) = state.withLock { state -> (Bool, Bool, Bool) in
+                if state.cancelled { return (false, true, false) }
+                guard state.chunks.count < capacity else {
+                    state.producerWaiting = true
+                    return (false, false, false)
+                }
+                state.chunks.append(chunk)
+                return (true, false, state.wakeConsumer())
+            }
+            if wake { consumerWake.signal() }
+            if added { return true }
+            if refused { return false }
+            producerWake.wait()
+        }
     }
 
     /// The producer has no more chunks (the consumer drains what is queued, then sees the end).
     func closeInput() {
-        condition.lock()
-        closed = true
-        condition.broadcast()
-        condition.unlock()
+        let wake = state.withLock { state in
+            state.closed = true
+            return state.wakeConsumer()
+        }
+        if wake { consumerWake.signal() }
     }
 
     /// Marks the end of the chunks (with the producer's error, if any).
     func close(with error: KDBXError?) {
-        condition.lock()
-        self.error = error
-        closed = true
-        producerFinished = true
-        condition.broadcast()
-        condition.unlock()
+        let wake = state.withLock { state in
+            state.error = error
+            state.closed = true
+            state.producerFinished = true
+            return state.wakeConsumer()
+        }
+        if wake { consumerWake.signal() }
     }
 
     /// The next chunk, or nil at the end.
     func take() -> Chunk? {
-        condition.lock()
-        defer { condition.unlock() }
-        while chunks.isEmpty && !closed { condition.wait() }
-        guard !chunks.isEmpty else { return nil }
-        let chunk = chunks.removeFirst()
-        condition.broadcast()
-        return chunk
+        while true {
+            let (chunk, ended, wake) = state.withLock { state -> (Chunk?, Bool, Bool) in
+                if !state.chunks.isEmpty {
+                    let chunk = state.chunks.removeFirst()
+                    return (chunk, false, state.wakeProducer())
+                }
+                if state.closed { return (nil, true, false) }
+                state.consumerWaiting = true
+                return (nil, false, false)
+            }
+            if wake { producerWake.signal() }
+            if let chunk { return chunk }
+            if ended { return nil }
+            consumerWake.wait()
+        }
     }
 
     /// The consumer stops early: wake the producer, then wait until it has finished.
     func cancel() {
-        condition.lock()
-        cancelled = true
-        condition.broadcast()
-        while !producerFinished { condition.wait() }
-        condition.unlock()
+        let wake = state.withLock { state in
+            state.cancelled = true
+            return state.wakeProducer()
+        }
+        if wake { producerWake.signal() }
+        _ = waitUntilProducerFinished()
     }
 
     /// The producer's error, after it has finished.
     func waitForProducerError() -> KDBXError? {
-        condition.lock()
-        defer { condition.unlock() }
-        while !producerFinished { condition.wait() }
-        return error
+        waitUntilProducerFinished()
+    }
+
+    /// Waits (on the consumer's thread) until the producer has called `close(with:)`; its error.
+    private func waitUntilProducerFinished() -> KDBXError? {
+        while true {
+            let (finished, error) = state.withLock { state -> (Bool, KDBXError?) in
+                if state.producerFinished { return (true, state.error) }
+                state.consumerWaiting = true
+                return (false, nil)
+            }
+            if finished { return error }
+            consumerWake.wait()
+        }
     }
 }

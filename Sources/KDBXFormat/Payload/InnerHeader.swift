@@ -3,7 +3,7 @@ internal import MyPassCore
 
 /// KDBX 4's inner header, the first part of the decrypted payload: the inner random stream and
 /// the attachment contents with their protect flags.
-struct InnerHeader {
+struct InnerHeader: Sendable {
     var streamAlgorithm: InnerStreamAlgorithm
     var streamKey: Data
     var binaries: [PooledBinary]

@@ -4,7 +4,7 @@ internal import MyPassCrypto
 /// The KDBX 4 payload read as the parser needs it: each HMAC block is checked, then decrypted and
 /// handed on, so the decrypted payload never sits whole in memory beside the file (at 100,000
 /// entries that was 38 MB). CBC padding, in the last cipher block, is held back and removed at the end.
-struct KDBX4PayloadStream: @unchecked Sendable {
+struct KDBX4PayloadStream: Sendable {
     /// The block stream: the file after its header, header hash and header HMAC (a slice, not a copy).
     let blocks: Data
     let hmacBaseKey: SecureBytes

@@ -1,5 +1,6 @@
 internal import Foundation
 internal import MyPassCrypto
+internal import Synchronization
 
 /// Compresses on a second thread while the caller writes the document: the writer's small pieces are
 /// gathered into 1 MiB chunks and handed over a bounded channel to a `PayloadCompressor`. The result
@@ -47,17 +48,16 @@ final class PipelinedCompressor {
 }
 
 /// The second thread's side: takes chunks until the input closes, compresses them, publishes the result.
-///
-/// `@unchecked Sendable`: the compressor is used only by the worker thread once it starts; `result`
-/// is written before `done` is signalled and read only after waiting for it.
-private final class CompressionWorker: @unchecked Sendable {
+/// The compressor sits in a `Mutex` only the worker thread takes (once per 1 MiB chunk, uncontended);
+/// the result is set before `done` is signalled and read after waiting for it.
+private final class CompressionWorker: Sendable {
     let channel = ChunkChannel<Data>(capacity: 4)
-    private let compressor: PayloadCompressor
+    private let compressor: Mutex<PayloadCompressor>
     private let done = DispatchSemaphore(value: 0)
-    private var result: Result<(compressed: Data, digest: Data), KDBXError> = .failure(.unwritable("compression did not finish"))
+    private let result = Mutex<Result<(compressed: Data, digest: Data), KDBXError>>(.failure(.unwritable("compression did not finish")))
 
-    init(compressor: PayloadCompressor) {
-        self.compressor = compressor
+    init(compressor: sending PayloadCompressor) {
+        self.compressor = Mutex(compressor)
     }
 
     func run() {
@@ -65,24 +65,30 @@ private final class CompressionWorker: @unchecked Sendable {
         // Keep taking chunks after a failure, so that the writer never blocks on a full channel.
         while let chunk = channel.take() {
             guard failure == nil else { continue }
-            let appended: Result<Void, KDBXError> = chunk.withUnsafeBytes { bytes in
-                Result { () throws(KDBXError) in try compressor.append(bytes) }
+            let appended: Result<Void, KDBXError> = compressor.withLock { compressor in
+                chunk.withUnsafeBytes { bytes in
+                    Result { () throws(KDBXError) in try compressor.append(bytes) }
+                }
             }
             if case .failure(let error) = appended { failure = error }
         }
+        let outcome: Result<(compressed: Data, digest: Data), KDBXError>
         if let failure {
-            result = .failure(failure)
+            outcome = .failure(failure)
         } else {
-            result = Result { () throws(KDBXError) in
-                let compressed = try compressor.finish()
-                return (compressed, SHA256.hash(compressed))
+            outcome = compressor.withLock { compressor in
+                Result { () throws(KDBXError) in
+                    let compressed = try compressor.finish()
+                    return (compressed, SHA256.hash(compressed))
+                }
             }
         }
+        result.withLock { $0 = outcome }
         done.signal()
     }
 
     func waitForResult() throws(KDBXError) -> (compressed: Data, digest: Data) {
         done.wait()
-        return try result.get()
+        return try result.withLock { $0 }.get()
     }
 }

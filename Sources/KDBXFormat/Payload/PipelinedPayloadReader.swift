@@ -1,5 +1,6 @@
 internal import Foundation
 internal import MyPassCrypto
+internal import Synchronization
 
 /// Reads a decrypted payload on two threads: a helper decompresses it, reads the KDBX 4 inner header
 /// and parses the XML into recorded events (`XMLEventRecorder`); the calling thread builds the vault
@@ -24,14 +25,14 @@ enum PipelinedPayloadReader {
     static func read(_ source: PayloadSource, compression: PayloadCompression, layout: Layout, limit: Int) throws(KDBXError) -> DecodedDocument {
         let channel = ChunkChannel<[UInt8]>(capacity: 4)
         let parsing = PayloadParsing(readsInnerHeader: { if case .kdbx4 = layout { true } else { false } }(), channel: channel)
-        // The helper drops its reference to the payload (and its parser) before it signals `done`, and
-        // this thread waits for that: nothing of this read outlives it, even when it ends in an error
-        // (a Thread releases its closure whenever it gets round to it).
+        // The helper drops its reference to the payload (and its parser: `PayloadParsing.run` keeps it
+        // in the call) before it signals `done`, and this thread waits for that: nothing of this read
+        // outlives it, even when it ends in an error (a Thread releases its closure whenever it gets
+        // round to it).
         let handOver = PayloadHandOver(source)
         let done = DispatchSemaphore(value: 0)
         let helper = Thread {
             if let payload = handOver.take() { parsing.run(payload, compression: compression, limit: limit) }
-            parsing.releaseWork()
             done.signal()
         }
         helper.stackSize = 4 << 20
@@ -68,21 +69,23 @@ enum PipelinedPayloadReader {
 }
 
 /// The payload, handed to the helper thread once.
-private final class PayloadHandOver: @unchecked Sendable {
-    private var payload: PayloadSource?
+private final class PayloadHandOver: Sendable {
+    private let payload: Mutex<PayloadSource?>
 
-    init(_ payload: PayloadSource) { self.payload = payload }
+    init(_ payload: PayloadSource) { self.payload = Mutex(payload) }
 
     /// The payload; this box keeps no reference to it afterwards.
     func take() -> PayloadSource? {
-        defer { payload = nil }
-        return payload
+        payload.withLock { payload in
+            defer { payload = nil }
+            return payload
+        }
     }
 }
 
 /// Where the (still compressed) payload comes from: bytes already decrypted, or a KDBX 4 block
 /// stream decrypted as it is read.
-enum PayloadSource: @unchecked Sendable {
+enum PayloadSource: Sendable {
     case whole(Data)
     case kdbx4Blocks(KDBX4PayloadStream)
 
@@ -128,19 +131,12 @@ enum PayloadSource: @unchecked Sendable {
     }
 }
 
-/// The helper thread's half: decompression, the inner header, the strict XML parse into recorded events.
-///
-/// `@unchecked Sendable`: everything but `innerHeader` is touched only by the helper thread;
-/// `innerHeader` is set under the lock before the first chunk is handed over.
-private final class PayloadParsing: @unchecked Sendable {
+/// What the two threads of one read share: the channel of recorded events and the KDBX 4 inner
+/// header, set by the helper before it hands over the first chunk.
+private final class PayloadParsing: Sendable {
     private let channel: ChunkChannel<[UInt8]>
     private let readsInnerHeader: Bool
-    private let lock = NSLock()
-    private var parsedInnerHeader: InnerHeader?
-    /// KDBX 4: bytes of the inner header collected so far.
-    private var collected = Data()
-    private var recorder: XMLEventRecorder?
-    private var parser: StrictXMLParser?
+    private let parsedInnerHeader = Mutex<InnerHeader?>(nil)
 
     init(readsInnerHeader: Bool, channel: ChunkChannel<[UInt8]>) {
         self.readsInnerHeader = readsInnerHeader
@@ -149,7 +145,39 @@ private final class PayloadParsing: @unchecked Sendable {
 
     /// The KDBX 4 inner header, once read.
     var innerHeader: InnerHeader? {
-        lock.withLock { parsedInnerHeader }
+        parsedInnerHeader.withLock { $0 }
+    }
+
+    /// Forgets the inner header (the consumer's last step, once the helper has finished).
+    func dropInnerHeader() {
+        parsedInnerHeader.withLock { $0 = nil }
+    }
+
+    /// The helper thread's work; the parser, the recorder and any collected bytes live in this call
+    /// and are gone when it returns.
+    func run(_ payload: PayloadSource, compression: PayloadCompression, limit: Int) {
+        PayloadDecoding(readsInnerHeader: readsInnerHeader, channel: channel) { header in
+            self.parsedInnerHeader.withLock { $0 = header }
+        }.run(payload, compression: compression, limit: limit)
+    }
+}
+
+/// The helper thread's half: decompression, the inner header, the strict XML parse into recorded
+/// events. Made, used and dropped on the helper thread (not `Sendable`).
+private final class PayloadDecoding {
+    private let channel: ChunkChannel<[UInt8]>
+    private let readsInnerHeader: Bool
+    /// Publishes the inner header to the consuming thread.
+    private let publishInnerHeader: (InnerHeader) -> Void
+    /// KDBX 4: bytes of the inner header collected so far.
+    private var collected = Data()
+    private var recorder: XMLEventRecorder?
+    private var parser: StrictXMLParser?
+
+    init(readsInnerHeader: Bool, channel: ChunkChannel<[UInt8]>, publishInnerHeader: @escaping (InnerHeader) -> Void) {
+        self.readsInnerHeader = readsInnerHeader
+        self.channel = channel
+        self.publishInnerHeader = publishInnerHeader
     }
 
     func run(_ payload: PayloadSource, compression: PayloadCompression, limit: Int) {
@@ -171,18 +199,6 @@ private final class PayloadParsing: @unchecked Sendable {
         }
     }
 
-    /// Forgets the inner header (the consumer's last step, once the helper has finished).
-    func dropInnerHeader() {
-        lock.withLock { parsedInnerHeader = nil }
-    }
-
-    /// Drops the parser, the recorder and any collected bytes (the helper's last step).
-    func releaseWork() {
-        parser = nil
-        recorder = nil
-        collected = Data()
-    }
-
     /// Takes the next piece of the decompressed payload.
     private func feed(_ bytes: UnsafeRawBufferPointer) throws(KDBXError) {
         if let parser {
@@ -192,7 +208,7 @@ private final class PayloadParsing: @unchecked Sendable {
         collected.append(contentsOf: bytes)
         guard let end = try InnerHeader.length(of: collected), let recorder else { return }
         let (inner, xmlStart) = try InnerHeader.parse(collected.prefix(end))
-        lock.withLock { parsedInnerHeader = inner }
+        publishInnerHeader(inner)
         let parser = try StrictXMLParser(handler: recorder)
         self.parser = parser
         let rest = collected[(collected.startIndex + xmlStart)...]

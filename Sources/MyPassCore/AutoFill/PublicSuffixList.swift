@@ -20,7 +20,8 @@ public enum PublicSuffixList {
     /// Debian's copy of the list, in libpsl's compact form.
     static let installedList = "/usr/share/publicsuffix/public_suffix_list.dafsa"
 
-    /// The loaded list (a libpsl context is read-only once loaded: safe from any thread).
+    /// The loaded list.
+    /// Unchecked: the libpsl context (a C pointer) is read-only once loaded, and libpsl reads it safely from any thread.
     private final class Loaded: @unchecked Sendable {
         /// nil: no list could be loaded; then no two hosts are one site unless one is a subdomain of
         /// the other (the safe side: nothing is suggested across sites).

@@ -1,25 +1,25 @@
 internal import Foundation
+internal import Synchronization
 
 /// One result slot per piece of work run on all cores (`DispatchQueue.concurrentPerform`), read
-/// back in order once the work is done. Each slot is written by one worker; the lock orders the
-/// writes with the reads.
-public final class ParallelSlots<Value>: @unchecked Sendable {
-    private var slots: [Value?]
-    private let lock = NSLock()
+/// back in order once the work is done. Each slot is written by one worker; the mutex orders the
+/// writes with the reads (one lock per piece of work, not per element).
+public final class ParallelSlots<Value: Sendable>: Sendable {
+    private let slots: Mutex<[Value?]>
 
     /// `count` empty slots.
     public init(count: Int) {
-        slots = Array(repeating: nil, count: count)
+        slots = Mutex(Array(repeating: nil, count: count))
     }
 
     /// Stores the result of piece `index`.
     public func set(_ value: Value, at index: Int) {
-        lock.withLock { slots[index] = value }
+        slots.withLock { $0[index] = value }
     }
 
     /// The result of piece `index` (nil: not set), leaving the slot empty.
     public func take(_ index: Int) -> Value? {
-        lock.withLock {
+        slots.withLock { slots in
             defer { slots[index] = nil }
             return slots[index]
         }

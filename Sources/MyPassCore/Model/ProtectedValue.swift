@@ -5,7 +5,7 @@ internal import MyPassCrypto
 ///
 /// One reference wide: the masked bytes, their nonce and the keyed digest share one allocation
 /// (`MaskedBytes`), so a field holding a protected value is no wider than one holding a string.
-/// Sendable because that storage is never changed after it is made (`ManagedBuffer` itself is not).
+/// Unchecked: `MaskedBytes` (a `ManagedBuffer`, which the compiler never sees as Sendable) is never changed after it is made.
 public struct ProtectedValue: @unchecked Sendable, CustomStringConvertible, CustomDebugStringConvertible {
     private let storage: MaskedBytes
 

@@ -7,7 +7,7 @@ internal import SyncRemote
 /// (`JSONEncoder` pretty-printed, sorted keys, slashes unescaped): two spaces per level,
 /// `"key" : value`, an empty array or object as an opening bracket, an empty line and the closing
 /// one. The export writes its entries this way: `JSONEncoder` took about two thirds of an export.
-struct PrettyJSONBuffer {
+struct PrettyJSONBuffer: Sendable {
     /// The text so far, as UTF-8.
     private(set) var bytes: [UInt8] = []
 

@@ -10,7 +10,7 @@ internal import Glibc
 /// move the rest of the operation there — every later call still lands in the directory that was
 /// opened. A name is one path component; the file it names is checked with `fstat` on what was
 /// opened, so a symlink, FIFO or device under that name is refused, not followed or blocked on.
-public final class DirectoryHandle: @unchecked Sendable {
+public final class DirectoryHandle: Sendable {
     /// The path the directory was opened by (for messages; never used to reach a file again).
     public let path: String
     /// The open directory (O_RDONLY | O_DIRECTORY), closed with this handle.

@@ -5,7 +5,7 @@ internal import Glibc
 /// An open file descriptor with one owner that closes it exactly once: when it goes out of scope,
 /// or by `close()` where the result matters (a written file whose close fails was not written).
 /// Every descriptor of this target is one of these, opened and closed through `SystemCalls`.
-package struct FileDescriptor: ~Copyable {
+package struct FileDescriptor: ~Copyable, Sendable {
     /// The number, for the system calls that take one (never closed by anyone else).
     package let raw: Int32
 

@@ -1,4 +1,5 @@
 internal import CGNUCalls
+internal import Synchronization
 public import Foundation
 #if canImport(Glibc)
 internal import Glibc
@@ -321,53 +322,50 @@ public struct FileStatus: Sendable, Equatable {
 }
 
 /// Planned faults and per-operation call counts, shared by all threads of the process.
-private final class FaultPlan: @unchecked Sendable {
-    private let lock = NSLock()
-    private var faults: [SystemCalls.Fault] = []
-    /// Calls seen per fault (each fault counts the calls that match it).
-    private var counts: [Int: Int] = [:]
-    private var paths: [Int32: String] = [:]
-    /// The thread whose calls the faults apply to (nil: every thread's).
-    private var thread: pthread_t?
+private final class FaultPlan: Sendable {
+    private struct State {
+        var faults: [SystemCalls.Fault] = []
+        /// Calls seen per fault (each fault counts the calls that match it).
+        var counts: [Int: Int] = [:]
+        var paths: [Int32: String] = [:]
+        /// The thread whose calls the faults apply to (nil: every thread's).
+        var thread: pthread_t?
+    }
+
+    private let state = Mutex(State())
 
     func set(_ faults: [SystemCalls.Fault], thread: pthread_t?) {
-        lock.lock()
-        self.faults = faults
-        self.thread = thread
-        counts = [:]
-        lock.unlock()
+        state.withLock { state in
+            state.faults = faults
+            state.thread = thread
+            state.counts = [:]
+        }
     }
 
     func next(_ operation: SystemCalls.Operation, path: String?) -> SystemCalls.Fault? {
-        lock.lock()
-        defer { lock.unlock() }
-        guard !faults.isEmpty else { return nil }
-        if let thread, pthread_equal(thread, pthread_self()) == 0 { return nil }
-        var hit: SystemCalls.Fault?
-        for (index, fault) in faults.enumerated() where fault.operation == operation {
-            if let filter = fault.pathContains, !(path?.contains(filter) ?? false) { continue }
-            let count = (counts[index] ?? 0) + 1
-            counts[index] = count
-            if count == fault.occurrence && hit == nil { hit = fault }
+        state.withLock { state in
+            guard !state.faults.isEmpty else { return nil }
+            if let thread = state.thread, pthread_equal(thread, pthread_self()) == 0 { return nil }
+            var hit: SystemCalls.Fault?
+            for (index, fault) in state.faults.enumerated() where fault.operation == operation {
+                if let filter = fault.pathContains, !(path?.contains(filter) ?? false) { continue }
+                let count = (state.counts[index] ?? 0) + 1
+                state.counts[index] = count
+                if count == fault.occurrence && hit == nil { hit = fault }
+            }
+            return hit
         }
-        return hit
     }
 
     func remember(_ descriptor: Int32, path: String) {
-        lock.lock()
-        paths[descriptor] = path
-        lock.unlock()
+        state.withLock { $0.paths[descriptor] = path }
     }
 
     func forget(_ descriptor: Int32) {
-        lock.lock()
-        paths[descriptor] = nil
-        lock.unlock()
+        state.withLock { $0.paths[descriptor] = nil }
     }
 
     func path(of descriptor: Int32) -> String? {
-        lock.lock()
-        defer { lock.unlock() }
-        return paths[descriptor]
+        state.withLock { $0.paths[descriptor] }
     }
 }

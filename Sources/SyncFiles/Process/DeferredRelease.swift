@@ -34,7 +34,8 @@ public enum DeferredRelease {
         queue.sync {}
     }
 
-    /// Moves a value to the queue's thread; nothing reads it there, it is only freed.
+    /// Moves a value to the queue's thread to be freed there.
+    /// Unchecked: the queue's thread never reads the value, it only drops the last reference (the caller gave up its own).
     private final class UncheckedBox<Value>: @unchecked Sendable {
         let value: Value
         init(_ value: consuming Value) { self.value = value }

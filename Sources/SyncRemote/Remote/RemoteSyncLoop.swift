@@ -2,20 +2,22 @@ internal import Foundation
 internal import SyncFiles
 internal import SyncState
 public import SyncCommit
+internal import Synchronization
 
 /// `sync --watch`: syncs once, then again whenever the working copy changes on disk (checked every
 /// second) and at least every `interval` seconds (a conditional request: an unchanged remote costs
 /// one round trip). A failed round (server unreachable, a refusal) is reported and retried at the
 /// next wake-up; nothing stops the loop but `stop()`.
-public final class RemoteSyncLoop: @unchecked Sendable {
+public final class RemoteSyncLoop: Sendable {
     /// What one round produced.
     public enum Outcome: Sendable {
         case synced(RemoteSync.Report)
         case failed(message: String, kind: FailureKind)
     }
 
-    private let condition = NSCondition()
-    private var stopped = false
+    private let stopped = Atomic(false)
+    /// Signalled by `stop()` (after `stopped` is set), so that a waiting `run` wakes at once.
+    private let wake = DispatchSemaphore(value: 0)
     /// Cancelled by `stop()`: give it to the remote's options (`RemoteOptions.cancellation`) so that a
     /// transfer in progress ends within a second instead of at its time-out.
     public let cancellation: TransferCancellation
@@ -27,10 +29,8 @@ public final class RemoteSyncLoop: @unchecked Sendable {
     /// Ends `run` after the current round, stopping its transfer in progress.
     public func stop() {
         cancellation.cancel()
-        condition.lock()
-        stopped = true
-        condition.signal()
-        condition.unlock()
+        stopped.store(true, ordering: .releasing)
+        wake.signal()
     }
 
     /// Runs rounds until `stop()`; `round` performs one sync, `report` receives each outcome.
@@ -38,13 +38,11 @@ public final class RemoteSyncLoop: @unchecked Sendable {
         var lastSeen = Self.fingerprint(vaultPath)
         var due = Date()
         while true {
-            condition.lock()
-            while !stopped && Date() < due && Self.fingerprint(vaultPath) == lastSeen {
-                _ = condition.wait(until: min(due, Date().addingTimeInterval(1)))
+            while !isStopped && Date() < due && Self.fingerprint(vaultPath) == lastSeen {
+                let until = min(due, Date().addingTimeInterval(1))
+                _ = wake.wait(timeout: .now() + max(0, until.timeIntervalSinceNow))
             }
-            let stopping = stopped
-            condition.unlock()
-            if stopping { return }
+            if isStopped { return }
             do {
                 report(.synced(try round()))
             } catch {
@@ -55,6 +53,8 @@ public final class RemoteSyncLoop: @unchecked Sendable {
             due = Date().addingTimeInterval(interval)
         }
     }
+
+    private var isStopped: Bool { stopped.load(ordering: .acquiring) }
 
     /// The working copy's inode, size and modification time (a change of any wakes the loop).
     private static func fingerprint(_ path: String) -> FileStatus? {

@@ -3,6 +3,7 @@ internal import SyncFiles
 internal import SyncState
 internal import SyncCommit
 internal import MyPassCrypto
+internal import Synchronization
 #if canImport(Glibc)
 internal import Glibc
 #endif
@@ -140,27 +141,32 @@ struct SFTPRemote: RemoteVault {
     /// Renames; false when the server refuses (the source is gone or the target exists).
     private func renamed(_ from: String, to: String) throws(RemoteFailure) -> Bool {
         do {
-            try connection.get().rename(from, to: to)
+            try connection.use { try $0.rename(from, to: to) }
             return true
-        } catch {
+        } catch let error as SFTPConnection.Failure {
             if case .commandFailed = error { return false }
             throw Self.failure(error, url: url)
+        } catch {
+            throw .unreachable(url: url, detail: "\(error)")
         }
     }
 
     /// The file, nil when there is none.
     private func download(_ path: String) throws(RemoteFailure) -> Data? {
+        let limit = downloadLimit
         do {
-            return try connection.get().download(path, limit: downloadLimit)
-        } catch {
+            return try connection.use { try $0.download(path, limit: limit) }
+        } catch let error as SFTPConnection.Failure {
             if case .notFound = error { return nil }
             throw Self.failure(error, url: url)
+        } catch {
+            throw .unreachable(url: url, detail: "\(error)")
         }
     }
 
-    private func run<T>(_ operation: (SFTPConnection) throws -> T) throws(RemoteFailure) -> T {
+    private func run<T: Sendable>(_ operation: sending (SFTPConnection) throws -> T) throws(RemoteFailure) -> T {
         do {
-            return try operation(try connection.get())
+            return try connection.use(operation)
         } catch let error as SFTPConnection.Failure {
             throw Self.failure(error, url: url)
         } catch {
@@ -181,13 +187,13 @@ struct SFTPRemote: RemoteVault {
         return ProcessInfo.processInfo.environment["USER"] ?? "root"
     }
 
-    /// The connection, opened on first use and kept for the sync (one SSH handshake per run).
-    final class SharedConnection: @unchecked Sendable {
+    /// The connection, opened on first use and kept for the sync (one SSH handshake per run). Every
+    /// operation runs holding its mutex: a libcurl handle serves one thread at a time.
+    final class SharedConnection: Sendable {
         private let endpoint: SFTPConnection.Endpoint
         private let url: String
-        private let lock = NSLock()
-        private var open: SFTPConnection?
-        private var kept: [String] = []
+        private let open = Mutex<SFTPConnection?>(nil)
+        private let kept = Mutex<[String]>([])
 
         init(_ endpoint: SFTPConnection.Endpoint, url: String) {
             self.endpoint = endpoint
@@ -196,25 +202,34 @@ struct SFTPRemote: RemoteVault {
 
         /// Remembers a displaced version kept on the server until the next stored upload.
         func keepUntilStored(_ path: String) {
-            lock.withLock { kept.append(path) }
+            kept.withLock { $0.append(path) }
         }
 
         /// The kept versions, forgotten (an upload holding them has landed).
         func takeKept() -> [String] {
-            lock.withLock {
+            kept.withLock { kept in
                 defer { kept = [] }
                 return kept
             }
         }
 
-        func get() throws(SFTPConnection.Failure) -> SFTPConnection {
-            lock.lock()
-            defer { lock.unlock() }
-            if let open { return open }
+        /// `operation` on the connection (opened first if need be), which no other thread uses meanwhile.
+        func use<T: Sendable>(_ operation: sending (SFTPConnection) throws -> T) throws -> T {
+            try open.withLock { open throws -> T in
+                let connection: SFTPConnection
+                if let open {
+                    connection = open
+                } else {
+                    connection = try made()
+                    open = connection
+                }
+                return try operation(connection)
+            }
+        }
+
+        private func made() throws(SFTPConnection.Failure) -> SFTPConnection {
             do {
-                let made = try SFTPConnection(endpoint, url: url)
-                open = made
-                return made
+                return try SFTPConnection(endpoint, url: url)
             } catch {
                 throw .remote(error)
             }

@@ -1,19 +1,19 @@
 internal import Foundation
 internal import CCurl
+internal import Synchronization
 
 /// Ends a remote's transfers from another thread (`RemoteSyncLoop.stop()` on SIGTERM, an app going
 /// to the background): a transfer in progress stops within a second, as a failure that says so.
-public final class TransferCancellation: @unchecked Sendable {
-    private let lock = NSLock()
-    private var cancelled = false
+public final class TransferCancellation: Sendable {
+    private let cancelled = Atomic(false)
 
     public init() {}
 
     /// Stops every transfer that checks this, now and from now on.
-    public func cancel() { lock.withLock { cancelled = true } }
+    public func cancel() { cancelled.store(true, ordering: .releasing) }
 
     /// Whether `cancel()` was called.
-    public var isCancelled: Bool { lock.withLock { cancelled } }
+    public var isCancelled: Bool { cancelled.load(ordering: .acquiring) }
 }
 
 /// What every transfer to or from a server is held to, in one place: a download larger than

@@ -84,7 +84,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
                     for _ in range(1000):
                         self.wfile.write(b"\0")
                         self.wfile.flush()
-                        time.sleep(5)
+                        time.sleep(5)  # the hostile behaviour itself: one byte every 5 s (not a wait)
                 except (BrokenPipeError, ConnectionResetError):
                     pass
                 return

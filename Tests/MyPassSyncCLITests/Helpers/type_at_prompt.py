@@ -34,13 +34,12 @@ while time.time() < deadline:
     if not typed and b"Password" in screen:
         os.write(fd, b"\x03" if line == "^C" else line.encode() + b"\n")
         typed = True
-for _ in range(50):
-    finished, status = os.waitpid(pid, os.WNOHANG)
-    if finished:
-        break
-    time.sleep(0.1)
-else:  # Still running after the deadline: stop it and report the hang.
+# Waits for the command's end (its pidfd becomes readable), at most 5 s.
+pidfd = os.pidfd_open(pid)
+ended, _, _ = select.select([pidfd], [], [], 5)
+os.close(pidfd)
+if not ended:  # Still running after the deadline: stop it and report the hang.
     os.kill(pid, 9)
-    _, status = os.waitpid(pid, 0)
+_, status = os.waitpid(pid, 0)
 echo = bool(termios.tcgetattr(fd)[3] & termios.ECHO)
 print(json.dumps({"status": os.waitstatus_to_exitcode(status), "screen": screen.decode("utf-8", "replace"), "echo": echo}))
