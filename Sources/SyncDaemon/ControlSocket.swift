@@ -114,6 +114,7 @@ public final class ControlSocket: @unchecked Sendable {
         setTimeout(connection, requestTime)
         guard SocketPeer.userID(of: connection) == getuid() else {
             write(ControlAnswer.failure("refused: the daemon answers only its own user"), to: connection)
+            drain(connection)
             return
         }
         let answer: ControlAnswer
@@ -127,7 +128,27 @@ public final class ControlSocket: @unchecked Sendable {
             answer = refusal
         }
         write(answer, to: connection)
+        drain(connection)
     }
+
+    /// After the answer: the peer's end of writing awaited (what it still sends read and dropped, at
+    /// most `drainLimit` bytes, within `requestTime`), so that closing does not reset the connection
+    /// before the peer read the answer (a refused oversized request).
+    private static func drain(_ connection: Int32) {
+        shutdown(connection, Int32(SHUT_WR))
+        var buffer = [UInt8](repeating: 0, count: 65536)
+        var total = 0
+        let deadline = Date().addingTimeInterval(requestTime)
+        while total < drainLimit && Date() < deadline {
+            let count = read(connection, &buffer, buffer.count)
+            if count < 0 && errno == EINTR { continue }
+            if count <= 0 { return }
+            total += count
+        }
+    }
+
+    /// The most a peer may send after its request before the connection is closed on it.
+    static let drainLimit = 1 << 20
 
     /// The bytes up to the first newline or the peer's end of writing; an error answer when the
     /// request is too large or does not come in time.
