@@ -80,11 +80,12 @@ public struct DaemonConfiguration: Sendable, Equatable {
         return base + "/mypass-sync/daemon.conf"
     }
 
-    /// The configuration in `path`; none there is an empty one.
+    /// The configuration in `path` (read through a symlink, as a dotfile manager makes; only writing
+    /// refuses one); none there is an empty one.
     public static func load(from path: String = defaultPath) throws(FileError) -> DaemonConfiguration {
         let data: Data
         do {
-            data = try FileReading.readAll(atPath: path, followSymlinks: false, limit: maximumFileSize)
+            data = try FileReading.readAll(atPath: path, followSymlinks: true, limit: maximumFileSize)
         } catch .notFound {
             return DaemonConfiguration()
         }
@@ -103,7 +104,8 @@ public struct DaemonConfiguration: Sendable, Equatable {
         }
         var status = stat()
         if lstat(path, &status) == 0 && (status.st_mode & S_IFMT) == S_IFLNK {
-            throw .notARegularFile(path: path)
+            throw .system(operation: .write, path: path, errno: ELOOP,
+                          message: "it is a symlink, and the configuration is never written through one (edit the file it points to)")
         }
         try AtomicFileWriter.write(Data(text.utf8), toPath: path)
     }

@@ -118,6 +118,14 @@ struct DaemonTests {
         #expect(none.status == 7 && none.standardError.contains("no daemon runs"), "\(none.standardError)")
         let personal = try home.vault("personal.kdbx", from: CLIFixtures.kdbx4)
         #expect(try home.tool(["daemon", "add", personal, "--password-command", home.passwordCommand(personalPassword, name: "pw")]).status == 0)
+        // A configuration that is a symlink is read, never written through.
+        let elsewhere = home.root.appendingPathComponent("dotfiles.conf").path
+        try FileManager.default.moveItem(atPath: home.configuration, toPath: elsewhere)
+        try FileManager.default.createSymbolicLink(atPath: home.configuration, withDestinationPath: elsewhere)
+        #expect(try home.tool(["daemon", "list"]).standardOutput.contains(personal))
+        let throughLink = try home.tool(["daemon", "remove", personal])
+        #expect(throughLink.status != 0 && throughLink.standardError.contains("never written through"), "\(throughLink.standardError)")
+
         // A line a person got wrong is named and skipped; the rest runs.
         try (String(contentsOfFile: home.configuration, encoding: .utf8) + "colour = blue\n[vault relative.kdbx]\n")
             .write(toFile: home.configuration, atomically: true, encoding: .utf8)
