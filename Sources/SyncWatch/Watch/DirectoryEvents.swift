@@ -70,12 +70,14 @@ public final class DirectoryEvents: FileEventSource, @unchecked Sendable {
         _ = Glibc.write(wakePipe.write, &byte, 1)
     }
 
-    /// Sleeps until the inotify descriptor has events or the wake pipe was written (then emptied).
-    private func sleep(on inotifyDescriptor: Int32) {
+    /// Sleeps until the inotify descriptor has events or the wake pipe was written (then emptied);
+    /// whether the descriptor has events (a failed `poll` says so too, so that it is read).
+    private func sleep(on inotifyDescriptor: Int32) -> Bool {
         var descriptors = [pollfd(fd: inotifyDescriptor, events: Int16(POLLIN), revents: 0), pollfd(fd: wakePipe.read, events: Int16(POLLIN), revents: 0)]
-        guard poll(&descriptors, 2, -1) >= 0 else { return }
+        guard poll(&descriptors, 2, -1) >= 0 else { return true }
         var buffer = [UInt8](repeating: 0, count: 64)
         while Glibc.read(wakePipe.read, &buffer, buffer.count) > 0 {}
+        return descriptors[0].revents != 0
     }
 
     private func deliver(_ event: FileEvent, to handlers: [@Sendable (FileEvent) -> Void]) {
@@ -103,6 +105,8 @@ public final class DirectoryEvents: FileEventSource, @unchecked Sendable {
         var watched: Set<String> = []
         /// Folders whose watch ended (deleted or moved away): watched again when they are back.
         var lost: Set<String> = []
+        /// The last call found nothing within its timeout: libinotifytools holds no event.
+        var drained = false
         while true {
             lock.lock()
             let directories = pendingDirectories
@@ -128,13 +132,21 @@ public final class DirectoryEvents: FileEventSource, @unchecked Sendable {
                     deliver(.directoryBack(directory), to: current)
                 }
             }
-            // What libinotifytools holds or the kernel has now; else sleep until there is more, or a
-            // `watch` or `stopWatching` (a gone folder is looked for every second instead).
-            let sleepsInPoll = lost.isEmpty && inotifyDescriptor != nil && wakePipe.read >= 0
-            guard let raw = inotifytools_next_event(sleepsInPoll ? 0 : 1) else {
-                if sleepsInPoll, let inotifyDescriptor { sleep(on: inotifyDescriptor) }
+            // Once a wait of libinotifytools came back empty (its buffer is drained; it blocks without
+            // a timeout when given 0, so it is always given one), sleep in `poll` until the kernel has
+            // events, or a `watch` or `stopWatching` wakes the thread; a gone folder is looked for
+            // every second instead.
+            // Woken by `watch` or `stopWatching` alone: round again (the folders and handlers read
+            // afresh) and back to sleep; by events: read them.
+            if drained, lost.isEmpty, let inotifyDescriptor, wakePipe.read >= 0 {
+                drained = !sleep(on: inotifyDescriptor)
                 continue
             }
+            guard let raw = inotifytools_next_event(1) else {
+                drained = true
+                continue
+            }
+            drained = false
             // Copy everything out of libinotifytools' buffer before the next call reuses it.
             let mask = raw.pointee.mask
             // The name follows the fixed part of the event in the same buffer.
@@ -158,7 +170,8 @@ public final class DirectoryEvents: FileEventSource, @unchecked Sendable {
                 event = .changed(directory: directory, name: name)
             }
             if case .directoryGone(let gone) = event, gone.isEmpty { continue }
-            deliver(event, to: current)
+            // To the handlers registered now: one added while this thread waited gets the event too.
+            deliver(event, to: lock.withLock { Array(handlers.values) })
         }
     }
 
