@@ -9,7 +9,8 @@ internal import Glibc
 /// folder only its user can enter (0700, checked to be theirs and not a symlink). One request per
 /// connection, read within `requestTime` and `ControlRequest.maximumSize`; a peer running as another
 /// user (`SO_PEERCRED`) is answered with a refusal and nothing else; a malformed request with an
-/// error. Connections are served on threads of their own, so a slow one holds up no other.
+/// error. Connections are served on threads of their own (at most `maximumConnections` at once), so
+/// a slow one holds up no other.
 public final class ControlSocket: @unchecked Sendable {
     /// Why the socket could not be set up or reached.
     public enum Failure: Error, CustomStringConvertible, Sendable {
@@ -54,6 +55,10 @@ public final class ControlSocket: @unchecked Sendable {
     private let handler: @Sendable (ControlRequest) -> ControlAnswer
     private let lock = NSLock()
     private var closed = false
+    /// Connections being answered (each on a thread of its own), at most `maximumConnections`.
+    private var serving = 0
+    /// The most connections answered at once; more are told the daemon is busy.
+    static let maximumConnections = 16
 
     /// Listens on `path` (its folder made 0700 and checked); `handler` answers each well-formed
     /// request of a peer of this user. A socket nobody answers on (a daemon that died) is replaced.
@@ -104,7 +109,19 @@ public final class ControlSocket: @unchecked Sendable {
                 return
             }
             let handler = self.handler
-            Thread { Self.serve(connection, handler: handler) }.start()
+            guard lock.withLock({ () -> Bool in
+                guard serving < Self.maximumConnections else { return false }
+                serving += 1
+                return true
+            }) else {
+                Self.write(ControlAnswer.failure("busy: \(Self.maximumConnections) requests are being answered; try again"), to: connection)
+                Glibc.close(connection)
+                continue
+            }
+            Thread { [self] in
+                Self.serve(connection, handler: handler)
+                lock.withLock { serving -= 1 }
+            }.start()
         }
     }
 
