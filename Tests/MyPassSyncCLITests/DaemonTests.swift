@@ -129,6 +129,10 @@ struct DaemonTests {
         // A line a person got wrong is named and skipped; the rest runs.
         try (String(contentsOfFile: home.configuration, encoding: .utf8) + "colour = blue\n[vault relative.kdbx]\n")
             .write(toFile: home.configuration, atomically: true, encoding: .utf8)
+        // A vault whose password command fails: an error of its own; the others run.
+        let broken = try home.vault("broken.kdbx", from: CLIFixtures.kdbx4)
+        try (String(contentsOfFile: home.configuration, encoding: .utf8) + "[vault \(broken)]\npassword-command = exit 1\n")
+            .write(toFile: home.configuration, atomically: true, encoding: .utf8)
         let listed = try home.tool(["daemon", "list"])
         #expect(listed.status == 0 && listed.standardError.contains("line 11") && listed.standardError.contains("line 12"), "\(listed.standardError)")
         #expect(try home.tool(["daemon", "add", personal, "--password-command", "true"]).status == 2, "a file with bad lines is not rewritten")
@@ -136,6 +140,12 @@ struct DaemonTests {
         let daemon = try DaemonProcess(home)
         #expect(daemon.waitFor("baseRecorded", vault: personal))
         #expect(daemon.errorText.contains("line 11"), "\(daemon.errorText)")
+        #expect(eventually(within: 10) { daemon.state(of: broken) == "error" })
+        let brokenStatus = try daemon.status()[broken]
+        #expect((brokenStatus?["detail"] as? String)?.contains("password command") == true, "\(String(describing: brokenStatus))")
+        #expect(daemon.state(of: personal) == "watching")
+        let table = try home.tool(["daemon", "status"])
+        #expect(table.standardOutput.contains("VAULT") && table.standardOutput.contains("broken.kdbx") && table.standardOutput.contains("error"))
         let helper = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Helpers/control_request.py").path
         func send(_ mode: String, as user: [String] = []) throws -> String {
             let arguments = user.isEmpty ? ["python3", helper, home.socket, mode] : user + [helper, home.socket, mode]
@@ -173,7 +183,7 @@ struct DaemonTests {
         #expect(eventually(within: 10) { daemon.errorText.contains("desktop notices are not shown") }, "\(daemon.errorText)")
         #expect(daemon.end() == 0)
         #expect(daemon.errorText.components(separatedBy: "desktop notices are not shown").count == 2, "said once: \(daemon.errorText)")
-        #expect(!daemon.outputText.contains("\"kind\":\"error\""))
+        #expect(daemon.events("error", vault: personal).isEmpty, "no bus is not an error")
     }
 
     @Test("SIGHUP rereads an edited configuration (a vault added, the others untouched); SIGTERM in the middle of a merge finishes it and exits 0")

@@ -79,6 +79,10 @@ struct DaemonConfigurationTests {
         #expect(problem?.urgency == .critical && problem?.summary == "personal.kdbx: the vault no longer opens")
         #expect(planner.take(.decisionNeeded(vault: vault), at: start)?.actions == [.merge, .reload, .overwrite])
         #expect(planner.take(.baseRecorded(vault: vault), at: start) == nil)
+        let refused = planner.take(.refused(vault: vault, reason: .rollback(olderEntries: 2)), at: start)
+        #expect(refused?.summary == "personal.kdbx: a version was refused" && refused?.body.contains("older version") == true)
+        let left = planner.take(.conflictCopyLeft(vault: vault, copy: "/s/personal.sync-conflict-x.kdbx", reason: .otherCredentials), at: start)
+        #expect(left?.summary == "personal.kdbx: a conflict copy was not merged" && left?.body == "personal.sync-conflict-x.kdbx: otherCredentials")
     }
 
     @Test("a burst that never goes quiet is sent after the longest wait")
