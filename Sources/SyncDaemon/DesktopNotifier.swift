@@ -45,7 +45,9 @@ public final class DesktopNotifier: @unchecked Sendable {
             initialised = notify_init(Self.applicationName) != 0
             guard initialised else { return unavailable("libnotify could not be initialised") }
         }
-        guard let notification = notify_notification_new(notice.summary, notice.body, "dialog-password") else { return }
+        // A server that reads markup in the body (dunst, GNOME) gets entry paths as text, not as markup.
+        let body = mypass_notify_server_has("body-markup") != 0 ? Self.escapingMarkup(notice.body) : notice.body
+        guard let notification = notify_notification_new(notice.summary, body, "dialog-password") else { return }
         notify_notification_set_urgency(notification, notice.urgency == .critical ? NOTIFY_URGENCY_CRITICAL : NOTIFY_URGENCY_NORMAL)
         let offersActions = !notice.actions.isEmpty && mypass_notify_server_has("actions") != 0
         if offersActions {
@@ -74,6 +76,11 @@ public final class DesktopNotifier: @unchecked Sendable {
         } else {
             g_object_unref(UnsafeMutableRawPointer(notification))
         }
+    }
+
+    /// `text` with the characters of the notification body markup escaped.
+    static func escapingMarkup(_ text: String) -> String {
+        text.replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "<", with: "&lt;").replacingOccurrences(of: ">", with: "&gt;")
     }
 
     private func unavailable(_ reason: String) {
