@@ -39,6 +39,7 @@ let package = Package(
         .systemLibrary(name: "CLibXML2", pkgConfig: "libxml-2.0", providers: [.apt(["libxml2-dev"])]),
         .systemLibrary(name: "CZxcvbn", providers: [.apt(["libzxcvbn-dev"])]),
         .systemLibrary(name: "CCurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev"])]),
+        .systemLibrary(name: "CNotify", pkgConfig: "libnotify", providers: [.apt(["libnotify-dev"])]),
 
         // The only Swift code that calls crypto C APIs.
         .target(
@@ -106,11 +107,18 @@ let package = Package(
             dependencies: ["SyncCommit", "SyncState", "SyncFiles", "MyPassCore", "MyPassCrypto", "KDBXFormat", "CLibsecret", "CYkpers"],
             swiftSettings: strictSettings
         ),
+        // One process for every vault: its configuration, a watch engine per vault, the control
+        // socket, desktop notices (libnotify).
+        .target(
+            name: "SyncDaemon",
+            dependencies: ["SyncWatch", "SyncCredentials", "SyncCommit", "SyncState", "SyncFiles", "MyPassCore", "MyPassCrypto", "KDBXFormat", "CNotify"],
+            swiftSettings: strictSettings
+        ),
         // What an app embeds: every sync layer (re-exported), plus export, audit, clipboard, word lists.
         .target(
             name: "MyPassSync",
-            dependencies: ["SyncFiles", "SyncState", "SyncCommit", "SyncWatch", "SyncRemote", "SyncCredentials", "MyPassCore", "MyPassCrypto",
-                           "KDBXFormat", "MyPassMerge"],
+            dependencies: ["SyncFiles", "SyncState", "SyncCommit", "SyncWatch", "SyncRemote", "SyncCredentials", "SyncDaemon", "MyPassCore",
+                           "MyPassCrypto", "KDBXFormat", "MyPassMerge"],
             swiftSettings: strictSettings
         ),
         // The command-line tool: arguments, terminal I/O, human and JSON output, exit codes.
@@ -118,8 +126,8 @@ let package = Package(
             name: "mypass-sync",
             // The sync targets MyPassSync re-exports are named too: an incremental build then
             // recompiles this target when one of them changes its layout.
-            dependencies: ["MyPassSync", "SyncFiles", "SyncState", "SyncCommit", "SyncWatch", "SyncRemote", "SyncCredentials", "MyPassCore",
-                           "MyPassCrypto", "KDBXFormat"],
+            dependencies: ["MyPassSync", "SyncFiles", "SyncState", "SyncCommit", "SyncWatch", "SyncRemote", "SyncCredentials", "SyncDaemon",
+                           "MyPassCore", "MyPassCrypto", "KDBXFormat"],
             swiftSettings: strictSettings
         ),
         // Prints timings of the primitives (figures, not pass/fail): `swift run -c release mypass-bench`.
@@ -156,7 +164,7 @@ let package = Package(
         ),
         .testTarget(
             name: "MyPassSyncTests",
-            dependencies: ["MyPassSync", "SyncFiles", "SyncState", "SyncCommit", "SyncWatch", "SyncRemote", "SyncCredentials", "KDBXFormat", "MyPassCrypto",
+            dependencies: ["MyPassSync", "SyncFiles", "SyncState", "SyncCommit", "SyncWatch", "SyncRemote", "SyncCredentials", "SyncDaemon", "KDBXFormat", "MyPassCrypto",
                            "MyPassCore", "MyPassMerge", "TestSupport"],
             swiftSettings: strictSettings
         ),

@@ -6,3 +6,4 @@
 @_exported public import SyncWatch
 @_exported public import SyncRemote
 @_exported public import SyncCredentials
+@_exported public import SyncDaemon

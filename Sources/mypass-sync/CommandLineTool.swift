@@ -9,7 +9,7 @@ enum CommandLineTool {
 
     /// Every command, in the order the help lists them.
     static let commands: [any Command] = [
-        MergeCommand(), DiffCommand(), StatusCommand(), ResolveCommand(), WatchCommand(), ConflictsCommand(), InfoCommand(), ExportCommand(), ConvertCommand(),
+        MergeCommand(), DiffCommand(), StatusCommand(), ResolveCommand(), WatchCommand(), DaemonCommand(), ConflictsCommand(), InfoCommand(), ExportCommand(), ConvertCommand(),
         TOTPCommand(), MatchCommand(), ListCommand(), ShowCommand(), AddCommand(), EditCommand(), RemoveCommand(), MoveCommand(), SearchCommand(),
         MakeGroupCommand(), RemoveGroupCommand(), EditGroupCommand(), AttachmentImportCommand(), AttachmentExportCommand(), AttachmentRemoveCommand(),
         SyncCommand(), CreateCommand(), GenerateCommand(), DicewareCommand(), EstimateCommand(), AnalyzeCommand(), ClipCommand(), UnlockCommand(), LockCommand(), KeyringCommand(), GitCommand(),

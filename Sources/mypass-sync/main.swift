@@ -15,11 +15,14 @@ SystemCalls.injectFromEnvironment()
 
 // SIGINT and SIGTERM end every command within moments, a file replacement in progress finished
 // first; `watch`, `sync --watch` and `clip` stop in their own way first (ShutdownSignals).
+// The daemon rereads its configuration on SIGHUP: blocked in every thread (before any exists), read
+// by a dispatch source.
+if CommandLine.arguments.dropFirst().first == "daemon" { ReloadSignal.block() }
 ShutdownSignals.install()
 
-// Every command but `watch` ends after one job: large values are kept until exit instead of being
-// freed object by object (which would compete with the job's last steps for the two cores).
-if CommandLine.arguments.dropFirst().first != "watch" { DeferredRelease.keepsUntilExit = true }
+// Every command but `watch` and `daemon` ends after one job: large values are kept until exit instead
+// of being freed object by object (which would compete with the job's last steps for the two cores).
+if !["watch", "daemon"].contains(CommandLine.arguments.dropFirst().first ?? "") { DeferredRelease.keepsUntilExit = true }
 
 // Arguments must be UTF-8: Swift would repair any other bytes with U+FFFD, so an existing file
 // would be "not found" and `-o` would write a name the user did not give.

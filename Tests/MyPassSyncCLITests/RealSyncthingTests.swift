@@ -112,11 +112,12 @@ private struct SyncthingRun: Decodable {
 /// 2.5 minutes, where one after the other they would take about 8.
 @Suite("real Syncthing: two or three devices, a watcher on each, no lost edit and no storm of conflict copies")
 struct RealSyncthingTests {
-    private func run(devices: Int, delay: Int, pattern: String, rounds: Int = 0) throws -> (SyncthingRun, URL) {
+    private func run(devices: Int, delay: Int, pattern: String, rounds: Int = 0, daemon: Bool = false) throws -> (SyncthingRun, URL) {
         let root = try CLIFixtures.scratch()
         let report: SyncthingRun = try ToolRunner.helperReport(
             "syncthing_group.py", ["--root", root.path, "--vault", CLIFixtures.kdbx31, "--devices", "\(devices)", "--delay", "\(delay)",
-                                   "--pattern", pattern, "--rounds", "\(rounds)", "--quiet-timeout", "\(6 * delay + 60)", "--binary"], [],
+                                   "--pattern", pattern, "--rounds", "\(rounds)", "--quiet-timeout", "\(6 * delay + 60)"]
+                                   + (daemon ? ["--daemon"] : []) + ["--binary"], [],
             input: CLIFixtures.kdbx31Password + "\n")
         return (report, root)
     }
@@ -229,6 +230,12 @@ struct RealSyncthingTests {
     @Test("3 devices at the default delay: all change one password at once, then A edits another entry, then B adds one")
     func threeDevicesThreeRounds() throws {
         let (report, root) = try run(devices: 3, delay: 10, pattern: "three-round")
+        try check(report, root: root)
+    }
+
+    @Test("2 devices, each running `daemon run` instead of `watch` (short delay, three rounds): settles, nothing lost")
+    func twoDevicesWithDaemons() throws {
+        let (report, root) = try run(devices: 2, delay: 1, pattern: "three-round", daemon: true)
         try check(report, root: root)
     }
 

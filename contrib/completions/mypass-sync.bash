@@ -2,7 +2,7 @@
 _mypass_sync() {
   local cur="${COMP_WORDS[COMP_CWORD]}" prev="${COMP_WORDS[COMP_CWORD-1]}"
   if [ "$COMP_CWORD" -eq 1 ]; then
-    COMPREPLY=($(compgen -W "merge diff status resolve watch conflicts info export convert totp match ls show add edit rm mv search mkdir rmdir edit-group attachment-import attachment-export attachment-rm sync db-create generate diceware estimate analyze clip unlock lock keyring git journal undo completion help version -h --help --version" -- "$cur"))
+    COMPREPLY=($(compgen -W "merge diff status resolve watch daemon conflicts info export convert totp match ls show add edit rm mv search mkdir rmdir edit-group attachment-import attachment-export attachment-rm sync db-create generate diceware estimate analyze clip unlock lock keyring git journal undo completion help version -h --help --version" -- "$cur"))
     return
   fi
   local options=""
@@ -68,6 +68,23 @@ _mypass_sync() {
         --challenge-response-command) return ;;
         --key-file|-k) COMPREPLY=($(compgen -f -- "$cur")); return ;;
         --max-kdf-memory) return ;;
+        --state-dir) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+      esac
+      ;;
+    daemon) options="--password-command --password-from --no-password --key-file -k --yubikey --challenge-response-secret --challenge-response-command --policy --conflict-copies --poll --copy-grace --rebuild-grace --notify --json --state-dir --help"
+      case "$prev" in
+        --password-command) return ;;
+        --password-from) return ;;
+        --key-file|-k) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+        --yubikey) return ;;
+        --challenge-response-secret) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+        --challenge-response-command) return ;;
+        --policy) COMPREPLY=($(compgen -W "merge reload ask" -- "$cur")); return ;;
+        --conflict-copies) COMPREPLY=($(compgen -W "merge report ignore" -- "$cur")); return ;;
+        --poll) return ;;
+        --copy-grace) return ;;
+        --rebuild-grace) return ;;
+        --notify) COMPREPLY=($(compgen -W "on off" -- "$cur")); return ;;
         --state-dir) COMPREPLY=($(compgen -f -- "$cur")); return ;;
       esac
       ;;
@@ -470,7 +487,7 @@ _mypass_sync() {
       COMPREPLY=($(compgen -W "bash zsh fish" -- "$cur")); return
       ;;
     help) options=" --help"
-      COMPREPLY=($(compgen -W "merge diff status resolve watch conflicts info export convert totp match ls show add edit rm mv search mkdir rmdir edit-group attachment-import attachment-export attachment-rm sync db-create generate diceware estimate analyze clip unlock lock keyring git journal undo completion help version" -- "$cur")); return
+      COMPREPLY=($(compgen -W "merge diff status resolve watch daemon conflicts info export convert totp match ls show add edit rm mv search mkdir rmdir edit-group attachment-import attachment-export attachment-rm sync db-create generate diceware estimate analyze clip unlock lock keyring git journal undo completion help version" -- "$cur")); return
       ;;
     version) options=" --help"
       ;;

@@ -10,9 +10,11 @@ internal import Glibc
 ///
 /// libinotifytools keeps global state, is not thread-safe and reuses its event buffer, so one
 /// dedicated thread owns it while anything is watched: it initialises the library, marks the
-/// inotify descriptor close-on-exec, adds the watches, and waits for events with a one-second
-/// timeout (so that the last `stopWatching` is noticed), copying each event before handing it on.
-/// When nothing is watched any more the thread cleans up and ends; a later `watch` starts a new one.
+/// inotify descriptor close-on-exec, adds the watches, and sleeps in `poll` on that descriptor and
+/// a wake pipe (written by `watch` and `stopWatching`), copying each event before handing it on:
+/// idle, it never wakes. Only while a watched folder is gone does it look every second whether the
+/// folder is back. When nothing is watched any more the thread cleans up and ends; a later `watch`
+/// starts a new one.
 // @unchecked: the mutable state is touched only while `lock` (an NSCondition: `watch` waits on it for
 // an ending inotify thread, which `Mutex` cannot) is locked; libinotifytools itself only on that thread.
 public final class DirectoryEvents: FileEventSource, @unchecked Sendable {
@@ -25,6 +27,13 @@ public final class DirectoryEvents: FileEventSource, @unchecked Sendable {
     private var pendingDirectories: [String] = []
     private var handlers: [Int: @Sendable (FileEvent) -> Void] = [:]
     private var nextToken = 1
+    /// Written to wake the event thread (a folder to watch, a handler gone); read end first.
+    private let wakePipe: (read: Int32, write: Int32) = {
+        var ends: [Int32] = [-1, -1]
+        guard pipe(&ends) == 0 else { return (-1, -1) }
+        for end in ends { _ = fcntl(end, F_SETFD, FD_CLOEXEC); _ = fcntl(end, F_SETFL, O_NONBLOCK) }
+        return (ends[0], ends[1])
+    }()
 
     /// The process's one instance (libinotifytools is global).
     public static var instance: DirectoryEvents { shared }
@@ -39,6 +48,7 @@ public final class DirectoryEvents: FileEventSource, @unchecked Sendable {
         nextToken += 1
         handlers[token] = handler
         pendingDirectories.append(directory)
+        wake()
         if !running {
             running = true
             let thread = Thread { [self] in run() }
@@ -53,6 +63,23 @@ public final class DirectoryEvents: FileEventSource, @unchecked Sendable {
         lock.lock()
         handlers[token] = nil
         lock.unlock()
+        wake()
+    }
+
+    /// Wakes the event thread from its `poll` (a full pipe already will).
+    private func wake() {
+        var byte: UInt8 = 1
+        _ = Glibc.write(wakePipe.write, &byte, 1)
+    }
+
+    /// Sleeps until the inotify descriptor has events or the wake pipe was written (then emptied);
+    /// whether the descriptor has events (a failed `poll` says so too, so that it is read).
+    private func sleep(on inotifyDescriptor: Int32) -> Bool {
+        var descriptors = [pollfd(fd: inotifyDescriptor, events: Int16(POLLIN), revents: 0), pollfd(fd: wakePipe.read, events: Int16(POLLIN), revents: 0)]
+        guard poll(&descriptors, 2, -1) >= 0 else { return true }
+        var buffer = [UInt8](repeating: 0, count: 64)
+        while Glibc.read(wakePipe.read, &buffer, buffer.count) > 0 {}
+        return descriptors[0].revents != 0
     }
 
     private func deliver(_ event: FileEvent, to handlers: [@Sendable (FileEvent) -> Void]) {
@@ -67,6 +94,7 @@ public final class DirectoryEvents: FileEventSource, @unchecked Sendable {
             lock.broadcast()
             lock.unlock()
         }
+        let othersBefore = Self.inotifyDescriptors()
         guard inotifytools_initialize() != 0 else {
             lock.lock()
             let current = Array(handlers.values)
@@ -75,10 +103,12 @@ public final class DirectoryEvents: FileEventSource, @unchecked Sendable {
             return
         }
         defer { inotifytools_cleanup() }
-        markInotifyDescriptorsCloseOnExec()
+        let inotifyDescriptor = markInotifyDescriptorsCloseOnExec(besides: othersBefore)
         var watched: Set<String> = []
         /// Folders whose watch ended (deleted or moved away): watched again when they are back.
         var lost: Set<String> = []
+        /// The last call found nothing within its timeout: libinotifytools holds no event.
+        var drained = false
         while true {
             lock.lock()
             let directories = pendingDirectories
@@ -104,7 +134,21 @@ public final class DirectoryEvents: FileEventSource, @unchecked Sendable {
                     deliver(.directoryBack(directory), to: current)
                 }
             }
-            guard let raw = inotifytools_next_event(1) else { continue }
+            // Once a wait of libinotifytools came back empty (its buffer is drained; it blocks without
+            // a timeout when given 0, so it is always given one), sleep in `poll` until the kernel has
+            // events, or a `watch` or `stopWatching` wakes the thread; a gone folder is looked for
+            // every second instead.
+            // Woken by `watch` or `stopWatching` alone: round again (the folders and handlers read
+            // afresh) and back to sleep; by events: read them.
+            if drained, lost.isEmpty, let inotifyDescriptor, wakePipe.read >= 0 {
+                drained = !sleep(on: inotifyDescriptor)
+                continue
+            }
+            guard let raw = inotifytools_next_event(1) else {
+                drained = true
+                continue
+            }
+            drained = false
             // Copy everything out of libinotifytools' buffer before the next call reuses it.
             let mask = raw.pointee.mask
             // The name follows the fixed part of the event in the same buffer.
@@ -128,20 +172,32 @@ public final class DirectoryEvents: FileEventSource, @unchecked Sendable {
                 event = .changed(directory: directory, name: name)
             }
             if case .directoryGone(let gone) = event, gone.isEmpty { continue }
-            deliver(event, to: current)
+            // To the handlers registered now: one added while this thread waited gets the event too.
+            deliver(event, to: lock.withLock { Array(handlers.values) })
         }
     }
 
     /// libinotifytools opens its descriptor without close-on-exec; mark every inotify descriptor.
-    private func markInotifyDescriptorsCloseOnExec() {
-        guard let entries = try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd") else { return }
-        for entry in entries {
-            guard let descriptor = Int32(entry),
-                  let target = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/fd/\(entry)"),
-                  target.contains("inotify") else { continue }
+    /// The one that is not among `others` (libinotifytools' own, opened since), when there is one.
+    private func markInotifyDescriptorsCloseOnExec(besides others: Set<Int32>) -> Int32? {
+        let all = Self.inotifyDescriptors()
+        for descriptor in all {
             let flags = fcntl(descriptor, F_GETFD)
             if flags >= 0 { _ = fcntl(descriptor, F_SETFD, flags | FD_CLOEXEC) }
         }
+        let new = all.subtracting(others)
+        return new.count == 1 ? new.first : nil
+    }
+
+    /// The process's open inotify descriptors.
+    private static func inotifyDescriptors() -> Set<Int32> {
+        let entries = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? []
+        return Set(entries.compactMap { entry in
+            guard let descriptor = Int32(entry),
+                  let target = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/fd/\(entry)"),
+                  target.contains("inotify") else { return nil }
+            return descriptor
+        })
     }
 }
 #endif

@@ -263,13 +263,33 @@ class Device:
         return {key: value for key, value in folder.items()
                 if key not in ("id", "label", "path", "devices") and defaults.get(key) != value}
 
-    def start_watcher(self, binary, password, extra):
+    def start_watcher(self, binary, password, extra, daemon=False):
+        if daemon:
+            return self.start_daemon(binary, password, extra)
         with open(self.watch_log, "w") as log:
             self.watcher = subprocess.Popen(
                 [binary, "watch", "--json", "--password-stdin", "--state-dir", self.state, self.vault] + extra,
                 stdin=subprocess.PIPE, stdout=log, stderr=subprocess.STDOUT, preexec_fn=die_with_parent(signal.SIGKILL))
         self.watcher.stdin.write((password + "\n").encode())
         self.watcher.stdin.close()
+
+    def start_daemon(self, binary, password, extra):
+        """`mypass-sync daemon run` instead of `watch`: the vault added to a configuration of this
+        device's own with a password command reading a 0600 file, the daemon's socket in a runtime
+        folder of its own, no session bus (notices are dropped, said once)."""
+        root = os.path.dirname(self.home)
+        environment = dict(os.environ, XDG_CONFIG_HOME=os.path.join(root, f"config-{self.name}"),
+                           XDG_RUNTIME_DIR=os.path.join(root, f"run-{self.name}"), DBUS_SESSION_BUS_ADDRESS="unix:path=/nonexistent")
+        os.makedirs(environment["XDG_RUNTIME_DIR"], mode=0o700, exist_ok=True)
+        password_file = os.path.join(root, f"password-{self.name}")
+        with open(os.open(password_file, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "w") as file:
+            file.write(password + "\n")
+        subprocess.run([binary, "daemon", "add", self.vault, "--password-command", f"cat '{password_file}'"] + extra,
+                       env=environment, capture_output=True, check=True, timeout=TOOL_TIMEOUT)
+        with open(self.watch_log, "w") as log:
+            self.watcher = subprocess.Popen([binary, "daemon", "run", "--json", "--state-dir", self.state], env=environment,
+                                            stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
+                                            preexec_fn=die_with_parent(signal.SIGKILL))
 
     def watch_lines(self):
         """(event, raw line) for every JSON line of the watcher's log; (None, line) for anything else."""
@@ -449,6 +469,7 @@ def main():
     parser.add_argument("--quiet-timeout", type=float, default=120, help="seconds to wait for a quiet folder after the last edit")
     parser.add_argument("--settle-timeout", type=float, help="seconds to wait for a quiet folder before a round (default 4 x delay + 50)")
     parser.add_argument("--copy-grace", help="passed to mypass-sync watch (default: its own)")
+    parser.add_argument("--daemon", action="store_true", help="run `mypass-sync daemon run` on each device instead of `watch`")
     arguments = parser.parse_args()
     # The test runner's threads block most signals and a child inherits that mask: cleared, so that
     # SIGTERM reaches this script (and its finally block) and Syncthing stops when asked.
@@ -488,7 +509,7 @@ def main():
         wait_for(lambda: same_vaults(devices), 60, "the vault to reach every device")
         for device in devices:
             device.start_watcher(arguments.binary, password,
-                                 ["--copy-grace", arguments.copy_grace] if arguments.copy_grace is not None else [])
+                                 ["--copy-grace", arguments.copy_grace] if arguments.copy_grace is not None else [], daemon=arguments.daemon)
         monitor = FolderMonitor(devices, hard_deadline)
         monitor.start()
         wait_for(lambda: all(any(event.get("kind") == "baseRecorded" for event in device.events()) for device in devices), 30,

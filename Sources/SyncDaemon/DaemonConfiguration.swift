@@ -1,0 +1,232 @@
+public import Foundation
+public import SyncWatch
+public import SyncFiles
+#if canImport(Glibc)
+internal import Glibc
+#endif
+
+/// One vault the daemon keeps in step: where it is, how its credentials are obtained (a reference,
+/// never a password) and the watcher's settings for it.
+public struct DaemonVault: Sendable, Equatable {
+    /// The vault's absolute path.
+    public var path: String
+    /// Where its credentials come from.
+    public var credentials: CredentialReference
+    /// On an external change: merge (default), reload or ask.
+    public var policy: VaultWatcher.Policy = .merge
+    /// Sync-conflict copies: merge (default), report, ignore.
+    public var copyPolicy: VaultWatcher.CopyPolicy = .merge
+    /// Also compare fingerprints this often (network file systems); nil: on file events only.
+    public var pollInterval: TimeInterval?
+    /// How long a copy made on another device is left to that device.
+    public var copyGrace: TimeInterval = 0
+    /// How long another device is left to rebuild a vault its sync engine renamed aside.
+    public var rebuildGrace: TimeInterval = 3600
+    /// Whether desktop notices are sent for this vault.
+    public var notices = true
+
+    /// A vault at `path` opened through `credentials`, with the watcher's defaults.
+    public init(path: String, credentials: CredentialReference) {
+        self.path = path
+        self.credentials = credentials
+    }
+
+    /// The watch engine's settings for this vault.
+    public var engineSettings: WatchEngine.Settings {
+        var settings = WatchEngine.Settings()
+        settings.policy = policy
+        settings.copyPolicy = copyPolicy
+        settings.pollInterval = pollInterval
+        settings.copyGrace = copyGrace
+        settings.rebuildGrace = rebuildGrace
+        return settings
+    }
+}
+
+/// The daemon's configuration file (`daemon.conf`): one `[vault PATH]` section per vault, then
+/// `key = value` lines. Meant to be read and edited by a person; `daemon add` and `daemon remove`
+/// write it. A line that cannot be used is reported with its number and skipped; the rest is used.
+public struct DaemonConfiguration: Sendable, Equatable {
+    /// The vaults, in file order.
+    public var vaults: [DaemonVault] = []
+    /// The lines that could not be used.
+    public var problems: [Problem] = []
+
+    /// A line of the file that was skipped, and why.
+    public struct Problem: Sendable, Equatable, CustomStringConvertible {
+        public let line: Int
+        public let message: String
+        public var description: String { "line \(line): \(message)" }
+    }
+
+    /// The longest line read (a longer one is a problem, not a value).
+    static let maximumLineLength = 4096
+    /// The largest file read.
+    static let maximumFileSize: Int64 = 1 << 20
+
+    /// An empty configuration.
+    public init() {}
+
+    /// The vault configured at `path` (resolved the same way as when it was added).
+    public func vault(at path: String) -> DaemonVault? {
+        vaults.first { $0.path == path }
+    }
+
+    /// Where the file is: `$XDG_CONFIG_HOME/mypass-sync/daemon.conf`, else `~/.config/mypass-sync/daemon.conf`.
+    public static var defaultPath: String {
+        let environment = ProcessInfo.processInfo.environment
+        let base = environment["XDG_CONFIG_HOME"].flatMap { $0.isEmpty ? nil : $0 }
+            ?? ((environment["HOME"] ?? NSHomeDirectory()) + "/.config")
+        return base + "/mypass-sync/daemon.conf"
+    }
+
+    /// The configuration in `path` (read through a symlink, as a dotfile manager makes; only writing
+    /// refuses one); none there is an empty one.
+    public static func load(from path: String = defaultPath) throws(FileError) -> DaemonConfiguration {
+        let data: Data
+        do {
+            data = try FileReading.readAll(atPath: path, followSymlinks: true, limit: maximumFileSize)
+        } catch .notFound {
+            return DaemonConfiguration()
+        }
+        return parse(String(decoding: data, as: UTF8.self))
+    }
+
+    /// Writes the configuration to `path` durably (a temporary file, fsync, rename), 0600, its
+    /// folder made 0700 if missing; a symlink at `path` is refused, never followed or replaced.
+    public func save(to path: String = defaultPath) throws(FileError) {
+        let folder = (path as NSString).deletingLastPathComponent
+        if SystemCalls.status(atPath: folder) == nil {
+            guard (try? FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true,
+                                                            attributes: [.posixPermissions: 0o700])) != nil else {
+                throw .system(operation: .makeDirectory, path: folder, errno: EACCES, message: "cannot create the folder")
+            }
+        }
+        var status = stat()
+        if lstat(path, &status) == 0 && (status.st_mode & S_IFMT) == S_IFLNK {
+            throw .system(operation: .write, path: path, errno: ELOOP,
+                          message: "it is a symlink, and the configuration is never written through one (edit the file it points to)")
+        }
+        try AtomicFileWriter.write(Data(text.utf8), toPath: path)
+    }
+
+    /// The configuration as its file's text.
+    public var text: String {
+        var lines = ["# mypass-sync daemon: one [vault PATH] section per vault (see `mypass-sync help daemon`).",
+                     "# Credentials are references (a command, the keyring, a file's path), never a password."]
+        for vault in vaults {
+            lines.append("")
+            lines.append("[vault \(vault.path)]")
+            lines += vault.credentials.settingLines
+            lines.append("policy = \(vault.policy.rawValue)")
+            lines.append("conflict-copies = \(vault.copyPolicy.rawValue)")
+            if let poll = vault.pollInterval { lines.append("poll = \(Self.seconds(poll))") }
+            lines.append("copy-grace = \(Self.seconds(vault.copyGrace))")
+            lines.append("rebuild-grace = \(Self.seconds(vault.rebuildGrace))")
+            lines.append("notify = \(vault.notices ? "on" : "off")")
+        }
+        return lines.joined(separator: "\n") + "\n"
+    }
+
+    private static func seconds(_ value: TimeInterval) -> String {
+        value == value.rounded() ? String(Int(value)) : String(value)
+    }
+
+    /// The configuration `text` says; each unusable line is a `Problem` and is skipped, and a
+    /// section whose vault cannot be used (no credentials, a relative path, named twice) is skipped
+    /// as a whole with the number of its header line.
+    public static func parse(_ text: String) -> DaemonConfiguration {
+        var configuration = DaemonConfiguration()
+        var section: (line: Int, vault: DaemonVault, credentials: CredentialReference.Builder)?
+        func finish() {
+            guard let current = section else { return }
+            section = nil
+            switch current.credentials.reference {
+            case .success(let reference):
+                guard configuration.vault(at: current.vault.path) == nil else {
+                    configuration.problems.append(Problem(line: current.line, message: "\(current.vault.path) is configured twice; the first is used"))
+                    return
+                }
+                var vault = current.vault
+                vault.credentials = reference
+                configuration.vaults.append(vault)
+            case .failure(let failure):
+                configuration.problems.append(Problem(line: current.line, message: "\(current.vault.path): \(failure); vault skipped"))
+            }
+        }
+        for (index, rawLine) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+            let number = index + 1
+            func problem(_ message: String) { configuration.problems.append(Problem(line: number, message: message)) }
+            guard rawLine.utf8.count <= maximumLineLength else {
+                problem("longer than \(maximumLineLength) bytes")
+                continue
+            }
+            let line = rawLine.trimmingCharacters(in: .whitespaces)
+            if line.isEmpty || line.hasPrefix("#") { continue }
+            guard !line.unicodeScalars.contains(where: { $0.properties.generalCategory == .control && $0 != "\t" }) else {
+                problem("control characters are not allowed")
+                continue
+            }
+            if line.hasPrefix("[") {
+                finish()
+                guard line.hasSuffix("]"), line.hasPrefix("[vault ") else {
+                    problem("a section is `[vault /absolute/path.kdbx]`")
+                    continue
+                }
+                let path = String(line.dropFirst("[vault ".count).dropLast()).trimmingCharacters(in: .whitespaces)
+                guard path.hasPrefix("/") else {
+                    problem("the vault's path must be absolute")
+                    continue
+                }
+                section = (number, DaemonVault(path: path, credentials: CredentialReference()), CredentialReference.Builder())
+                continue
+            }
+            guard let equals = line.firstIndex(of: "=") else {
+                problem("expected `key = value`")
+                continue
+            }
+            let key = line[..<equals].trimmingCharacters(in: .whitespaces)
+            let value = line[line.index(after: equals)...].trimmingCharacters(in: .whitespaces)
+            guard section != nil else {
+                problem("`\(key)` outside a [vault PATH] section")
+                continue
+            }
+            guard var current = section else { continue }
+            if let message = apply(key: key, value: value, to: &current.vault, credentials: &current.credentials) { problem(message) }
+            section = current
+        }
+        finish()
+        return configuration
+    }
+
+    /// Sets one `key = value` of a vault's section; the problem's message, or nil.
+    private static func apply(key: String, value: String, to vault: inout DaemonVault, credentials: inout CredentialReference.Builder) -> String? {
+        func duration(_ range: ClosedRange<Double>) -> Double? {
+            guard let number = Double(value), range.contains(number) else { return nil }
+            return number
+        }
+        switch key {
+        case "policy":
+            guard let policy = VaultWatcher.Policy(rawValue: value) else { return "policy is merge, reload or ask, not `\(value)`" }
+            vault.policy = policy
+        case "conflict-copies":
+            guard let policy = VaultWatcher.CopyPolicy(rawValue: value) else { return "conflict-copies is merge, report or ignore, not `\(value)`" }
+            vault.copyPolicy = policy
+        case "poll":
+            guard let seconds = duration(0.01...86_400) else { return "poll is a number of seconds from 0.01 to 86400" }
+            vault.pollInterval = seconds
+        case "copy-grace":
+            guard let seconds = duration(0...3600) else { return "copy-grace is a number of seconds from 0 to 3600" }
+            vault.copyGrace = seconds
+        case "rebuild-grace":
+            guard let seconds = duration(0...(30 * 24 * 3600)) else { return "rebuild-grace is a number of seconds from 0 to 2592000" }
+            vault.rebuildGrace = seconds
+        case "notify":
+            guard value == "on" || value == "off" else { return "notify is on or off" }
+            vault.notices = value == "on"
+        default:
+            return credentials.set(key: key, value: value)
+        }
+        return nil
+    }
+}

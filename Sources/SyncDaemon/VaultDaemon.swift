@@ -1,0 +1,229 @@
+internal import Foundation
+public import SyncWatch
+public import SyncCommit
+public import SyncState
+internal import SyncFiles
+
+/// One process for every configured vault: a `WatchEngine` per vault (all on the process's one
+/// inotify instance, `DirectoryEvents`), each with its own credentials, failures and pause; the
+/// configuration read again on `reload` (vaults added, removed or changed start or stop, the others
+/// go on untouched); desktop notices planned by `NoticePlanner` and sent by a `DesktopNotifier`.
+///
+/// `@unchecked Sendable`: `vaults` and `planner` are guarded by `lock`; the rest is immutable.
+public final class VaultDaemon: @unchecked Sendable {
+    /// Why a control request was not carried out (the answer's error).
+    public enum ControlFailure: Error, Equatable, CustomStringConvertible, Sendable {
+        case notConfigured(String)
+        case noDecisionPending(String)
+        case decisionFailed(String)
+
+        public var description: String {
+            switch self {
+            case .notConfigured(let path): "\(path) is not a configured vault (`mypass-sync daemon list`)"
+            case .noDecisionPending(let path): "\(path) waits for no decision"
+            case .decisionFailed(let message): message
+            }
+        }
+    }
+
+    /// What a reload changed.
+    public struct ReloadOutcome: Sendable, Codable, Equatable {
+        public var added: [String] = []
+        public var removed: [String] = []
+        public var changed: [String] = []
+        /// The configuration's unusable lines (`line N: …`).
+        public var problems: [String] = []
+    }
+
+    private let configurationPath: String
+    private let state: SyncStateStore
+    private let device: DeviceSettings
+    private let notifier: DesktopNotifier?
+    private let log: @Sendable (String) -> Void
+    private let onEvent: @Sendable (WatchEvent) -> Void
+    private let lock = NSLock()
+    private var vaults: [WatchedVault] = []
+    private var planner = NoticePlanner()
+    private var flushScheduled: Date?
+    private let stopped = DispatchSemaphore(value: 0)
+
+    /// A daemon for the vaults configured in `configurationPath`, their sync state in `state`;
+    /// events go to `onEvent` (from each vault's thread), log lines to `log`, notices to `notifier`.
+    public init(
+        configurationPath: String = DaemonConfiguration.defaultPath, state: SyncStateStore, device: DeviceSettings, notifier: DesktopNotifier?,
+        log: @escaping @Sendable (String) -> Void, onEvent: @escaping @Sendable (WatchEvent) -> Void
+    ) {
+        self.configurationPath = configurationPath
+        self.state = state
+        self.device = device
+        self.notifier = notifier
+        self.log = log
+        self.onEvent = onEvent
+    }
+
+    /// Reads the configuration (again) and brings the running vaults in line with it: new ones
+    /// start, removed ones stop, changed ones restart with their new settings (and credentials);
+    /// the others are not touched. An unreadable file changes nothing.
+    @discardableResult
+    public func reload() -> ReloadOutcome {
+        var outcome = ReloadOutcome()
+        let configuration: DaemonConfiguration
+        do {
+            configuration = try DaemonConfiguration.load(from: configurationPath)
+        } catch {
+            outcome.problems = ["the configuration cannot be read: \(error)"]
+            log("daemon: \(outcome.problems[0]); the running vaults are kept")
+            return outcome
+        }
+        outcome.problems = configuration.problems.map { "\(configurationPath): \($0)" }
+        for problem in outcome.problems { log("daemon: \(problem) (skipped)") }
+        let (toStop, toStart): ([WatchedVault], [WatchedVault]) = lock.withLock {
+            var stop: [WatchedVault] = []
+            var start: [WatchedVault] = []
+            var kept: [WatchedVault] = []
+            for wanted in configuration.vaults {
+                if let current = vaults.first(where: { $0.path == wanted.path }) {
+                    if current.configuration == wanted {
+                        kept.append(current)
+                        continue
+                    }
+                    stop.append(current)
+                    outcome.changed.append(wanted.path)
+                } else {
+                    outcome.added.append(wanted.path)
+                }
+                let vault = WatchedVault(wanted)
+                start.append(vault)
+                kept.append(vault)
+            }
+            for current in vaults where !configuration.vaults.contains(where: { $0.path == current.path }) {
+                stop.append(current)
+                outcome.removed.append(current.path)
+            }
+            vaults = kept
+            return (stop, start)
+        }
+        for vault in toStop { vault.stop() }
+        for vault in toStop {
+            vault.waitUntilStopped()
+            if let notice = lock.withLock({ planner.flush(DurableFile.canonicalPath(vault.path)) }), vault.configuration.notices { notifier?.send(notice) }
+        }
+        for vault in toStart { start(vault) }
+        return outcome
+    }
+
+    private func start(_ vault: WatchedVault) {
+        vault.start(state: state, device: device) { [weak self, weak vault] event in
+            guard let self, let vault else { return }
+            self.handle(event, of: vault)
+        }
+    }
+
+    private func handle(_ event: WatchEvent, of vault: WatchedVault) {
+        let now = Date()
+        vault.note(event, at: now)
+        onEvent(event)
+        guard vault.configuration.notices, let notifier else { return }
+        let (notice, next): (DesktopNotice?, Date?) = lock.withLock { (planner.take(event, at: now), planner.nextDue) }
+        if let notice { notifier.send(notice) }
+        if let next { scheduleFlush(at: next) }
+    }
+
+    /// Sends the collected notices when they are due (one timer at a time; none while nothing is collected).
+    private func scheduleFlush(at time: Date) {
+        let schedule: Bool = lock.withLock {
+            if let scheduled = flushScheduled, scheduled <= time { return false }
+            flushScheduled = time
+            return true
+        }
+        guard schedule else { return }
+        DispatchQueue.global().asyncAfter(deadline: .now() + max(0, time.timeIntervalSinceNow)) { [weak self] in
+            guard let self else { return }
+            let (due, next): ([DesktopNotice], Date?) = self.lock.withLock {
+                flushScheduled = nil
+                return (planner.due(at: Date()), planner.nextDue)
+            }
+            for notice in due { notifier?.send(notice) }
+            if let next { scheduleFlush(at: next) }
+        }
+    }
+
+    private func vault(_ path: String) throws(ControlFailure) -> WatchedVault {
+        let canonical = DurableFile.canonicalPath(path)
+        guard let found = lock.withLock({ vaults.first { $0.path == path || $0.path == canonical } }) else { throw .notConfigured(path) }
+        return found
+    }
+
+    /// Pauses `path`: its engine stops after the check in progress; nothing is read or written
+    /// until `resume` (which checks it at once, so what happened meanwhile is seen then).
+    public func pause(_ path: String) throws(ControlFailure) {
+        let vault = try vault(path)
+        vault.paused = true
+        vault.stop()
+        vault.waitUntilStopped()
+    }
+
+    /// Resumes `path` (a vault whose credentials failed tries them again).
+    public func resume(_ path: String) throws(ControlFailure) {
+        let vault = try vault(path)
+        vault.paused = false
+        start(vault)
+    }
+
+    /// Carries out `decision` on `path`, which must wait for one (`ask` policy): its engine stops,
+    /// the decision runs (`VaultDecision`), the engine starts again. What was done, in one line.
+    public func decide(_ path: String, _ decision: SyncSession.Decision) throws(ControlFailure) -> String {
+        let vault = try vault(path)
+        guard vault.condition.state == .needsDecision, let credentials = vault.keptCredentials else { throw .noDecisionPending(path) }
+        vault.stop()
+        vault.waitUntilStopped()
+        defer { if !vault.paused { start(vault) } }
+        do {
+            let done = try VaultDecision.apply(decision, to: vault.configuration, credentials: credentials.key, limits: credentials.limits,
+                                               state: state, device: device) { [weak self, weak vault] event in
+                guard let self, let vault else { return }
+                self.handle(event, of: vault)
+            }
+            vault.noteDecided()
+            return done
+        } catch {
+            throw .decisionFailed("\(path): \(decision.rawValue) failed: \(error)")
+        }
+    }
+
+    /// Every configured vault's state, last event, conflict copies waiting and last merge.
+    public func status() -> DaemonStatus {
+        let current = lock.withLock { vaults }
+        return DaemonStatus(vaults: current.map { vault in
+            let path = DurableFile.canonicalPath(vault.path)
+            let condition = vault.condition
+            let lastMerge = MergeJournal(state: state, vaultPath: path).records().max { $0.time < $1.time }
+            let detail = condition.state == .error || condition.state == .needsDecision ? condition.last?.detail : nil
+            return DaemonStatus.Vault(
+                path: vault.path, state: condition.state,
+                lastEvent: condition.last.map { DaemonStatus.LastEvent(kind: $0.kind.rawValue, time: $0.time) },
+                conflictCopies: ConflictCopies.find(for: path, naming: device.copyNaming).count,
+                lastMerge: lastMerge.map { DaemonStatus.LastMerge(journal: $0.id, time: $0.time) },
+                credentials: vault.configuration.credentials.kind, detail: detail)
+        })
+    }
+
+    /// Stops every vault (each after the check in progress: a write is finished, never cut off) and
+    /// sends the notices still collected.
+    public func stop() {
+        let current = lock.withLock { vaults }
+        for vault in current { vault.stop() }
+        for vault in current { vault.waitUntilStopped() }
+        let pending: [DesktopNotice] = lock.withLock {
+            current.compactMap { planner.flush(DurableFile.canonicalPath($0.path)) }
+        }
+        for notice in pending { notifier?.send(notice) }
+        notifier?.drain()
+        stopped.signal()
+    }
+
+    /// Waits until `stop` has finished.
+    public func waitUntilStopped() {
+        stopped.wait()
+    }
+}
