@@ -46,19 +46,3 @@ static inline int mypass_file_times(int directory, const char *name, struct mypa
     return 0;
 }
 
-#include <sys/socket.h>
-
-/* The user id of the process at the other end of the Unix socket `socket` (SO_PEERCRED, as the
-   kernel recorded it at connect time). Returns 0, or -1 with errno. */
-static inline int mypass_socket_peer_uid(int socket, unsigned int *uid) {
-    struct ucred credentials;
-    socklen_t length = sizeof(credentials);
-    if (getsockopt(socket, SOL_SOCKET, SO_PEERCRED, &credentials, &length) != 0) return -1;
-    *uid = (unsigned int)credentials.uid;
-    return 0;
-}
-
-/* accept4(2) with the new descriptor close-on-exec. */
-static inline int mypass_accept_close_on_exec(int socket) {
-    return accept4(socket, NULL, NULL, SOCK_CLOEXEC);
-}

@@ -1,4 +1,5 @@
 public import Foundation
+internal import Synchronization
 internal import SyncFiles
 public import SyncCommit
 #if canImport(Glibc)
@@ -11,7 +12,7 @@ internal import Glibc
 /// user (`SO_PEERCRED`) is answered with a refusal and nothing else; a malformed request with an
 /// error. Connections are served on threads of their own (at most `maximumConnections` at once), so
 /// a slow one holds up no other.
-public final class ControlSocket: @unchecked Sendable {
+public final class ControlSocket: Sendable {
     /// Why the socket could not be set up or reached.
     public enum Failure: Error, CustomStringConvertible, Sendable {
         /// Neither `XDG_RUNTIME_DIR` nor `/run/user/UID` is there.
@@ -53,10 +54,8 @@ public final class ControlSocket: @unchecked Sendable {
     private let path: String
     private let descriptor: Int32
     private let handler: @Sendable (ControlRequest) -> ControlAnswer
-    private let lock = NSLock()
-    private var closed = false
-    /// Connections being answered (each on a thread of its own), at most `maximumConnections`.
-    private var serving = 0
+    /// Whether `close` was called, and how many requests are being answered.
+    private let state = Mutex<(closed: Bool, serving: Int)>((false, 0))
     /// The most connections answered at once; more are told the daemon is busy.
     static let maximumConnections = 16
 
@@ -89,9 +88,9 @@ public final class ControlSocket: @unchecked Sendable {
 
     /// Stops listening and removes the socket.
     public func close() {
-        let first: Bool = lock.withLock {
-            defer { closed = true }
-            return !closed
+        let first: Bool = state.withLock { state in
+            defer { state.closed = true }
+            return !state.closed
         }
         guard first else { return }
         unlink(path)
@@ -99,7 +98,7 @@ public final class ControlSocket: @unchecked Sendable {
         Glibc.close(descriptor)
     }
 
-    private var isClosed: Bool { lock.withLock { closed } }
+    private var isClosed: Bool { state.withLock { $0.closed } }
 
     private func acceptLoop() {
         while !isClosed {
@@ -109,9 +108,9 @@ public final class ControlSocket: @unchecked Sendable {
                 return
             }
             let handler = self.handler
-            guard lock.withLock({ () -> Bool in
-                guard serving < Self.maximumConnections else { return false }
-                serving += 1
+            guard state.withLock({ state -> Bool in
+                guard state.serving < Self.maximumConnections else { return false }
+                state.serving += 1
                 return true
             }) else {
                 Self.write(ControlAnswer.failure("busy: \(Self.maximumConnections) requests are being answered; try again"), to: connection)
@@ -120,7 +119,7 @@ public final class ControlSocket: @unchecked Sendable {
             }
             Thread { [self] in
                 Self.serve(connection, handler: handler)
-                lock.withLock { serving -= 1 }
+                state.withLock { $0.serving -= 1 }
             }.start()
         }
     }

@@ -8,6 +8,7 @@ internal import CNotify
 /// and that is said once through `log` (never an error); it is said again only after one got through.
 /// A notice's action buttons call `onDecision`; their callbacks arrive on GLib's main loop, run on a
 /// thread of its own from the first notice with actions on.
+// @unchecked: every mutable property is touched only on `queue` (a serial queue: confinement the compiler cannot see).
 public final class DesktopNotifier: @unchecked Sendable {
     /// The app name the notices carry.
     public static let applicationName = "mypass-sync"

@@ -1,4 +1,5 @@
 internal import Foundation
+internal import Synchronization
 public import SyncWatch
 public import SyncCommit
 public import SyncState
@@ -9,8 +10,7 @@ internal import SyncFiles
 /// configuration read again on `reload` (vaults added, removed or changed start or stop, the others
 /// go on untouched); desktop notices planned by `NoticePlanner` and sent by a `DesktopNotifier`.
 ///
-/// `@unchecked Sendable`: `vaults` and `planner` are guarded by `lock`; the rest is immutable.
-public final class VaultDaemon: @unchecked Sendable {
+public final class VaultDaemon: Sendable {
     /// Why a control request was not carried out (the answer's error).
     public enum ControlFailure: Error, Equatable, CustomStringConvertible, Sendable {
         case notConfigured(String)
@@ -41,10 +41,13 @@ public final class VaultDaemon: @unchecked Sendable {
     private let notifier: DesktopNotifier?
     private let log: @Sendable (String) -> Void
     private let onEvent: @Sendable (WatchEvent) -> Void
-    private let lock = NSLock()
-    private var vaults: [WatchedVault] = []
-    private var planner = NoticePlanner()
-    private var flushScheduled: Date?
+    /// The running vaults, the notices being coalesced, and when the next flush of them is due.
+    private struct Shared {
+        var vaults: [WatchedVault] = []
+        var planner = NoticePlanner()
+        var flushScheduled: Date?
+    }
+    private let shared = Mutex(Shared())
     private let stopped = DispatchSemaphore(value: 0)
 
     /// A daemon for the vaults configured in `configurationPath`, their sync state in `state`;
@@ -77,12 +80,12 @@ public final class VaultDaemon: @unchecked Sendable {
         }
         outcome.problems = configuration.problems.map { "\(configurationPath): \($0)" }
         for problem in outcome.problems { log("daemon: \(problem) (skipped)") }
-        let (toStop, toStart): ([WatchedVault], [WatchedVault]) = lock.withLock {
+        let (toStop, toStart): ([WatchedVault], [WatchedVault]) = shared.withLock { shared in
             var stop: [WatchedVault] = []
             var start: [WatchedVault] = []
             var kept: [WatchedVault] = []
             for wanted in configuration.vaults {
-                if let current = vaults.first(where: { $0.path == wanted.path }) {
+                if let current = shared.vaults.first(where: { $0.path == wanted.path }) {
                     if current.configuration == wanted {
                         kept.append(current)
                         continue
@@ -96,17 +99,17 @@ public final class VaultDaemon: @unchecked Sendable {
                 start.append(vault)
                 kept.append(vault)
             }
-            for current in vaults where !configuration.vaults.contains(where: { $0.path == current.path }) {
+            for current in shared.vaults where !configuration.vaults.contains(where: { $0.path == current.path }) {
                 stop.append(current)
                 outcome.removed.append(current.path)
             }
-            vaults = kept
+            shared.vaults = kept
             return (stop, start)
         }
         for vault in toStop { vault.stop() }
         for vault in toStop {
             vault.waitUntilStopped()
-            if let notice = lock.withLock({ planner.flush(DurableFile.canonicalPath(vault.path)) }), vault.configuration.notices { notifier?.send(notice) }
+            if let notice = shared.withLock({ shared in shared.planner.flush(DurableFile.canonicalPath(vault.path)) }), vault.configuration.notices { notifier?.send(notice) }
         }
         for vault in toStart { start(vault) }
         return outcome
@@ -124,24 +127,24 @@ public final class VaultDaemon: @unchecked Sendable {
         vault.note(event, at: now)
         onEvent(event)
         guard vault.configuration.notices, let notifier else { return }
-        let (notice, next): (DesktopNotice?, Date?) = lock.withLock { (planner.take(event, at: now), planner.nextDue) }
+        let (notice, next): (DesktopNotice?, Date?) = shared.withLock { shared in (shared.planner.take(event, at: now), shared.planner.nextDue) }
         if let notice { notifier.send(notice) }
         if let next { scheduleFlush(at: next) }
     }
 
     /// Sends the collected notices when they are due (one timer at a time; none while nothing is collected).
     private func scheduleFlush(at time: Date) {
-        let schedule: Bool = lock.withLock {
-            if let scheduled = flushScheduled, scheduled <= time { return false }
-            flushScheduled = time
+        let schedule: Bool = shared.withLock { shared in
+            if let scheduled = shared.flushScheduled, scheduled <= time { return false }
+            shared.flushScheduled = time
             return true
         }
         guard schedule else { return }
         DispatchQueue.global().asyncAfter(deadline: .now() + max(0, time.timeIntervalSinceNow)) { [weak self] in
             guard let self else { return }
-            let (due, next): ([DesktopNotice], Date?) = self.lock.withLock {
-                flushScheduled = nil
-                return (planner.due(at: Date()), planner.nextDue)
+            let (due, next): ([DesktopNotice], Date?) = self.shared.withLock { shared in
+                shared.flushScheduled = nil
+                return (shared.planner.due(at: Date()), shared.planner.nextDue)
             }
             for notice in due { notifier?.send(notice) }
             if let next { scheduleFlush(at: next) }
@@ -150,7 +153,7 @@ public final class VaultDaemon: @unchecked Sendable {
 
     private func vault(_ path: String) throws(ControlFailure) -> WatchedVault {
         let canonical = DurableFile.canonicalPath(path)
-        guard let found = lock.withLock({ vaults.first { $0.path == path || $0.path == canonical } }) else { throw .notConfigured(path) }
+        guard let found = shared.withLock({ shared in shared.vaults.first { $0.path == path || $0.path == canonical } }) else { throw .notConfigured(path) }
         return found
     }
 
@@ -193,7 +196,7 @@ public final class VaultDaemon: @unchecked Sendable {
 
     /// Every configured vault's state, last event, conflict copies waiting and last merge.
     public func status() -> DaemonStatus {
-        let current = lock.withLock { vaults }
+        let current = shared.withLock { shared in shared.vaults }
         return DaemonStatus(vaults: current.map { vault in
             let path = DurableFile.canonicalPath(vault.path)
             let condition = vault.condition
@@ -211,11 +214,11 @@ public final class VaultDaemon: @unchecked Sendable {
     /// Stops every vault (each after the check in progress: a write is finished, never cut off) and
     /// sends the notices still collected.
     public func stop() {
-        let current = lock.withLock { vaults }
+        let current = shared.withLock { shared in shared.vaults }
         for vault in current { vault.stop() }
         for vault in current { vault.waitUntilStopped() }
-        let pending: [DesktopNotice] = lock.withLock {
-            current.compactMap { planner.flush(DurableFile.canonicalPath($0.path)) }
+        let pending: [DesktopNotice] = shared.withLock { shared in
+            current.compactMap { shared.planner.flush(DurableFile.canonicalPath($0.path)) }
         }
         for notice in pending { notifier?.send(notice) }
         notifier?.drain()

@@ -1,4 +1,5 @@
 internal import Foundation
+internal import Synchronization
 internal import SyncWatch
 internal import SyncCommit
 internal import SyncState
@@ -9,20 +10,21 @@ internal import KDBXFormat
 /// and kept while it is configured the same), its `WatchEngine` on a thread of its own (so a slow
 /// password command, a failing check or a changed key of one vault does not hold up the others),
 /// whether it is paused, and its last event.
-///
-/// `@unchecked Sendable`: every mutable property is guarded by `lock`.
-final class WatchedVault: @unchecked Sendable {
+final class WatchedVault: Sendable {
     let configuration: DaemonVault
-    private let lock = NSLock()
     private let finished = DispatchGroup()
-    private var credentials: (key: VaultCredentials, limits: ResourceLimits)?
-    private var engine: WatchEngine?
-    private var running = false
-    private var stopRequested = false
-    private var isPaused = false
-    private var last: (kind: WatchEvent.Kind, time: Date, detail: String)?
-    /// The decision the last event asked for was taken (until the next event).
-    private var decided = false
+    /// What changes while the vault runs, read and written from the daemon's threads.
+    private struct Shared {
+        var credentials: (key: VaultCredentials, limits: ResourceLimits)?
+        var engine: WatchEngine?
+        var running = false
+        var stopRequested = false
+        var isPaused = false
+        var last: (kind: WatchEvent.Kind, time: Date, detail: String)?
+        /// The decision the last event asked for was taken (until the next event).
+        var decided = false
+    }
+    private let shared = Mutex(Shared())
 
     init(_ configuration: DaemonVault) {
         self.configuration = configuration
@@ -34,23 +36,23 @@ final class WatchedVault: @unchecked Sendable {
     /// credentials first if not obtained yet (a failure is an `error` event, and the vault waits for
     /// a resume or a changed configuration), then the engine until `stop`.
     func start(state: SyncStateStore, device: DeviceSettings, onEvent: @escaping @Sendable (WatchEvent) -> Void) {
-        let starting: Bool = lock.withLock {
-            guard !running && !isPaused else { return false }
-            running = true
-            stopRequested = false
+        let starting: Bool = shared.withLock { shared in
+            guard !shared.running && !shared.isPaused else { return false }
+            shared.running = true
+            shared.stopRequested = false
             return true
         }
         guard starting else { return }
         finished.enter()
         let thread = Thread { [self] in
             defer {
-                lock.withLock {
-                    running = false
-                    self.engine = nil
+                shared.withLock { shared in
+                    shared.running = false
+                    shared.engine = nil
                 }
                 finished.leave()
             }
-            guard let credentials = obtainCredentials(onEvent: onEvent) else { return }
+            guard let credentials = obtainCredentials(naming: device.copyNaming, onEvent: onEvent) else { return }
             var settings = configuration.engineSettings
             settings.device = device
             let engine = WatchEngine(vaults: [path], credentials: credentials.key, limits: credentials.limits, state: state, settings: settings) {
@@ -58,9 +60,9 @@ final class WatchedVault: @unchecked Sendable {
                 guard event.kind != .stopped else { return }  // the daemon says once when it stops
                 onEvent(event)
             }
-            let go: Bool = lock.withLock {
-                guard !stopRequested else { return false }
-                self.engine = engine
+            let go: Bool = shared.withLock { shared in
+                guard !shared.stopRequested else { return false }
+                shared.engine = engine
                 return true
             }
             if go { engine.run() }
@@ -69,12 +71,15 @@ final class WatchedVault: @unchecked Sendable {
         thread.start()
     }
 
-    private func obtainCredentials(onEvent: @Sendable (WatchEvent) -> Void) -> (key: VaultCredentials, limits: ResourceLimits)? {
-        if let kept = lock.withLock({ credentials }) { return kept }
+    /// The credentials, obtained once (the vault, or while a sync engine has renamed both versions
+    /// aside, one of those copies named as `naming` says, stands for it).
+    private func obtainCredentials(naming: ConflictCopies.Naming, onEvent: @Sendable (WatchEvent) -> Void)
+        -> (key: VaultCredentials, limits: ResourceLimits)? {
+        if let kept = shared.withLock({ $0.credentials }) { return kept }
         do {
-            let opened = try configuration.credentials.open(standInPath)
+            let opened = try configuration.credentials.open(VaultWatcher.standIn(for: path, naming: naming))
             let obtained = (opened.credentials, opened.file.limits)
-            lock.withLock { credentials = obtained }
+            shared.withLock { $0.credentials = obtained }
             return obtained
         } catch {
             onEvent(.error(vault: path, message: "the configured credentials do not open the vault: \(error)"))
@@ -82,16 +87,11 @@ final class WatchedVault: @unchecked Sendable {
         }
     }
 
-    /// The vault, or while a sync engine has renamed both versions aside, one of those copies.
-    private var standInPath: String {
-        VaultWatcher.standIn(for: path, naming: (try? DeviceSettings.load())?.copyNaming ?? .standard)
-    }
-
     /// Asks the engine to stop after the check in progress (a write is never cut off).
     func stop() {
-        lock.withLock {
-            stopRequested = true
-            engine?.stop()
+        shared.withLock { shared in
+            shared.stopRequested = true
+            shared.engine?.stop()
         }
     }
 
@@ -101,31 +101,31 @@ final class WatchedVault: @unchecked Sendable {
     }
 
     /// The credentials obtained, if any (a decision is carried out with them).
-    var keptCredentials: (key: VaultCredentials, limits: ResourceLimits)? { lock.withLock { credentials } }
+    var keptCredentials: (key: VaultCredentials, limits: ResourceLimits)? { shared.withLock { $0.credentials } }
 
     var paused: Bool {
-        get { lock.withLock { isPaused } }
-        set { lock.withLock { isPaused = newValue } }
+        get { shared.withLock { $0.isPaused } }
+        set { shared.withLock { $0.isPaused = newValue } }
     }
 
     /// Notes `event` as the vault's last.
     func note(_ event: WatchEvent, at time: Date) {
-        lock.withLock {
-            last = (event.kind, time, event.detail)
-            decided = false
+        shared.withLock { shared in
+            shared.last = (event.kind, time, event.detail)
+            shared.decided = false
         }
     }
 
     /// The decision asked for was taken.
     func noteDecided() {
-        lock.withLock { decided = true }
+        shared.withLock { $0.decided = true }
     }
 
     /// The vault's state and last event.
     var condition: (state: DaemonStatus.State, last: (kind: WatchEvent.Kind, time: Date, detail: String)?) {
-        lock.withLock {
-            if isPaused { return (.paused, last) }
-            guard let last, !(decided && last.kind == .decisionNeeded) else { return (.watching, last) }
+        shared.withLock { shared in
+            if shared.isPaused { return (.paused, shared.last) }
+            guard let last = shared.last, !(shared.decided && last.kind == .decisionNeeded) else { return (.watching, shared.last) }
             return (DaemonStatus.State(after: last.kind), last)
         }
     }

@@ -4,6 +4,7 @@ internal import MyPassSync
 #if canImport(Glibc)
 import Glibc
 #endif
+internal import Synchronization
 
 /// `mypass-sync daemon run`: the library's `VaultDaemon` with its control socket and desktop
 /// notices, SIGHUP rereading the configuration, SIGTERM and SIGINT stopping it (a write in
@@ -38,13 +39,14 @@ struct DaemonRun {
 }
 
 /// Where a notice's action button sends its decision: the daemon, once it exists.
-private final class DecisionRelay: @unchecked Sendable {
-    private let lock = NSLock()
-    private weak var target: VaultDaemon?
+private final class DecisionRelay: Sendable {
+    /// The daemon, held weakly (it holds the notifier that holds this relay).
+    private struct Target { weak var daemon: VaultDaemon? }
+    private let target = Mutex(Target())
 
     var daemon: VaultDaemon? {
-        get { lock.withLock { target } }
-        set { lock.withLock { target = newValue } }
+        get { target.withLock { $0.daemon } }
+        set { target.withLock { $0.daemon = newValue } }
     }
 
     func decide(_ vault: String, _ decision: SyncSession.Decision) {

@@ -1,6 +1,6 @@
-internal import CGNUCalls
+internal import CProcess
 
-/// The calls of a Unix-socket server that glibc declares only under `_GNU_SOURCE`.
+/// The calls of a Unix-socket server that glibc declares only under `_GNU_SOURCE` (declared in `CProcess`).
 public enum SocketPeer {
     /// The user id of the process connected on `socket` (`SO_PEERCRED`), or nil when it cannot be told.
     public static func userID(of socket: Int32) -> UInt32? {
