@@ -157,18 +157,33 @@ final class DaemonProcess {
 }
 
 /// dunst on a session bus, shown on an Xvfb display of its own: the notification server the
-/// daemon's notices go to, read back with `dunstctl history`.
+/// daemon's notices go to, read back with `dunstctl history`. With `menuPick`, dunst's context menu
+/// program (its `dmenu` setting, what a person picks an action from) is a script that picks the
+/// first action whose line holds that text, and keeps the lines it was offered in `menuOffered`.
 final class NotificationServer {
     private let display: ClipboardTests.Display
     private let process = Process()
     private let environment: [String: String]
+    /// The lines dunst's context menu offered (with `menuPick`).
+    let menuOffered: String
 
-    init(bus: [String: String]) throws {
+    init(bus: [String: String], menuPick: String? = nil) throws {
         display = try ClipboardTests.Display()
         environment = ["DBUS_SESSION_BUS_ADDRESS": bus["DBUS_SESSION_BUS_ADDRESS"] ?? "", "DISPLAY": display.name,
                        "HOME": bus["HOME"] ?? NSTemporaryDirectory()]
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("dunst-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        menuOffered = folder + "/menu-offered"
+        var arguments = ["python3", unblockedHelper, "/usr/bin/dunst"]
+        if let menuPick {
+            let menu = folder + "/menu"
+            try "#!/bin/sh\ntee \(menuOffered).part | grep -m1 -F -- '\(menuPick)'\nmv \(menuOffered).part \(menuOffered)\n".write(toFile: menu, atomically: true, encoding: .utf8)
+            #expect(chmod(menu, 0o755) == 0)
+            try "[global]\n    dmenu = \(menu)\n".write(toFile: folder + "/dunstrc", atomically: true, encoding: .utf8)
+            arguments += ["-config", folder + "/dunstrc"]
+        }
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["python3", unblockedHelper, "/usr/bin/dunst"]
+        process.arguments = arguments
         process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice
@@ -183,6 +198,17 @@ final class NotificationServer {
 
     private func dunstctl(_ arguments: [String]) throws -> ProcessRunner.Outcome {
         try ProcessRunner.run(URL(fileURLWithPath: "/usr/bin/dunstctl"), arguments, environment: environment)
+    }
+
+    /// Opens dunst's context menu (as a person does to press a notice's button): the menu program
+    /// picks the action.
+    func openContextMenu() throws {
+        #expect(try dunstctl(["context"]).status == 0)
+    }
+
+    /// How many notices are on screen now.
+    func displayed() throws -> Int {
+        Int(try dunstctl(["count", "displayed"]).output.trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0
     }
 
     /// One notice as dunst received it.

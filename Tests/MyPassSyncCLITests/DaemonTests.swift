@@ -11,6 +11,32 @@ private let familyKey = CLIFixtures.key("binary32.key")
 
 @Suite("daemon: one process for every vault, its socket, its notices (end to end)", .serialized)
 struct DaemonTests {
+    @Test("a decision-needed notice's Merge button answers it: picked in dunst's context menu, the daemon merges the change")
+    func noticeButtonDecides() throws {
+        let session = try SecretServiceSession()
+        defer { session.stop() }
+        let notices = try NotificationServer(bus: session.environment, menuPick: "Merge")
+        let home = try DaemonHome(root: session.home, extra: session.environment)
+        let work = try home.vault("work.kdbx", from: CLIFixtures.kdbx31)
+        let command = try home.passwordCommand(workPassword, name: "work.pw")
+        #expect(try home.tool(["daemon", "add", work, "--password-command", command, "--policy", "ask"]).status == 0)
+        let daemon = try DaemonProcess(home)
+        #expect(daemon.waitFor("baseRecorded", vault: work), "\(daemon.outputText)")
+        let edited = try ProcessRunner.run(URL(fileURLWithPath: "/usr/bin/env"), ["keepassxc-cli", "add", "-q", work, "Edited elsewhere"],
+                                           input: Data((workPassword + "\n").utf8), environment: ["QT_QPA_PLATFORM": "offscreen"])
+        #expect(edited.status == 0, "\(edited.standardError)")
+        #expect(daemon.waitFor("decisionNeeded", vault: work), "\(daemon.outputText)")
+        #expect(try eventually(within: 15) { try notices.displayed() > 0 }, "the decision notice is not on screen")
+        try notices.openContextMenu()
+        let merged = try eventually(within: 15) {
+            guard daemon.state(of: work) == "watching" else { return false }
+            return try home.titles(work, password: workPassword)?.contains("Edited elsewhere") == true
+        }
+        let offered = (try? String(contentsOfFile: notices.menuOffered, encoding: .utf8)) ?? "(the menu was not opened)"
+        #expect(merged, "the button did not merge; the menu offered: \(offered); \(daemon.outputText)")
+        #expect(offered.contains("Reload") && offered.contains("Overwrite"), "\(offered)")
+    }
+
     @Test("three vaults with three kinds of credentials: copies folded and noticed once per burst, pause, resume, decide, a changed key, remove, SIGTERM")
     func threeVaults() throws {
         let session = try SecretServiceSession()
