@@ -73,7 +73,8 @@ public enum SystemCalls {
 
     /// Replaces the planned faults (and restarts the call counts). They apply to the calls this
     /// thread makes (a test's save runs on its own thread; other tests run in parallel on others),
-    /// or, with `everyThread`, to every call of the process.
+    /// or, with `everyThread`, to every call of the process. Debug builds only (`MYPASS_TEST_HOOKS`):
+    /// a release build plans no fault.
     public static func inject(_ faults: [Fault], everyThread: Bool = false) { plan.set(faults, thread: everyThread ? nil : pthread_self()) }
 
     /// Reads faults from `MYPASS_SYNC_FAULTS` (comma-separated, e.g. `write:2:ENOSPC`) in a test
@@ -321,8 +322,11 @@ public struct FileStatus: Sendable, Equatable {
     }
 }
 
-/// Planned faults and per-operation call counts, shared by all threads of the process.
+/// Planned faults and per-operation call counts, shared by all threads of the process. Debug builds
+/// only (`MYPASS_TEST_HOOKS`, what the tests run): in a release build it plans nothing, remembers
+/// nothing and takes no lock on the calls of the gate.
 private final class FaultPlan: Sendable {
+    #if MYPASS_TEST_HOOKS
     private struct State {
         var faults: [SystemCalls.Fault] = []
         /// Calls seen per fault (each fault counts the calls that match it).
@@ -368,4 +372,11 @@ private final class FaultPlan: Sendable {
     func path(of descriptor: Int32) -> String? {
         state.withLock { $0.paths[descriptor] }
     }
+    #else
+    func set(_ faults: [SystemCalls.Fault], thread: pthread_t?) {}
+    func next(_ operation: SystemCalls.Operation, path: String?) -> SystemCalls.Fault? { nil }
+    func remember(_ descriptor: Int32, path: String) {}
+    func forget(_ descriptor: Int32) {}
+    func path(of descriptor: Int32) -> String? { nil }
+    #endif
 }
