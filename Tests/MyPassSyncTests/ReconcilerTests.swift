@@ -219,6 +219,16 @@ struct ReconcilerTests {
         #expect(plan?.fold == [] && plan?.retryAt == Self.start.addingTimeInterval(61))
     }
 
+    @Test("a problem that keeps coming back is told once, until something else happened; a wait for a transfer is not something else")
+    func problemToldOnce() {
+        var memory = Reconciler.Memory()
+        let failing = WatchEvent.error(vault: "/v.kdbx", message: "the disk is full")
+        let told = [failing, failing, .waitingForSync(vault: "/v.kdbx", transfers: [".syncthing.v.kdbx.tmp"]), failing,
+                    .error(vault: "/v.kdbx", message: "another problem"), .baseRecorded(vault: "/v.kdbx"), failing]
+            .map { Reconciler.tells($0, memory: &memory) }
+        #expect(told == [true, false, true, false, true, true, true])
+    }
+
     @Test("the watcher's own write is recognised once when a check finds it on disk; another version is not it")
     func ownWriteSeenOnce() throws {
         var memory = Reconciler.Memory()

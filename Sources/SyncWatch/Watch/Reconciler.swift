@@ -91,6 +91,8 @@ public enum Reconciler {
         var notContained: [String: String] = [:]
         /// The version this device's watcher last wrote, until a check has seen it on disk.
         var ownWrite: Fingerprint?
+        /// The problem last told (an error, an unreadable file).
+        var lastProblem: (kind: WatchEvent.Kind, detail: String)?
 
         /// Nothing remembered yet.
         public init() {}
@@ -159,6 +161,19 @@ public enum Reconciler {
             }
         }
         return (notices, retryLater)
+    }
+
+    /// Whether `event` is told: a problem the same as the last one told is not told again until
+    /// something else happened (a step that keeps failing reports once; a wait for a transfer does
+    /// not count as something else).
+    public static func tells(_ event: WatchEvent, memory: inout Memory) -> Bool {
+        if event.kind.isProblem {
+            if let last = memory.lastProblem, last.kind == event.kind && last.detail == event.detail { return false }
+            memory.lastProblem = (event.kind, event.detail)
+        } else if event.kind != .waitingForSync {
+            memory.lastProblem = nil
+        }
+        return true
     }
 
     /// The watcher wrote the vault as `written`: when the next check finds it there, that is its own write.

@@ -139,19 +139,9 @@ public final class VaultWatcher {
     /// Whether the last `check` failed (an error or an unreadable file, not a wait): the caller backs
     /// off before the next one.
     public private(set) var failedLastCheck = false
-    /// The problem last reported: the same one again is not reported again until something else
-    /// happened (a step that keeps failing reports once).
-    private var lastProblem: (kind: WatchEvent.Kind, detail: String)?
-
     private func report(_ event: WatchEvent) {
-        if event.kind.isProblem {
-            failedLastCheck = true
-            if let last = lastProblem, last.kind == event.kind && last.detail == event.detail { return }
-            lastProblem = (event.kind, event.detail)
-        } else if event.kind != .waitingForSync {
-            lastProblem = nil
-        }
-        emit(event)
+        if event.kind.isProblem { failedLastCheck = true }
+        if Reconciler.tells(event, memory: &memory) { emit(event) }
     }
 
     /// One pass over the vault's folder: one listing (`FolderSnapshot`), the versions it needs opened,
