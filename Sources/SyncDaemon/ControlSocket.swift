@@ -185,16 +185,7 @@ public final class ControlSocket: Sendable {
     }
 
     private static func write(_ answer: ControlAnswer, to connection: Int32) {
-        let line = answer.line
-        line.withUnsafeBytes { raw in
-            var offset = 0
-            while offset < raw.count {
-                let written = Glibc.send(connection, raw.baseAddress! + offset, raw.count - offset, Int32(MSG_NOSIGNAL))
-                if written < 0 && errno == EINTR { continue }
-                if written <= 0 { return }
-                offset += written
-            }
-        }
+        write(bytes: answer.line, to: connection)
     }
 
     /// Sends `request` to the daemon listening on `path` and returns its answer (waiting up to
@@ -223,6 +214,7 @@ public final class ControlSocket: Sendable {
         }
     }
 
+    /// Sends all of `bytes` (a peer that went away ends it quietly: no SIGPIPE).
     private static func write(bytes: Data, to connection: Int32) {
         bytes.withUnsafeBytes { raw in
             var offset = 0
