@@ -89,6 +89,12 @@ public struct DaemonConfiguration: Sendable, Equatable {
         } catch .notFound {
             return DaemonConfiguration()
         }
+        // Its password commands run as this user: a file another user owns or may write is refused.
+        var status = stat()
+        if stat(path, &status) == 0 && (status.st_uid != getuid() || status.st_mode & (S_IWGRP | S_IWOTH) != 0) {
+            throw .system(operation: .read, path: path, errno: EPERM,
+                          message: "it is another user's or others may write it, and its commands would run as you (chmod go-w, or chown it)")
+        }
         return parse(String(decoding: data, as: UTF8.self))
     }
 
@@ -106,6 +112,11 @@ public struct DaemonConfiguration: Sendable, Equatable {
         if lstat(path, &status) == 0 && (status.st_mode & S_IFMT) == S_IFLNK {
             throw .system(operation: .write, path: path, errno: ELOOP,
                           message: "it is a symlink, and the configuration is never written through one (edit the file it points to)")
+        }
+        // A value holding a line break would write a line of its own (a second command, say).
+        guard !text.unicodeScalars.contains(where: { $0.properties.generalCategory == .control && $0 != "\t" && $0 != "\n" }),
+              vaults.allSatisfy({ !$0.credentials.settingLines.joined().contains("\n") && !$0.path.contains("\n") }) else {
+            throw .system(operation: .write, path: path, errno: EINVAL, message: "a path or command holds a line break or another control character")
         }
         try AtomicFileWriter.write(Data(text.utf8), toPath: path)
     }

@@ -22,7 +22,8 @@ public final class DesktopNotifier: @unchecked Sendable {
     private var mainLoopStarted = false
     /// The last notice with actions per vault, kept alive while its buttons may be pressed.
     private var shown: [String: OpaquePointer] = [:]
-    private var contexts: [String: ActionContext] = [:]
+    /// Every action context handed to libnotify (see `show`).
+    private var contexts: [ActionContext] = []
 
     /// A notifier logging its one "no notification service" line through `log`; `onDecision` gets
     /// (vault, decision) when a notice's button is pressed.
@@ -61,7 +62,10 @@ public final class DesktopNotifier: @unchecked Sendable {
                     target.onDecision(target.vault, decision)
                 }, pointer)
             }
-            contexts[notice.vault] = context
+            // Kept for the life of the process (a few bytes per decision notice): an action of a
+            // notice replaced or not shown may still be delivered on GLib's thread, so its context is
+            // never freed under it.
+            contexts.append(context)
             startMainLoop()
         }
         if let message = mypass_notify_show(notification) {

@@ -177,10 +177,17 @@ public final class VaultDaemon: Sendable {
     /// the decision runs (`VaultDecision`), the engine starts again. What was done, in one line.
     public func decide(_ path: String, _ decision: SyncSession.Decision) throws(ControlFailure) -> String {
         let vault = try vault(path)
-        guard vault.condition.state == .needsDecision, let credentials = vault.keptCredentials else { throw .noDecisionPending(path) }
+        guard vault.beginDecision() else { throw .decisionFailed("\(path): a decision is being carried out already") }
+        guard vault.condition.state == .needsDecision, let credentials = vault.keptCredentials else {
+            vault.endDecision()
+            throw .noDecisionPending(path)
+        }
         vault.stop()
         vault.waitUntilStopped()
-        defer { if !vault.paused { start(vault) } }
+        defer {
+            vault.endDecision()
+            if !vault.paused { start(vault) }
+        }
         do {
             let done = try VaultDecision.apply(decision, to: vault.configuration, credentials: credentials.key, limits: credentials.limits,
                                                state: state, device: device) { [weak self, weak vault] event in

@@ -40,7 +40,7 @@ enum VaultDecision {
             guard let base = state.base(for: path) else { throw Failure.noBase(path) }
             let opened = try KDBXReader.open(base.bytes, key: credentials.key, cachedKey: nil, limits: limits)
             let session = try SyncSession(path: path, working: opened, key: credentials.key, state: state, limits: limits,
-                                          basedOn: base.record.fingerprint)
+                                          basedOn: base.record.fingerprint, settings: device)
             let resolution = try session.resolveDiskChange(by: .overwrite)
             guard resolution.wroteFile else { return "nothing to write: the vault already held this device's version" }
             return "this device's version was written over the disk's" + (resolution.backup.map { " (the disk's kept as \($0))" } ?? "")

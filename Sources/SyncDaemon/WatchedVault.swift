@@ -23,6 +23,8 @@ final class WatchedVault: Sendable {
         var last: (kind: WatchEvent.Kind, time: Date, detail: String)?
         /// The decision the last event asked for was taken (until the next event).
         var decided = false
+        /// A decision is being carried out (its engine stopped): no other decision, no restart.
+        var deciding = false
     }
     private let shared = Mutex(Shared())
 
@@ -37,7 +39,7 @@ final class WatchedVault: Sendable {
     /// a resume or a changed configuration), then the engine until `stop`.
     func start(state: SyncStateStore, device: DeviceSettings, onEvent: @escaping @Sendable (WatchEvent) -> Void) {
         let starting: Bool = shared.withLock { shared in
-            guard !shared.running && !shared.isPaused else { return false }
+            guard !shared.running && !shared.isPaused && !shared.deciding else { return false }
             shared.running = true
             shared.stopRequested = false
             return true
@@ -114,6 +116,21 @@ final class WatchedVault: Sendable {
             shared.last = (event.kind, time, event.detail)
             shared.decided = false
         }
+    }
+
+    /// Marks a decision as being carried out; false when one is already (a socket request and a
+    /// notice's button at once: one of them is carried out).
+    func beginDecision() -> Bool {
+        shared.withLock { shared in
+            guard !shared.deciding else { return false }
+            shared.deciding = true
+            return true
+        }
+    }
+
+    /// The decision is carried out (or failed): the vault may start again.
+    func endDecision() {
+        shared.withLock { $0.deciding = false }
     }
 
     /// The decision asked for was taken.

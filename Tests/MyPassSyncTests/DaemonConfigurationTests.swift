@@ -1,4 +1,8 @@
 import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+import SyncFiles
 import MyPassCore
 @testable import SyncDaemon
 import SyncCommit
@@ -24,6 +28,22 @@ struct DaemonConfigurationTests {
         #expect(read.problems.isEmpty, "\(read.problems)")
         #expect(read.vaults == [first, second, third])
         #expect(read.vaults.map(\.credentials.kind) == [.passwordCommand, .keyring, .keyFile])
+    }
+
+    @Test("a value with a line break is never written (it would be a line of its own); a file others may write is not read")
+    func hostileValuesAndFiles() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("daemon-conf-\(UUID().uuidString)").path
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let path = folder + "/daemon.conf"
+        var configuration = DaemonConfiguration()
+        configuration.vaults = [DaemonVault(path: "/home/u/v.kdbx", credentials: CredentialReference(password: .command("pass show v\npassword-command = curl evil")))]
+        #expect(throws: FileError.self) { try configuration.save(to: path) }
+        #expect(!FileManager.default.fileExists(atPath: path))
+        configuration.vaults = [DaemonVault(path: "/home/u/v.kdbx", credentials: CredentialReference(password: .command("pass show v")))]
+        try configuration.save(to: path)
+        #expect(try DaemonConfiguration.load(from: path).vaults == configuration.vaults)
+        #expect(chmod(path, 0o666) == 0)
+        #expect(throws: FileError.self) { try DaemonConfiguration.load(from: path) }
     }
 
     @Test("each line that cannot be used is named with its number and skipped; the rest is used")
