@@ -110,7 +110,7 @@ private struct SyncthingRun: Decodable {
 /// conflicts: a storm of copies that never settles), and a real conflict may cause at most one more
 /// copy. The tests run in parallel (each mostly waits for Syncthing's delays): the suite takes about
 /// 2.5 minutes, where one after the other they would take about 8.
-@Suite("real Syncthing: two or three devices, a watcher on each, no lost edit and no storm of conflict copies")
+@Suite("real Syncthing: two or three devices, a watcher on each, no lost edit and no storm of conflict copies", .serialized)
 struct RealSyncthingTests {
     private func run(devices: Int, delay: Int, pattern: String, rounds: Int = 0, daemon: Bool = false) throws -> (SyncthingRun, URL) {
         let root = try CLIFixtures.scratch()
