@@ -108,8 +108,9 @@ private struct SyncthingRun: Decodable {
 /// the watchers fold it in. Nothing may be lost, the devices must end with the same bytes, a merge
 /// that changes nothing must write nothing (or the devices' rewrites of the same merge are new
 /// conflicts: a storm of copies that never settles), and a real conflict may cause at most one more
-/// copy. The tests run in parallel (each mostly waits for Syncthing's delays): the suite takes about
-/// 2.5 minutes, where one after the other they would take about 8.
+/// copy. The cases run one after the other: each device stands for a machine of its own, and ten
+/// Syncthing instances with their watchers on two cores at once made same-second races far likelier
+/// than on real devices (the suite takes about 8 minutes, beside the rest of the tests).
 @Suite("real Syncthing: two or three devices, a watcher on each, no lost edit and no storm of conflict copies", .serialized)
 struct RealSyncthingTests {
     private func run(devices: Int, delay: Int, pattern: String, rounds: Int = 0, daemon: Bool = false) throws -> (SyncthingRun, URL) {
