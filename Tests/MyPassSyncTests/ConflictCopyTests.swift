@@ -125,6 +125,23 @@ struct ConflictCopyTests {
         #expect(try workspace.open().root.entries.map(\.title) == ["First"])
     }
 
+    @Test("a copy removed between the listing and its reading (another device merged it) is gone: not unreadable, nothing written")
+    func copyGoneBeforeRead() throws {
+        let workspace = try Workspace()
+        defer { workspace.remove() }
+        let copy = workspace.directory.appendingPathComponent("vault.sync-conflict-20261203-101010-ABCDEFG.kdbx")
+        try FileManager.default.copyItem(atPath: workspace.vaultPath, toPath: copy.path)
+        let listed = ConflictCopies.find(for: workspace.vaultPath)
+        #expect(listed.count == 1)
+        try FileManager.default.removeItem(at: copy)
+        let before = try Data(contentsOf: URL(fileURLWithPath: workspace.vaultPath))
+        let session = try SyncSession(path: workspace.vaultPath, key: Workspace.key, state: workspace.state)
+        let folded = try CopyFolding.fold(listed, into: session, base: session.vault, key: Workspace.key, limits: .standard, dryRun: false)
+        #expect(folded.outcomes.map(\.result) == [.gone])
+        #expect(!folded.wroteVault)
+        #expect(try Data(contentsOf: URL(fileURLWithPath: workspace.vaultPath)) == before)
+    }
+
     @Test("a copy that branched off before the vault's version: its older place and history are not taken as changes")
     func copyOlderThanBase() throws {
         let workspace = try Workspace()

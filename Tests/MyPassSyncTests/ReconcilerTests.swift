@@ -272,6 +272,11 @@ struct ReconcilerTests {
         // The same refusal again is not told again; without a changed copy or a grace, nothing is retried.
         applied = Reconciler.apply([outcome(junk, .otherDatabase)], of: plan, to: &memory)
         #expect(applied.notices.isEmpty && !applied.retryLater)
+        // A copy the sync engine removed before it was read (another device merged it) is neither
+        // a refusal nor remembered: nothing told, nothing retried.
+        let taken = Self.copy("TAKENAW", inode: 6)
+        applied = Reconciler.apply([outcome(taken, .gone)], of: plan, to: &memory)
+        #expect(applied.notices.isEmpty && !applied.retryLater && memory.failedCopies[taken.path] == nil)
     }
 
     @Test("a copy that failed is not tried again until it changes; the report policy reports each copy once; ignore ignores")

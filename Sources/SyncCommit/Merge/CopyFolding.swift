@@ -38,6 +38,9 @@ public enum CopyFolding {
         case tooCostly
         /// Changed while it was being merged: left in the folder for the next pass.
         case changedMeanwhile
+        /// Gone before it was read (the sync engine removed it: another device merged it): nothing
+        /// done, and nothing to report or remember.
+        case gone
     }
 
     /// What happened to one copy.
@@ -128,7 +131,7 @@ public enum CopyFolding {
             case .refused(let refusal):
                 outcomes.append(Outcome(copy: copy.path, engine: copy.engine, result: Result(refusal), changes: [], movedTo: nil))
             case .gone:
-                outcomes.append(Outcome(copy: copy.path, engine: copy.engine, result: .unreadable, changes: [], movedTo: nil))
+                outcomes.append(Outcome(copy: copy.path, engine: copy.engine, result: .gone, changes: [], movedTo: nil))
             }
         }
         // The base only where both sides descend from it; else each entry's ancestor is inferred.

@@ -154,6 +154,8 @@ public enum Reconciler {
                 notices.append(outcome.result == .merged ? .merged(outcome) : .retired(outcome))
             case .changedMeanwhile, .wouldMerge:
                 retryLater = true
+            case .gone:
+                break  // its removal is a file event of its own: the next check lists the folder without it
             case .otherCredentials, .otherDatabase, .unreadable, .tooLarge, .tooCostly:
                 let refusal = outcome.result.refusal ?? .unreadable
                 if let copy = plan.fold.first(where: { $0.path == outcome.copy }) { memory.copyFailed(copy, reason: refusal) }
