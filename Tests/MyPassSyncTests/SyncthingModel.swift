@@ -232,11 +232,9 @@ final class SyncthingModel {
             return
         }
         guard incomingWins else {
-            // This device's version wins: it stays, and goes out again as the newer one.
-            merged[device.index, default: 0] += 1
-            let kept = Version(bytes: local.bytes, modifiedBy: local.modifiedBy, modified: local.modified, vector: merged)
-            device.known[name] = kept
-            announce(kept, of: name, from: device.index)
+            // This device's version wins: it is the global version already and stays as it is; the
+            // losing device makes the copy when it pulls this one (nothing is announced from here,
+            // so the losing version is never overwritten without a copy).
             return
         }
         let copy = conflictName(of: name, modifiedBy: incoming.modifiedBy)
