@@ -223,7 +223,7 @@ final class SyncthingModel {
     /// Both changed the file: the older modification loses (on every device alike); the device
     /// whose own version lost renames it aside, named by the winner's device; no copy is made of a copy.
     private func resolveConflict(on device: Device, name: String, local: Version, incoming: Version) {
-        var merged = local.vector.merging(incoming.vector) { max($0, $1) }
+        let merged = local.vector.merging(incoming.vector) { max($0, $1) }
         let incomingWins = incoming.modified > local.modified || (incoming.modified == local.modified && incoming.modifiedBy < local.modifiedBy)
         if ConflictCopies.isConflictCopyName(name) && incomingWins {
             // "Already a conflict copy; not copying again": the losing copy is simply replaced.

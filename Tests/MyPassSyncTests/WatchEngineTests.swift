@@ -55,8 +55,13 @@ struct WatchEngineTests {
 
         let path: String
         private let state = Mutex(State())
+        /// The clock check times are read on (the engine's).
+        private let clock: any WatchClock
 
-        init(path: String) { self.path = path }
+        init(path: String, clock: any WatchClock = SystemClock()) {
+            self.path = path
+            self.clock = clock
+        }
 
         /// The answers of the next checks (true once they run out).
         var answers: [Answer] {
@@ -72,8 +77,9 @@ struct WatchEngineTests {
         var prepared: [String] { state.withLock { $0.preparedPaths } }
 
         func check() -> Bool {
-            state.withLock { state in
-                state.times.append(Date())
+            let now = clock.now
+            return state.withLock { state in
+                state.times.append(now)
                 let answer = state.answers.isEmpty ? (succeeded: true, failed: false, waitingForTransfer: false) : state.answers.removeFirst()
                 state.failedLastCheck = answer.failed
                 state.waitingForTransfer = answer.waitingForTransfer
@@ -110,33 +116,44 @@ struct WatchEngineTests {
         _ = pollUntil(timeout: seconds, interval: 0.005, condition)
     }
 
-    @Test("a burst of events is one check after the quiet time; temp files and other names are not")
+    @Test("a burst of events is one check after the quiet time; temp files and other names are not (on a clock the test moves)")
     func debounce() throws {
-        let checker = CountingChecker(path: Self.directory + "/vault.kdbx")
+        let clock = ManualClock()
+        let checker = CountingChecker(path: Self.directory + "/vault.kdbx", clock: clock)
         var settings = WatchEngine.Settings()
         settings.debounce = 0.3
+        settings.clock = clock
         let source = ManualSource()
         let events = Events()
         try running([checker], settings: settings, source: source, events: events) { _ in
-            waitUntil { checker.checkTimes.count == 1 }  // the first check at the start
+            #expect(clock.waitUntilAsleep())
+            #expect(checker.checkTimes == [clock.now], "the first check at the start")
             #expect(source.watchedDirectories == [Self.directory])
-            let burstStart = Date()
+            // A burst over 200 ms, each event less than the quiet time after the one before.
             for _ in 0..<5 {
                 source.fire(.changed(directory: Self.directory, name: "vault.kdbx"))
-                usleep(40_000)  // Kept: the burst is spread over 200 ms, less than the quiet time (what is tested).
+                clock.advance(by: 0.05)
+                #expect(clock.waitUntilAsleep())
             }
+            let lastEvent = clock.now.addingTimeInterval(-0.05)
             source.fire(.changed(directory: Self.directory, name: ".vault.kdbx.tmp-123"))
             source.fire(.changed(directory: "/elsewhere", name: "vault.kdbx"))
-            waitUntil { checker.checkTimes.count >= 2 }
-            usleep(500_000)  // Kept: what is checked is that nothing more happens (no third check) for over a quiet time.
-            let times = checker.checkTimes
-            #expect(times.count == 2, "one check for the burst, none for other names: \(times.count)")
-            if times.count == 2 { #expect(times[1].timeIntervalSince(burstStart) >= 0.3 + 0.16, "checked before the quiet time") }
+            clock.advance(by: 0.2)  // 0.25 s after the last event: still quiet
+            #expect(clock.waitUntilAsleep())
+            #expect(checker.checkTimes.count == 1, "checked before the quiet time: \(checker.checkTimes)")
+            clock.advance(by: 0.05)  // the quiet time after the last event
+            #expect(clock.waitUntilAsleep())
+            clock.advance(by: 10)  // and nothing more for long after
+            #expect(clock.waitUntilAsleep())
+            #expect(checker.checkTimes.map { $0.timeIntervalSince(lastEvent) }.last.map { abs($0 - 0.3) < 1e-6 } == true,
+                    "one check, the quiet time after the last event: \(checker.checkTimes)")
+            #expect(checker.checkTimes.count == 2, "one check for the burst, none for other names: \(checker.checkTimes.count)")
             #expect(checker.prepared.isEmpty, "only conflict copies are opened ahead")
             source.fire(.changed(directory: Self.directory, name: "vault.sync-conflict-20261130-120000-PHONE.kdbx"))
             #expect(checker.prepared == [Self.directory + "/vault.sync-conflict-20261130-120000-PHONE.kdbx"],
                     "a copy's arrival starts opening it at once, before the debounce")
-            waitUntil { checker.checkTimes.count == 3 }
+            clock.advance(by: 0.3)
+            #expect(clock.waitUntilAsleep())
             #expect(checker.checkTimes.count == 3, "a conflict copy's name marks its vault")
         }
         #expect(events.all.last == .stopped)
@@ -181,29 +198,34 @@ struct WatchEngineTests {
         #expect(events.all.filter { $0.kind == .pollingOnly }.count == 1)
     }
 
-    @Test("a failing check backs off, doubling up to the maximum; a waiting one retries at the retry wait")
+    @Test("a failing check backs off, doubling up to the maximum; a waiting one retries at the retry wait (on a clock the test moves)")
     func backoff() throws {
-        let failing = CountingChecker(path: Self.directory + "/failing.kdbx")
+        let clock = ManualClock()
+        let failing = CountingChecker(path: Self.directory + "/failing.kdbx", clock: clock)
         failing.answers = Array(repeating: (false, true, false), count: 7)
-        let waiting = CountingChecker(path: Self.directory + "/waiting.kdbx")
+        let waiting = CountingChecker(path: Self.directory + "/waiting.kdbx", clock: clock)
         waiting.answers = Array(repeating: (false, false, false), count: 4)
         var settings = WatchEngine.Settings()
         settings.debounce = 0
-        settings.retryWait = 0.05
-        settings.maximumBackoff = 0.2
+        // Powers of two, so that the clock's steps add up exactly.
+        settings.retryWait = 0.0625
+        settings.maximumBackoff = 0.25
+        settings.clock = clock
         try running([failing, waiting], settings: settings, source: ManualSource(), events: Events()) { _ in
-            waitUntil(5) { failing.checkTimes.count >= 8 && waiting.checkTimes.count >= 5 }
+            #expect(clock.waitUntilAsleep())
+            for _ in 0..<128 {  // 2 s in steps of 1/64 s
+                clock.advance(by: 1.0 / 64)
+                #expect(clock.waitUntilAsleep())
+            }
         }
-        let gaps = zip(failing.checkTimes.dropFirst(), failing.checkTimes).map { $0.timeIntervalSince($1) }
-        #expect(gaps.count >= 7, "\(gaps)")
-        guard gaps.count >= 7 else { return }
-        // 0.05, 0.1, 0.2, then the maximum 0.2 (with scheduling slack).
-        #expect(gaps[0] >= 0.045 && gaps[0] < 0.09, "\(gaps)")
-        #expect(gaps[1] >= 0.095 && gaps[1] < 0.17, "\(gaps)")
-        #expect(gaps[2] >= 0.195 && gaps[2] < 0.3, "\(gaps)")
-        #expect(gaps[3...5].allSatisfy { $0 >= 0.195 && $0 < 0.3 }, "not capped at the maximum: \(gaps)")
-        let waits = zip(waiting.checkTimes.dropFirst(), waiting.checkTimes).map { $0.timeIntervalSince($1) }
-        #expect(waits.prefix(4).allSatisfy { $0 >= 0.045 && $0 < 0.12 }, "a wait is not a failure: \(waits)")
+        func gaps(_ times: [Date]) -> [Double] {
+            zip(times.dropFirst(), times).map { $0.timeIntervalSince($1) }
+        }
+        // The retry wait, doubling, then the maximum; after the seventh failure the eighth check
+        // succeeds and no more come.
+        #expect(gaps(failing.checkTimes) == [0.0625, 0.125, 0.25, 0.25, 0.25, 0.25, 0.25], "\(gaps(failing.checkTimes))")
+        // A wait is not a failure: the retry wait each time, then success.
+        #expect(gaps(waiting.checkTimes) == [0.0625, 0.0625, 0.0625, 0.0625], "\(gaps(waiting.checkTimes))")
     }
 
     @Test("runOnce waits (bounded) while a sync engine transfers, then returns")

@@ -33,6 +33,8 @@ public final class VaultWatcher {
     private let reconcilerPolicy: Reconciler.Policy
     private var copyPolicy: CopyPolicy { reconcilerPolicy.copies }
     private let emit: @Sendable (WatchEvent) -> Void
+    /// The time checks decide at.
+    private let clock: any WatchClock
     /// What the reconciler keeps between checks.
     private var memory = Reconciler.Memory()
     /// The last derived key: a reload of a file whose KDF settings and salt are unchanged (what this
@@ -59,8 +61,11 @@ public final class VaultWatcher {
     /// nothing is left to do here. After the grace (that device may run no watcher) it is merged here.
     /// `rollbackHold`: how long a version that looks like a rollback is held before it is refused,
     /// waiting for the conflict copy with this device's newer version (0: refused at once).
-    public init(context: VaultContext, policy: Reconciler.Policy, emit: @escaping @Sendable (WatchEvent) -> Void) {
+    /// `clock`: the time `check()` decides at (graces, holds).
+    public init(context: VaultContext, policy: Reconciler.Policy, clock: any WatchClock = SystemClock(),
+                emit: @escaping @Sendable (WatchEvent) -> Void) {
         self.context = context
+        self.clock = clock
         self.reconcilerPolicy = policy
         self.emit = emit
         // The files the vault was in earlier runs: a copy that is one of them is this device's own.
@@ -150,10 +155,10 @@ public final class VaultWatcher {
     /// vault, a rollback held, a copy in its grace, a failure).
     @discardableResult
     public func check() -> Bool {
-        check(now: Date())
+        check(now: clock.now)
     }
 
-    /// `check` at the time `now` (tests pass their own clock).
+    /// `check` at the time `now` (tests that drive the watcher step by step pass it).
     func check(now: Date) -> Bool {
         check(now: now, mayRebuild: true)
     }

@@ -68,6 +68,8 @@ public final class WatchEngine: @unchecked Sendable {
         public var maximumBackoff: TimeInterval = 60
         /// This device's settings, which the watchers' saves follow (backups, KDF salt rotation).
         public var device = DeviceSettings()
+        /// The time the loop and the watchers read and sleep on (a test sets its own).
+        public var clock: any WatchClock = SystemClock()
 
         /// The defaults, as `watch` uses them.
         public init() {}
@@ -85,6 +87,8 @@ public final class WatchEngine: @unchecked Sendable {
     private var pollInterval: TimeInterval?
     private var stopping = false
     private var announcedPolling = false
+    /// The time the loop reads and sleeps on.
+    private var clock: any WatchClock { settings.clock }
 
     /// An engine for `vaults` (paths), opened with `credentials` within `limits` (a `VaultFile`'s),
     /// its sync state in `state`; file events from `source` (default: this platform's).
@@ -99,7 +103,7 @@ public final class WatchEngine: @unchecked Sendable {
                                           settings: settings.device),
                     policy: Reconciler.Policy(vault: settings.policy, copies: settings.copyPolicy, foreignCopyGrace: settings.copyGrace,
                                               rollbackHold: settings.rollbackHold, rebuildGrace: settings.rebuildGrace),
-                    emit: emit)
+                    clock: settings.clock, emit: emit)
             }
         }
     }
@@ -123,10 +127,10 @@ public final class WatchEngine: @unchecked Sendable {
     /// engine's transfer into a folder is awaited up to `transferWait` seconds.
     public func runOnce(transferWait: TimeInterval = 30) {
         for checker in checkers {
-            let deadline = Date().addingTimeInterval(transferWait)
-            while !checker.check() && checker.waitingForTransfer && Date() < deadline && !isStopping {
+            let deadline = clock.now.addingTimeInterval(transferWait)
+            while !checker.check() && checker.waitingForTransfer && clock.now < deadline && !isStopping {
                 condition.lock()
-                _ = condition.wait(until: min(deadline, Date().addingTimeInterval(0.2)))
+                clock.wait(on: condition, until: min(deadline, clock.now.addingTimeInterval(0.2)))
                 condition.unlock()
             }
         }
@@ -144,7 +148,7 @@ public final class WatchEngine: @unchecked Sendable {
         }
         defer { for token in tokens { source?.stopWatching(token) } }
         condition.lock()
-        let start = Date()
+        let start = clock.now
         for checker in checkers { due[checker.path] = start }
         var nextPoll = pollInterval.map { start.addingTimeInterval($0) }
         var failures: [String: Int] = [:]
@@ -157,7 +161,7 @@ public final class WatchEngine: @unchecked Sendable {
                 condition.lock()
                 continue
             }
-            let now = Date()
+            let now = clock.now
             if let interval = pollInterval {
                 if nextPoll == nil { nextPoll = now.addingTimeInterval(interval) }
                 if let poll = nextPoll, poll <= now {
@@ -168,11 +172,7 @@ public final class WatchEngine: @unchecked Sendable {
             let ready = checkers.filter { due[$0.path].map { $0 <= now } ?? false }
             guard !ready.isEmpty else {
                 // Until the next due time, or the next event (Foundation on Linux cannot wait until `distantFuture`).
-                if let next = ([nextPoll].compactMap { $0 } + due.values).min() {
-                    _ = condition.wait(until: next)
-                } else {
-                    condition.wait()
-                }
+                clock.wait(on: condition, until: ([nextPoll].compactMap { $0 } + due.values).min())
                 continue
             }
             for checker in ready { due[checker.path] = nil }
@@ -185,7 +185,7 @@ public final class WatchEngine: @unchecked Sendable {
                 // Waiting: again after `retryWait`. Failing: backing off, doubling up to the maximum.
                 let delay = count == 0 ? settings.retryWait : min(settings.retryWait * pow(2, Double(count - 1)), settings.maximumBackoff)
                 condition.lock()
-                if due[checker.path] == nil { due[checker.path] = Date().addingTimeInterval(delay + settings.debounce) }
+                if due[checker.path] == nil { due[checker.path] = clock.now.addingTimeInterval(delay + settings.debounce) }
                 condition.unlock()
             }
             condition.lock()
@@ -217,7 +217,7 @@ public final class WatchEngine: @unchecked Sendable {
             condition.broadcast()
             condition.unlock()
         }
-        let soon = Date().addingTimeInterval(settings.debounce)
+        let soon = clock.now.addingTimeInterval(settings.debounce)
         switch event {
         case .changed(let directory, let name), .removed(let directory, let name):
             for checker in checkers {
