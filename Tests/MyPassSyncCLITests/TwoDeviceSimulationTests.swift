@@ -60,6 +60,26 @@ private final class SimulatedDevice {
         RetiredCopies(state: SyncStateStore(directory: stateDirectory), vaultPath: vault).list().map(\.originalName)
     }
 
+    /// Where each thread of the watcher is (for a watcher that stopped settling): each thread's name,
+    /// state and kernel wait channel, and its stack when gdb is installed.
+    func threadReport() -> String {
+        let pid = process.processIdentifier
+        let taskFolder = "/proc/\(pid)/task"
+        var lines: [String] = []
+        for task in ((try? FileManager.default.contentsOfDirectory(atPath: taskFolder)) ?? []).sorted() {
+            func read(_ name: String) -> String {
+                ((try? String(contentsOfFile: "\(taskFolder)/\(task)/\(name)", encoding: .utf8)) ?? "?").trimmingCharacters(in: .whitespacesAndNewlines)
+            }
+            lines.append("\(name) thread \(task) \(read("comm")): wchan \(read("wchan")), state \(read("stat").split(separator: " ").dropFirst(2).first ?? "?")")
+        }
+        if FileManager.default.isExecutableFile(atPath: "/usr/bin/gdb"),
+           let stacks = try? ProcessRunner.run(URL(fileURLWithPath: "/usr/bin/timeout"),
+                                               ["60", "/usr/bin/gdb", "-batch", "-p", "\(pid)", "-ex", "thread apply all bt 30"]) {
+            lines.append(stacks.output)
+        }
+        return lines.joined(separator: "\n")
+    }
+
     /// Stops the watcher (SIGINT) and returns its events.
     func stop() -> [[String: Any]] {
         kill(process.processIdentifier, SIGINT)
@@ -232,7 +252,9 @@ struct TwoDeviceSimulationTests {
                     let tail = ((try? String(contentsOf: device.log, encoding: .utf8)) ?? "").split(separator: "\n").suffix(3)
                     return "\(device.name): settled \(device.isSettled()), running \(device.isRunning), copies \(device.conflictCopies()), last events \(tail)"
                 }
-                Issue.record("the watchers did not settle: \(states)")
+                // Where the watchers are, for whoever reads the log (a watcher that stops settling is a bug).
+                for device in devices where device.isRunning { print("threads of \(device.name)'s watcher:\n\(device.threadReport())") }
+                Issue.record("the watchers did not settle (their threads are printed above): \(states)")
                 throw CancellationError()
             }
         }
