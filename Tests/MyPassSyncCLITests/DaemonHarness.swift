@@ -7,12 +7,7 @@ import Glibc
 
 /// Polls `condition` every 50 ms until it holds or `seconds` passed; whether it held.
 func eventually(within seconds: TimeInterval, _ condition: () throws -> Bool) rethrows -> Bool {
-    let deadline = Date().addingTimeInterval(seconds)
-    repeat {
-        if try condition() { return true }
-        usleep(50_000)
-    } while Date() < deadline
-    return try condition()
+    try pollUntil(timeout: seconds, interval: 0.05, condition)
 }
 
 /// A home for one daemon test: configuration, runtime (0700), state (0700) and sync folders, and the

@@ -277,7 +277,7 @@ struct DaemonTests {
             return status.split(separator: "\n").first { $0.hasPrefix("VmRSS") }
                 .flatMap { Int($0.split(separator: " ").dropFirst().first ?? "") } ?? 0
         }
-        usleep(500_000)
+        usleep(500_000)  // Kept: the first check's memory released off the watch thread before it is measured.
         let residentWithOne = residentKiB()
         try configure(20)
         kill(pid, SIGHUP)
