@@ -147,6 +147,12 @@ struct ReconcilerTests {
         plan = Self.reconciliation(Reconciler.plan(Self.snapshot(holding), versions: .init(base: without, disk: holding, pending: [mine]),
                                                    memory: &memory, now: Self.start, policy: .init()))
         #expect(plan?.restoreFrom == [] && Set(plan?.retire ?? []) == [mine.sha256, without.sha256])
+        // A pending version that no longer opens (the key changed since) or is gone is retired by the
+        // plan, not by the watcher while it gathers the versions.
+        let gone = String(repeating: "e", count: 64)
+        plan = Self.reconciliation(Reconciler.plan(Self.snapshot(without), versions: .init(base: without, disk: nil, unopenable: [gone]),
+                                                   memory: &memory, now: Self.start, policy: .init()))
+        #expect(plan?.retire == [gone] && plan?.restoreFrom == [])
     }
 
     @Test("an entry deleted with a tombstone is not restored from a pending version")

@@ -63,12 +63,15 @@ public enum Reconciler {
         public var disk: Version?
         /// Versions this device wrote or took in that the vault may not hold (`PendingVersions`).
         public var pending: [Version]
+        /// Pending versions (by SHA-256) that no longer open with this key or are gone.
+        public var unopenable: [String]
 
         /// These versions.
-        public init(base: Version?, disk: Version?, pending: [Version] = []) {
+        public init(base: Version?, disk: Version?, pending: [Version] = [], unopenable: [String] = []) {
             self.base = base
             self.disk = disk
             self.pending = pending
+            self.unopenable = unopenable
         }
     }
 
@@ -339,6 +342,9 @@ public enum Reconciler {
             }
             plan.retire += versions.pending.filter { $0.sha256 == current.sha256 }.map(\.sha256)
         }
+        // A pending version that no longer opens with this key (the key changed since) or is gone can
+        // never be merged here: retired.
+        plan.retire += versions.unopenable
         plan.replacedBaseIsHeld = versions.base.map { !plan.restoreFrom.contains($0.sha256) } ?? true
         planCopies(snapshot.copies, into: &plan, memory: &memory, now: now, policy: policy)
         return .reconcile(plan)

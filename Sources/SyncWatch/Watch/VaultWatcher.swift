@@ -205,13 +205,12 @@ public final class VaultWatcher {
         // then retired here): not opened and merged a second time.
         let kept = pending.list()
         copiesPending = kept.isEmpty ? [:] : copiesHeld(in: kept, copies: snapshot.copies, budget: foreignBudget(measuredAgainst: record?.bytes))
-        versions.pending = kept.filter { !copiesPending.values.contains($0.sha256) }.compactMap { kept in
-            // A version that no longer opens with this key (changed since) or is gone can never be merged here.
-            guard let opened = pending.bytes(of: kept).flatMap({ version($0, sha256: kept.sha256) }) else {
-                pending.retire(sha256: kept.sha256)
-                return nil
+        for kept in kept where !copiesPending.values.contains(kept.sha256) {
+            if let opened = pending.bytes(of: kept).flatMap({ version($0, sha256: kept.sha256) }) {
+                versions.pending.append(opened)
+            } else {
+                versions.unopenable.append(kept.sha256)  // the Reconciler decides what becomes of it
             }
-            return opened
         }
         // Versions no longer in use are freed off this thread (tens of thousands of objects each).
         let inUse = Set([fingerprint.sha256] + [versions.base?.sha256].compactMap { $0 } + versions.pending.map(\.sha256))
