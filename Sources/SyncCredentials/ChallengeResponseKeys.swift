@@ -22,7 +22,7 @@ public struct ChallengeResponseSecret: ChallengeResponse {
     public init(file path: String) throws {
         var (bytes, status): (Data, stat)
         do {
-            (bytes, status) = try FileReading.readWithStatus(atPath: path, followSymlinks: false, limit: 4096)
+            (bytes, status) = try FileReading.readWithStatus(atPath: path, on: .real, followSymlinks: false, limit: 4096)
         } catch .notARegularFile {
             throw KDBXError.challengeResponseFailed("the challenge-response secret \(path) is not a regular file (a symlink?); refused")
         } catch {

@@ -73,7 +73,7 @@ public enum DesktopKeyring {
     /// (a file can carry any database's identity). `keyFilePath` is remembered as a path.
     public static func store(_ password: SecureBytes, for unlocked: UnlockedVault, keyFilePath: String?, replacing: Bool = false) throws(Failure) {
         let identity = DatabaseIdentity(unlocked.vault)
-        let path = DurableFile.resolvedPath(unlocked.file.path)
+        let path = DurableFile.resolvedPath(unlocked.file.path, on: unlocked.file.fileSystem)
         let databaseName = unlocked.vault.meta.databaseName
         let existing: [SecretService.Item]
         do {
@@ -89,7 +89,7 @@ public enum DesktopKeyring {
             var attributes = identityAttributes(identity)
             attributes["path"] = path
             attributes["database-name"] = databaseName
-            if let keyFilePath { attributes["key-file"] = DurableFile.resolvedPath(keyFilePath) }
+            if let keyFilePath { attributes["key-file"] = DurableFile.resolvedPath(keyFilePath, on: .real) }
             let name = (path as NSString).lastPathComponent
             try SecretService.store(password, label: "mypass-sync: \(name) (database \(databaseName.isEmpty ? "unnamed" : databaseName))",
                                     attributes: attributes)
@@ -102,7 +102,7 @@ public enum DesktopKeyring {
     public static func forget(path: String, identity: DatabaseIdentity?) throws(Failure) -> Int {
         do {
             let stored = try SecretService.search(["application": application], loadingSecrets: false)
-            let resolved = DurableFile.resolvedPath(path)
+            let resolved = DurableFile.resolvedPath(path, on: .real)
             let matching = stored.filter { item in
                 item.attributes["path"] == resolved || (identity != nil && Self.identity(of: item) == identity)
             }
@@ -143,7 +143,7 @@ public enum DesktopKeyring {
         } catch {
             throw Failure.unavailable(error.description)
         }
-        let path = DurableFile.resolvedPath(file.path)
+        let path = DurableFile.resolvedPath(file.path, on: file.fileSystem)
         let stem = Self.stem(of: path)
         let ordered = stored.filter { $0.attributes["path"] == path }
             + stored.filter { $0.attributes["path"] != path && $0.attributes["path"].map(Self.stem(of:)) == stem }
@@ -151,7 +151,7 @@ public enum DesktopKeyring {
         var tried = 0
         for item in ordered.prefix(min(candidates, maximumCandidates)) {
             guard let secret = item.secret, let expected = identity(of: item) else { continue }
-            let itemKeyFile = try keyFile ?? item.attributes["key-file"].map { try FileReading.readAll(atPath: $0) }
+            let itemKeyFile = try keyFile ?? item.attributes["key-file"].map { try FileReading.readAll(atPath: $0, on: .real) }
             let plain = try VaultCredentials(password: secret, keyFile: itemKeyFile)
             let credentials = challengeResponse.map(plain.adding) ?? plain
             tried += 1

@@ -47,7 +47,7 @@ public final class ControlSocket: Sendable {
     /// The socket's path: `$XDG_RUNTIME_DIR/mypass-sync/daemon.sock` (else `/run/user/UID/…`).
     public static func defaultPath() throws(Failure) -> String {
         let runtime = ProcessInfo.processInfo.environment["XDG_RUNTIME_DIR"].flatMap { $0.isEmpty ? nil : $0 } ?? "/run/user/\(getuid())"
-        guard SystemCalls.status(atPath: runtime) != nil else { throw .noRuntimeDirectory }
+        guard SystemCalls.status(atPath: runtime, on: .real) != nil else { throw .noRuntimeDirectory }
         return runtime + "/mypass-sync/daemon.sock"
     }
 
@@ -65,7 +65,7 @@ public final class ControlSocket: Sendable {
         self.path = path
         self.handler = handler
         try Self.preparePrivateFolder((path as NSString).deletingLastPathComponent)
-        if SystemCalls.status(atPath: path) != nil {
+        if SystemCalls.status(atPath: path, on: .real) != nil {
             if (try? Self.connect(to: path)).map({ Glibc.close($0) }) != nil { throw .alreadyRunning(path) }
             unlink(path)
         }

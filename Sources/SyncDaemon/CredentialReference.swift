@@ -1,7 +1,7 @@
 internal import Foundation
 public import SyncCommit
 internal import KDBXFormat
-internal import SyncFiles
+public import SyncFiles
 internal import SyncCredentials
 internal import MyPassCrypto
 
@@ -61,11 +61,11 @@ public struct CredentialReference: Sendable, Equatable {
         return nil
     }
 
-    /// The vault at `path` read and opened with the credentials these references give (the one way
-    /// every command opens a vault: `VaultFile.read`, then `unlock`); the credentials, to be kept.
-    public func open(_ path: String) throws -> (file: VaultFile, credentials: VaultCredentials) {
-        let file = try VaultFile.read(path)
-        let keyFileBytes = try keyFile.map { try FileReading.readAll(atPath: $0) }
+    /// The vault at `path` on `fileSystem` read and opened with the credentials these references give
+    /// (the one way every command opens a vault: `VaultFile.read`, then `unlock`); the credentials, to be kept.
+    public func open(_ path: String, on fileSystem: FileSystem) throws -> (file: VaultFile, credentials: VaultCredentials) {
+        let file = try VaultFile.read(path, on: fileSystem)
+        let keyFileBytes = try keyFile.map { try FileReading.readAll(atPath: $0, on: fileSystem) }
         let component = try challengeResponseComponent()
         switch password {
         case .keyring:

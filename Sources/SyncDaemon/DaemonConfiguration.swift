@@ -85,7 +85,7 @@ public struct DaemonConfiguration: Sendable, Equatable {
     public static func load(from path: String = defaultPath) throws(FileError) -> DaemonConfiguration {
         let data: Data
         do {
-            data = try FileReading.readAll(atPath: path, followSymlinks: true, limit: maximumFileSize)
+            data = try FileReading.readAll(atPath: path, on: .real, followSymlinks: true, limit: maximumFileSize)
         } catch .notFound {
             return DaemonConfiguration()
         }
@@ -102,7 +102,7 @@ public struct DaemonConfiguration: Sendable, Equatable {
     /// folder made 0700 if missing; a symlink at `path` is refused, never followed or replaced.
     public func save(to path: String = defaultPath) throws(FileError) {
         let folder = (path as NSString).deletingLastPathComponent
-        if SystemCalls.status(atPath: folder) == nil {
+        if SystemCalls.status(atPath: folder, on: .real) == nil {
             guard (try? FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true,
                                                             attributes: [.posixPermissions: 0o700])) != nil else {
                 throw .system(operation: .makeDirectory, path: folder, errno: EACCES, message: "cannot create the folder")
@@ -118,7 +118,7 @@ public struct DaemonConfiguration: Sendable, Equatable {
               vaults.allSatisfy({ !$0.credentials.settingLines.joined().contains("\n") && !$0.path.contains("\n") }) else {
             throw .system(operation: .write, path: path, errno: EINVAL, message: "a path or command holds a line break or another control character")
         }
-        try AtomicFileWriter.write(Data(text.utf8), toPath: path)
+        try AtomicFileWriter.write(Data(text.utf8), toPath: path, on: .real)
     }
 
     /// The configuration as its file's text.

@@ -109,7 +109,7 @@ public final class VaultDaemon: Sendable {
         for vault in toStop { vault.stop() }
         for vault in toStop {
             vault.waitUntilStopped()
-            if let notice = shared.withLock({ shared in shared.planner.flush(DurableFile.canonicalPath(vault.path)) }), vault.configuration.notices { notifier?.send(notice) }
+            if let notice = shared.withLock({ shared in shared.planner.flush(DurableFile.canonicalPath(vault.path, on: state.fileSystem)) }), vault.configuration.notices { notifier?.send(notice) }
         }
         for vault in toStart { start(vault) }
         return outcome
@@ -152,7 +152,7 @@ public final class VaultDaemon: Sendable {
     }
 
     private func vault(_ path: String) throws(ControlFailure) -> WatchedVault {
-        let canonical = DurableFile.canonicalPath(path)
+        let canonical = DurableFile.canonicalPath(path, on: state.fileSystem)
         guard let found = shared.withLock({ shared in shared.vaults.first { $0.path == path || $0.path == canonical } }) else { throw .notConfigured(path) }
         return found
     }
@@ -205,14 +205,14 @@ public final class VaultDaemon: Sendable {
     public func status() -> DaemonStatus {
         let current = shared.withLock { shared in shared.vaults }
         return DaemonStatus(vaults: current.map { vault in
-            let path = DurableFile.canonicalPath(vault.path)
+            let path = DurableFile.canonicalPath(vault.path, on: state.fileSystem)
             let condition = vault.condition
             let lastMerge = MergeJournal(state: state, vaultPath: path).records().max { $0.time < $1.time }
             let detail = condition.state == .error || condition.state == .needsDecision ? condition.last?.detail : nil
             return DaemonStatus.Vault(
                 path: vault.path, state: condition.state,
                 lastEvent: condition.last.map { DaemonStatus.LastEvent(kind: $0.kind.rawValue, time: $0.time) },
-                conflictCopies: ConflictCopies.find(for: path, naming: device.copyNaming).count,
+                conflictCopies: ConflictCopies.find(for: path, on: state.fileSystem, naming: device.copyNaming).count,
                 lastMerge: lastMerge.map { DaemonStatus.LastMerge(journal: $0.id, time: $0.time) },
                 credentials: vault.configuration.credentials.kind, detail: detail)
         })
@@ -225,7 +225,7 @@ public final class VaultDaemon: Sendable {
         for vault in current { vault.stop() }
         for vault in current { vault.waitUntilStopped() }
         let pending: [DesktopNotice] = shared.withLock { shared in
-            current.compactMap { shared.planner.flush(DurableFile.canonicalPath($0.path)) }
+            current.compactMap { shared.planner.flush(DurableFile.canonicalPath($0.path, on: state.fileSystem)) }
         }
         for notice in pending { notifier?.send(notice) }
         notifier?.drain()

@@ -36,7 +36,7 @@ enum VaultDecision {
             }.runOnce()
             return decision == .reload ? "the version on disk was taken as it is" : "the version on disk was merged with this device's"
         case .overwrite:
-            let path = DurableFile.canonicalPath(vault.path)
+            let path = DurableFile.canonicalPath(vault.path, on: state.fileSystem)
             guard let base = state.base(for: path) else { throw Failure.noBase(path) }
             let opened = try KDBXReader.open(base.bytes, key: credentials.key, cachedKey: nil, limits: limits)
             let session = try SyncSession(path: path, working: opened, key: credentials.key, state: state, limits: limits,

@@ -54,7 +54,7 @@ final class WatchedVault: Sendable {
                 }
                 finished.leave()
             }
-            guard let credentials = obtainCredentials(naming: device.copyNaming, onEvent: onEvent) else { return }
+            guard let credentials = obtainCredentials(on: state.fileSystem, naming: device.copyNaming, onEvent: onEvent) else { return }
             var settings = configuration.engineSettings
             settings.device = device
             let engine = WatchEngine(vaults: [path], credentials: credentials.key, limits: credentials.limits, state: state, settings: settings) {
@@ -75,11 +75,11 @@ final class WatchedVault: Sendable {
 
     /// The credentials, obtained once (the vault, or while a sync engine has renamed both versions
     /// aside, one of those copies named as `naming` says, stands for it).
-    private func obtainCredentials(naming: ConflictCopies.Naming, onEvent: @Sendable (WatchEvent) -> Void)
+    private func obtainCredentials(on fileSystem: FileSystem, naming: ConflictCopies.Naming, onEvent: @Sendable (WatchEvent) -> Void)
         -> (key: VaultCredentials, limits: ResourceLimits)? {
         if let kept = shared.withLock({ $0.credentials }) { return kept }
         do {
-            let opened = try configuration.credentials.open(VaultWatcher.standIn(for: path, naming: naming))
+            let opened = try configuration.credentials.open(VaultWatcher.standIn(for: path, on: fileSystem, naming: naming), on: fileSystem)
             let obtained = (opened.credentials, opened.file.limits)
             shared.withLock { $0.credentials = obtained }
             return obtained

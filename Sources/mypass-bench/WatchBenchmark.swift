@@ -27,7 +27,7 @@ func runWatchBenchmark(entries: Int) throws {
     let arrived = DispatchSemaphore(value: 0)
     let replaced = DispatchSemaphore(value: 0)
     let copyArrival = EventClock(), vaultReplacement = EventClock()
-    let token = DirectoryEvents.instance.watch(directory.path) { event in
+    let token = DirectoryEvents.instance.watch(directory.path, on: .real) { event in
         guard case .changed(_, let name) = event else { return }
         if name.contains("sync-conflict") && name.hasSuffix(".kdbx") {
             // The copy's arrival (it is later removed from the folder, not renamed within it): the

@@ -12,7 +12,7 @@ struct AttachmentImportCommand: Command {
 
     func run(arguments: [String], output: inout StandardStreams) throws -> ExitCode {
         let parsed = try parse(arguments, count: 4...4)
-        let data = try FileReading.readAll(atPath: parsed.positionals[3])  // Before the password: a missing file is said first.
+        let data = try FileReading.readAll(atPath: parsed.positionals[3], on: CommandFileSystem.current)  // Before the password: a missing file is said first.
         let session = try editing.session(parsed, path: parsed.positionals[0], command: name)
         let entry = try requireEntry(parsed.positionals[1], session.vault, name)
         session.update(try session.vault.attaching(data, named: parsed.positionals[2], to: entry.uuid, replacing: parsed[force]))
@@ -45,7 +45,7 @@ struct AttachmentExportCommand: Command {
         if parsed[toStandardOutput] {
             data.withUnsafeBytes { output.emit(bytes: $0) }
         } else {
-            try AtomicFileWriter.write(data, toPath: parsed.positionals[3])
+            try AtomicFileWriter.write(data, toPath: parsed.positionals[3], on: CommandFileSystem.current)
             output.print("wrote \(parsed.positionals[3].terminalSafe) (\(data.count) bytes)")
         }
         return .success

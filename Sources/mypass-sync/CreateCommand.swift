@@ -56,10 +56,10 @@ struct CreateCommand: Command {
         var keyFileBytes: Data?
         if let keyPath = parsed[keyFile] {
             if FileManager.default.fileExists(atPath: keyPath) {
-                keyFileBytes = try FileReading.readAll(atPath: keyPath)
+                keyFileBytes = try FileReading.readAll(atPath: keyPath, on: CommandFileSystem.current)
             } else {
                 let key = Data(try RandomBytes.data(count: 32).map { String(format: "%02x", $0) }.joined().utf8)
-                try AtomicFileWriter.write(key, toPath: keyPath)
+                try AtomicFileWriter.write(key, toPath: keyPath, on: CommandFileSystem.current)
                 keyFileBytes = key
                 output.printError("created key file \(keyPath.terminalSafe): keep a copy; without it the vault does not open")
             }
@@ -68,7 +68,7 @@ struct CreateCommand: Command {
         let credentials = try challenge.component(parsed).map(plain.adding) ?? plain
         let seconds = Double(parsed[decryptionTime] ?? Int(VaultCreation.defaultDecryptionTime * 1000)) / 1000
         let format = try VaultCreation.create(
-            at: path, name: parsed[vaultName] ?? ((path as NSString).lastPathComponent as NSString).deletingPathExtension,
+            at: path, on: CommandFileSystem.current, name: parsed[vaultName] ?? ((path as NSString).lastPathComponent as NSString).deletingPathExtension,
             credentials: credentials, decryptionTime: seconds, change: change)
         output.print("created \(path.terminalSafe): " + format.oneLine)
         return .success

@@ -33,7 +33,7 @@ struct CredentialOptions: OptionGroup {
     /// Reads the vault at `path` once and checks it (not a vault, or a KDF beyond the caps, is said
     /// before any password is asked for).
     func read(_ parsed: ParsedArguments, path: String) throws -> VaultFile {
-        try VaultFile.read(path, maximumKDFMemory: parsed[maxKDFMemory])
+        try VaultFile.read(path, on: CommandFileSystem.current, maximumKDFMemory: parsed[maxKDFMemory])
     }
 
     /// A version of a vault that did not come from this device (a git blob) opened with the
@@ -43,7 +43,7 @@ struct CredentialOptions: OptionGroup {
         var limits = ResourceLimits.standard
         if let memory = parsed[maxKDFMemory] { limits.maximumArgon2MemoryBytes = memory }
         let budget = ForeignVersionBudget.withoutReference(within: limits)
-        let file = try VaultFile.read(path, within: budget)
+        let file = try VaultFile.read(path, on: CommandFileSystem.current, within: budget)
         if parsed[passwordFrom] == .keyring {
             try checkSources(parsed, command: command)
             return try keyringUnlock(parsed, file: file, candidates: file.derivations(within: budget, atMost: DesktopKeyring.maximumCandidates)).vault
@@ -101,7 +101,7 @@ struct CredentialOptions: OptionGroup {
     private func keyringUnlock(
         _ parsed: ParsedArguments, file: VaultFile, candidates: Int = DesktopKeyring.maximumCandidates
     ) throws -> (vault: UnlockedVault, credentials: VaultCredentials) {
-        let keyFileBytes = try parsed[keyFile].map { try FileReading.readAll(atPath: $0) }
+        let keyFileBytes = try parsed[keyFile].map { try FileReading.readAll(atPath: $0, on: CommandFileSystem.current) }
         let found = try DesktopKeyring.unlock(file, keyFile: keyFileBytes, challengeResponse: challenge.component(parsed), candidates: candidates)
         if parsed[verbose] {
             var streams = StandardStreams()
@@ -128,7 +128,7 @@ struct CredentialOptions: OptionGroup {
             }
             password = typed
         }
-        let keyFileBytes = try parsed[keyFile].map { try FileReading.readAll(atPath: $0) }
+        let keyFileBytes = try parsed[keyFile].map { try FileReading.readAll(atPath: $0, on: CommandFileSystem.current) }
         if password == nil && keyFileBytes == nil { throw usage("--no-password needs --key-file") }
         let credentials = try VaultCredentials(password: password, keyFile: keyFileBytes)
         return try challenge.component(parsed).map(credentials.adding) ?? credentials
@@ -218,7 +218,7 @@ struct OtherCredentialOptions: OptionGroup {
         } else {
             password = PasswordInput.prompt("Password for \((path as NSString).lastPathComponent): ")
         }
-        let keyFile = try parsed[remoteKeyFile].map { try FileReading.readAll(atPath: $0) }
+        let keyFile = try parsed[remoteKeyFile].map { try FileReading.readAll(atPath: $0, on: CommandFileSystem.current) }
         return try VaultCredentials(password: password, keyFile: keyFile)
     }
 }
@@ -229,7 +229,7 @@ struct StateOptions: OptionGroup {
 
     /// The state directory given (else the default), refused when it is not private (`checkPrivate`).
     func state(_ parsed: ParsedArguments) throws -> SyncStateStore {
-        let state = SyncStateStore(directory: parsed[stateDirectory])
+        let state = SyncStateStore(directory: parsed[stateDirectory], on: CommandFileSystem.current)
         try state.checkPrivate()
         return state
     }

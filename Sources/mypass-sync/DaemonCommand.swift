@@ -106,7 +106,7 @@ struct DaemonCommand: Command {
 
     /// The vault's path as the configuration keeps it: absolute, symlinks resolved.
     static func absolute(_ path: String) -> String {
-        DurableFile.canonicalPath(URL(fileURLWithPath: path).standardizedFileURL.path)
+        DurableFile.canonicalPath(URL(fileURLWithPath: path).standardizedFileURL.path, on: CommandFileSystem.current)
     }
 
     /// The credential references the options give (paths made absolute).
@@ -152,7 +152,7 @@ struct DaemonCommand: Command {
         vault.rebuildGrace = parsed[rebuildGrace] ?? vault.rebuildGrace
         vault.notices = (parsed[notify] ?? .on) == .on
         var configuration = try configurationToEdit()
-        _ = try vault.credentials.open(path)  // They must open it (exit 3 otherwise, nothing added).
+        _ = try vault.credentials.open(path, on: CommandFileSystem.current)  // They must open it (exit 3 otherwise, nothing added).
         let replacing = configuration.vault(at: path) != nil
         if replacing {
             configuration.vaults = configuration.vaults.map { $0.path == path ? vault : $0 }

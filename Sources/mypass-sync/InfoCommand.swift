@@ -11,7 +11,7 @@ struct InfoCommand: Command {
     func run(arguments: [String], output: inout StandardStreams) throws -> ExitCode {
         let parsed = try parse(arguments, count: 1...1)
         let path = parsed.positionals[0]
-        let format = try VaultFile.format(at: path)
+        let format = try VaultFile.format(at: path, on: CommandFileSystem.current)
         if parsed[json] {
             output.print(try JSONText.encode(InfoDocument(file: path, format: format)))
         } else {

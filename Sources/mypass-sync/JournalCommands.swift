@@ -24,7 +24,7 @@ struct JournalCommand: Command {
     func run(arguments: [String], output: inout StandardStreams) throws -> ExitCode {
         let parsed = try parse(arguments, count: 1...1)
         let path = parsed.positionals[0]
-        _ = try VaultFile.format(at: path)  // a vault that is not there (or not a vault) is said, not listed as empty
+        _ = try VaultFile.format(at: path, on: CommandFileSystem.current)  // a vault that is not there (or not a vault) is said, not listed as empty
         let journal = MergeJournal(state: try stateOptions.state(parsed), vaultPath: path)
         if let id = parsed[show] {
             let unlocked = try credentials.unlock(parsed, path: path, command: name)

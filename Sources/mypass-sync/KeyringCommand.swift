@@ -38,7 +38,7 @@ struct KeyringCommand: Command {
         switch action {
         case "store":
             let path = try needsVault()
-            let file = try VaultFile.read(path)
+            let file = try VaultFile.read(path, on: CommandFileSystem.current)
             let password: SecureBytes
             if let line = parsed[passwordCommand] {
                 password = try PasswordCommand(line).password()
@@ -54,7 +54,7 @@ struct KeyringCommand: Command {
                 }
                 password = typed
             }
-            let keyFileBytes = try parsed[keyFile].map { try FileReading.readAll(atPath: $0) }
+            let keyFileBytes = try parsed[keyFile].map { try FileReading.readAll(atPath: $0, on: CommandFileSystem.current) }
             let plain = try VaultCredentials(password: password, keyFile: keyFileBytes)
             // A challenge-response component is checked here, not stored: it is given again at each use.
             let unlocked = try file.unlock(try challenge.component(parsed).map(plain.adding) ?? plain)
@@ -63,7 +63,7 @@ struct KeyringCommand: Command {
         case "forget":
             let path = try needsVault()
             // Items stored for this path, and, when the keyring opens the file, those for its database.
-            let identity = (try? VaultFile.read(path)).flatMap { try? DesktopKeyring.unlock($0, keyFile: nil) }.map { DatabaseIdentity($0.vault.vault) }
+            let identity = (try? VaultFile.read(path, on: CommandFileSystem.current)).flatMap { try? DesktopKeyring.unlock($0, keyFile: nil) }.map { DatabaseIdentity($0.vault.vault) }
             let removed = try DesktopKeyring.forget(path: path, identity: identity)
             output.print(removed == 0 ? "no keyring item for \(path.terminalSafe)" : "removed \(removed) keyring item(s) for \(path.terminalSafe)")
         case "list":

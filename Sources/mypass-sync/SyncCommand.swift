@@ -47,7 +47,7 @@ struct SyncCommand: Command {
             let loop = RemoteSyncLoop(cancellation: cancellation)
             let signals = ShutdownSignals { loop.stop() }
             var streams = StandardStreams()
-            loop.run(vaultPath: vaultPath, interval: Double(parsed[interval] ?? 60), round: round) { outcome in
+            loop.run(vaultPath: vaultPath, on: state.fileSystem, interval: Double(parsed[interval] ?? 60), round: round) { outcome in
                 switch outcome {
                 case .synced(let report):
                     guard report.remoteChanged || report.uploaded || report.wroteLocal else { return }

@@ -27,7 +27,7 @@ struct WatchCommand: Command {
         let parsed = try parse(arguments, count: 1...Int.max)
         let device = try DeviceSettings.load()
         // Checked before the password (a vault that rclone bisync renamed aside: one of its copies).
-        let first = try credentials.read(parsed, path: VaultWatcher.standIn(for: parsed.positionals[0], naming: device.copyNaming))
+        let first = try credentials.read(parsed, path: VaultWatcher.standIn(for: parsed.positionals[0], on: CommandFileSystem.current, naming: device.copyNaming))
         let vaultCredentials = try credentials.credentials(parsed, for: first.path, command: name)  // Asked once.
         var settings = WatchEngine.Settings()
         settings.policy = parsed[policy] ?? settings.policy

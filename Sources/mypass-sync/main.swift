@@ -10,9 +10,6 @@ import MyPassSync
 ProcessProtection.disableCoreDumps()
 ProcessProtection.disableCrashBacktraces()
 
-// Test convenience (documented in docs/internals.md): faults planned in MYPASS_SYNC_FAULTS.
-SystemCalls.injectFromEnvironment()
-
 // SIGINT and SIGTERM end every command within moments, a file replacement in progress finished
 // first; `watch`, `sync --watch` and `clip` stop in their own way first (ShutdownSignals).
 // The daemon rereads its configuration on SIGHUP: blocked in every thread (before any exists), read

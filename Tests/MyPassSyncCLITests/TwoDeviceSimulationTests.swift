@@ -22,7 +22,7 @@ private final class SimulatedDevice {
         self.name = name
         folder = root.appendingPathComponent("folder-\(name)")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        vault = DurableFile.resolvedPath(folder.appendingPathComponent("pw.kdbx").path)
+        vault = DurableFile.resolvedPath(folder.appendingPathComponent("pw.kdbx").path, on: .real)
         try FileManager.default.copyItem(atPath: initialVault, toPath: vault)
         stateDirectory = root.appendingPathComponent("state-\(name)").path
         log = root.appendingPathComponent("watch-\(name).log")

@@ -53,7 +53,7 @@ struct ConflictCopyTests {
         let workspace = try Workspace()
         defer { workspace.remove() }
         #expect(FileManager.default.createFile(atPath: workspace.directory.appendingPathComponent(name).path, contents: Data()))
-        let found = ConflictCopies.find(for: workspace.vaultPath)
+        let found = ConflictCopies.find(for: workspace.vaultPath, on: .real)
         #expect(found.map(\.engine) == (engine.map { [$0] } ?? []))
     }
 
@@ -117,7 +117,7 @@ struct ConflictCopyTests {
         let copy = workspace.directory.appendingPathComponent("vault-DESKTOP-1A2B3C4.kdbx")
         try KDBXWriter.serialize(stranger, settings: settings, key: Workspace.key).file.write(to: copy)
         let session = try SyncSession(path: workspace.vaultPath, key: Workspace.key, state: workspace.state)
-        let folded = try CopyFolding.fold(ConflictCopies.find(for: workspace.vaultPath), into: session, base: session.vault,
+        let folded = try CopyFolding.fold(ConflictCopies.find(for: workspace.vaultPath, on: .real), into: session, base: session.vault,
                                               key: Workspace.key, limits: .standard, dryRun: false)
         #expect(folded.outcomes.map(\.result) == [.otherDatabase])
         #expect(!folded.wroteVault)
@@ -131,7 +131,7 @@ struct ConflictCopyTests {
         defer { workspace.remove() }
         let copy = workspace.directory.appendingPathComponent("vault.sync-conflict-20261203-101010-ABCDEFG.kdbx")
         try FileManager.default.copyItem(atPath: workspace.vaultPath, toPath: copy.path)
-        let listed = ConflictCopies.find(for: workspace.vaultPath)
+        let listed = ConflictCopies.find(for: workspace.vaultPath, on: .real)
         #expect(listed.count == 1)
         try FileManager.default.removeItem(at: copy)
         let before = try Data(contentsOf: URL(fileURLWithPath: workspace.vaultPath))
@@ -158,7 +158,7 @@ struct ConflictCopyTests {
         let copy = workspace.directory.appendingPathComponent("vault.sync-conflict-20261129-101010-PHONE.kdbx")
         try KDBXWriter.serialize(copyVault, settings: settings, key: Workspace.key).file.write(to: copy)
         let session = try SyncSession(path: workspace.vaultPath, key: Workspace.key, state: workspace.state)
-        _ = try CopyFolding.fold(ConflictCopies.find(for: workspace.vaultPath), into: session, base: session.vault,
+        _ = try CopyFolding.fold(ConflictCopies.find(for: workspace.vaultPath, on: .real), into: session, base: session.vault,
                                      key: Workspace.key, limits: .standard, dryRun: false)
         let merged = try workspace.open()
         let entry = try #require(merged.root.allEntries().first { $0.entry.uuid == first })
@@ -194,7 +194,7 @@ struct ConflictCopyTests {
         let copy = workspace.directory.appendingPathComponent("vault.sync-conflict-20261201-101010-ABCDEF1.kdbx")
         try KDBXWriter.serialize(copyVault, settings: settings, key: Workspace.key).file.write(to: copy)
         let session = try SyncSession(path: workspace.vaultPath, key: Workspace.key, state: workspace.state)
-        let folded = try CopyFolding.fold(ConflictCopies.find(for: workspace.vaultPath), into: session, base: nil,
+        let folded = try CopyFolding.fold(ConflictCopies.find(for: workspace.vaultPath, on: .real), into: session, base: nil,
                                               key: Workspace.key, limits: .standard, dryRun: false)
         #expect(folded.outcomes.map(\.result) == [.merged] && folded.wroteVault)
         let entry = try workspace.open().root.entries[0]

@@ -78,8 +78,8 @@ struct CopyPrefetchTests {
         try FileManager.default.createSymbolicLink(atPath: planted, withDestinationPath: elsewhere)
         watcher.prepare(copyAt: planted)
         watcher.prefetch.waitForOpens()
-        #expect(watcher.prefetch.take(planted, matching: try DurableFile.read(atPath: elsewhere).fingerprint,
-                                      under: CopyFolding.copyOpening(forVaultAt: workspace.vaultPath, vaultKDF: session.settings.kdf,
+        #expect(watcher.prefetch.take(planted, matching: try DurableFile.read(atPath: elsewhere, on: .real).fingerprint,
+                                      under: CopyFolding.copyOpening(forVaultAt: workspace.vaultPath, on: .real, vaultKDF: session.settings.kdf,
                                                                          key: Workspace.key, cachedKey: nil, limits: .standard),
                                       identity: DatabaseIdentity(session.vault)) == nil)
         try FileManager.default.removeItem(atPath: planted)

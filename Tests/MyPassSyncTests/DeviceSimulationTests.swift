@@ -65,7 +65,7 @@ struct DeviceSimulationTests {
             self.index = index
             folder = root.appendingPathComponent("folder-\(index)")
             try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-            vaultPath = DurableFile.resolvedPath(folder.appendingPathComponent("vault.kdbx").path)
+            vaultPath = DurableFile.resolvedPath(folder.appendingPathComponent("vault.kdbx").path, on: .real)
             try vault.write(to: URL(fileURLWithPath: vaultPath))
             state = SyncStateStore(directory: root.appendingPathComponent("state-\(index)").path)
             let log = self.log

@@ -33,6 +33,9 @@ struct Workspace {
 
     func remove() { try? FileManager.default.removeItem(at: directory) }
 
+    /// This workspace's state, on `fileSystem` (a test's fake).
+    func state(on fileSystem: FileSystem) -> SyncStateStore { SyncStateStore(directory: state.directory, on: fileSystem) }
+
     /// Files in the vault's directory other than the vault (temp files left behind).
     func strayFiles() throws -> [String] {
         try FileManager.default.contentsOfDirectory(atPath: directory.path).filter { $0 != "vault.kdbx" && $0 != "state" }
@@ -83,15 +86,15 @@ struct DurableSaveTests {
             let workspace = try Workspace()
             defer { workspace.remove() }
             let original = try workspace.bytes()
-            let session = try SyncSession(path: workspace.vaultPath, key: Workspace.key, state: workspace.state)
+            let files = FileSystem.faultInjecting()
+            let session = try SyncSession(path: workspace.vaultPath, key: Workspace.key, state: workspace.state(on: files))
             session.update(try session.vault.addingEntry(title: "Never", to: session.vault.root.uuid).vault)
             // fsync fails twice in a row for the retry with a fresh temp file to be exhausted too.
             var faults = [SystemCalls.Fault(operation, occurrence: occurrence, errorNumber: errorNumber)]
             if operation == .fsync { faults.append(SystemCalls.Fault(.fsync, occurrence: occurrence + 1, errorNumber: errorNumber)) }
-            SystemCalls.inject(faults)
-            defer { SystemCalls.inject([]) }
+            files.plan(faults)
             let result = Result { try session.save() }
-            SystemCalls.inject([])
+            files.plan([])
             switch result {
             case .failure(let error as SaveError):
                 guard case .file = error else { Issue.record("unexpected \(error)"); continue }
@@ -111,10 +114,10 @@ struct DurableSaveTests {
     func fsyncRetry() throws {
         let workspace = try Workspace()
         defer { workspace.remove() }
-        let session = try SyncSession(path: workspace.vaultPath, key: Workspace.key, state: workspace.state)
+        let files = FileSystem.faultInjecting()
+        let session = try SyncSession(path: workspace.vaultPath, key: Workspace.key, state: workspace.state(on: files))
         session.update(try session.vault.addingEntry(title: "After retry", to: session.vault.root.uuid).vault)
-        SystemCalls.inject([SystemCalls.Fault(.fsync, occurrence: 1, errorNumber: EIO)])
-        defer { SystemCalls.inject([]) }
+        files.plan([SystemCalls.Fault(.fsync, occurrence: 1, errorNumber: EIO)])
         guard case .saved = try session.save() else { Issue.record("expected a save"); return }
         #expect(try workspace.open().root.entries.count == 2)
         #expect(try workspace.strayFiles().isEmpty)
@@ -124,10 +127,10 @@ struct DurableSaveTests {
     func shortWrites() throws {
         let workspace = try Workspace()
         defer { workspace.remove() }
-        let session = try SyncSession(path: workspace.vaultPath, key: Workspace.key, state: workspace.state)
+        let files = FileSystem.faultInjecting()
+        let session = try SyncSession(path: workspace.vaultPath, key: Workspace.key, state: workspace.state(on: files))
         session.update(try session.vault.addingEntry(title: "Short", to: session.vault.root.uuid).vault)
-        SystemCalls.inject([SystemCalls.Fault(.write, occurrence: 1, shortWrite: true), SystemCalls.Fault(.write, occurrence: 2, errorNumber: EINTR)])
-        defer { SystemCalls.inject([]) }
+        files.plan([SystemCalls.Fault(.write, occurrence: 1, shortWrite: true), SystemCalls.Fault(.write, occurrence: 2, errorNumber: EINTR)])
         guard case .saved = try session.save() else { Issue.record("expected a save"); return }
         #expect(try workspace.open().root.entries.map(\.title) == ["First", "Short"])
     }
@@ -180,7 +183,7 @@ struct DurableSaveTests {
         #expect(try FileManager.default.destinationOfSymbolicLink(atPath: link) == workspace.vaultPath)
         #expect(try workspace.open().root.entries.count == 2)
         let fresh = workspace.directory.appendingPathComponent("new.kdbx").path
-        try AtomicFileWriter.write(Data("x".utf8), toPath: fresh)
+        try AtomicFileWriter.write(Data("x".utf8), toPath: fresh, on: .real)
         #expect(try FileManager.default.attributesOfItem(atPath: fresh)[.posixPermissions] as? Int == 0o600)
     }
 
@@ -205,8 +208,6 @@ struct DurableSaveTests {
         stat(workspace.state.directory, &status)
         #expect(status.st_mode & 0o777 == 0o700)
     }
-
-    // The tests below share the process-wide fault plan with the ones above: one serialized suite.
 
     @Test("a merge-and-save gives up after the bounded retries with changedOnDisk, having written nothing of its own")
     func boundedRetries() throws {

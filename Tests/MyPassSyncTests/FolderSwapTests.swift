@@ -89,7 +89,7 @@ struct FolderSwapTests {
         let theirs = try session.vault.addingEntry(title: "From the other device", to: session.vault.root.uuid).vault
         let settings = FormatSettings(version: .v4_0, cipher: .chaCha20, kdf: .aesKDF(seed: Data(repeating: 7, count: 32), rounds: 10))
         try KDBXWriter.serialize(theirs, settings: settings, key: Workspace.key).file.write(to: URL(fileURLWithPath: swapped.folder + "/" + copyName))
-        let copies = ConflictCopies.find(for: swapped.vaultPath)
+        let copies = ConflictCopies.find(for: swapped.vaultPath, on: .real)
         #expect(copies.map(\.name) == [copyName])
         DurableFile.beforeNextSwap(of: swapped.vaultPath) { swapped.swap() }
         defer { DurableFile.removeSwapHook(of: swapped.vaultPath) }
@@ -104,7 +104,7 @@ struct FolderSwapTests {
     func namesAreSingleComponents() throws {
         let workspace = try Workspace()
         defer { workspace.remove() }
-        let directory = try DirectoryHandle(opening: workspace.directory.path)
+        let directory = try DirectoryHandle(opening: workspace.directory.path, on: .real)
         for name in ["../vault.kdbx", "state/x", "..", ".", ""] {
             #expect(throws: FileError.self) { _ = try directory.read(name) }
             #expect(directory.status(of: name) == nil)
@@ -120,9 +120,9 @@ struct FolderSwapTests {
         try FileManager.default.createDirectory(atPath: target, withIntermediateDirectories: true)
         let linked = workspace.directory.appendingPathComponent("linked").path
         #expect(symlink(target, linked) == 0)
-        #expect(throws: FileError.self) { _ = try DirectoryHandle.privateDirectory(linked) }
+        #expect(throws: FileError.self) { _ = try DirectoryHandle.privateDirectory(linked, on: .real) }
         let fresh = workspace.directory.appendingPathComponent("a/b/c").path
-        let opened = try DirectoryHandle.privateDirectory(fresh)
+        let opened = try DirectoryHandle.privateDirectory(fresh, on: .real)
         #expect(opened.path == fresh)
         for path in ["a", "a/b", "a/b/c"] {
             var status = stat()

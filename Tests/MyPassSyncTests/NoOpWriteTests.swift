@@ -86,7 +86,7 @@ struct NoOpWriteTests {
             try write(mine, to: folder.appendingPathComponent("vault.sync-conflict-20261130-101010-AAAAAAA.kdbx").path)
             let state = SyncStateStore(directory: folder.appendingPathComponent("state").path)
             let session = try SyncSession(path: path, key: Workspace.key, state: state)
-            let folded = try CopyFolding.fold(ConflictCopies.find(for: path), into: session, base: nil, key: Workspace.key,
+            let folded = try CopyFolding.fold(ConflictCopies.find(for: path, on: .real), into: session, base: nil, key: Workspace.key,
                                                   limits: .standard, dryRun: false)
             #expect(folded.wroteVault && folded.outcomes.map(\.result) == [.merged])
             merged.append(try Data(contentsOf: URL(fileURLWithPath: path)))
@@ -101,11 +101,11 @@ struct NoOpWriteTests {
         let before = try Data(contentsOf: URL(fileURLWithPath: path))
         let state = SyncStateStore(directory: folder.appendingPathComponent("state").path)
         let session = try SyncSession(path: path, key: Workspace.key, state: state)
-        let folded = try CopyFolding.fold(ConflictCopies.find(for: path), into: session, base: session.vault, key: Workspace.key,
+        let folded = try CopyFolding.fold(ConflictCopies.find(for: path, on: .real), into: session, base: session.vault, key: Workspace.key,
                                               limits: .standard, dryRun: false)
         #expect(!folded.wroteVault && folded.outcomes.map(\.result) == [.nothingNew])
         #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == before)
-        #expect(ConflictCopies.find(for: path).isEmpty)
+        #expect(ConflictCopies.find(for: path, on: .real).isEmpty)
         // Both copies are kept on this device, outside the folder, 0600 in a 0700 folder.
         let retired = RetiredCopies(state: state, vaultPath: path)
         #expect(Set(retired.list().map(\.originalName))
@@ -155,9 +155,9 @@ struct NoOpWriteTests {
         defer { workspace.remove() }
         let path = workspace.directory.appendingPathComponent(name).path
         #expect(FileManager.default.createFile(atPath: path, contents: Data("partial".utf8)))
-        #expect(SyncTransfers.inProgress(for: workspace.vaultPath) == (target == nil ? [] : [name]))
+        #expect(SyncTransfers.inProgress(for: workspace.vaultPath, on: .real) == (target == nil ? [] : [name]))
         // Untouched for longer than the stale limit: an interrupted transfer, not one in progress.
-        #expect(SyncTransfers.inProgress(for: workspace.vaultPath, now: Date().addingTimeInterval(SyncTransfers.staleAfter + 1)).isEmpty)
+        #expect(SyncTransfers.inProgress(for: workspace.vaultPath, on: .real, now: Date().addingTimeInterval(SyncTransfers.staleAfter + 1)).isEmpty)
     }
 }
 

@@ -7,15 +7,20 @@ import MyPassCore
 @testable import SyncRemote
 @testable import SyncState
 @testable import SyncWatch
+import Synchronization
 import Testing
 
-/// Every file call of the sync layer goes through `SystemCalls`: faults reach the reads, the lock,
-/// directory creation and listing, and no failure path leaks a descriptor.
-@Suite("SystemCalls: the gate reaches every file call", .serialized)
+/// Every file call of the sync layer goes through `SystemCalls` on the `FileSystem` a job was given:
+/// faults planned on that value reach the reads, the lock, directory creation and listing, the
+/// watcher's calls, and nothing else; no failure path leaks a descriptor.
+@Suite("SystemCalls: the file system a job is given reaches every file call")
 struct SystemCallGateTests {
+    /// The fake file system of each test (its faults count its own calls only).
+    private let files = FileSystem.faultInjecting()
+
     private func withFaults<T>(_ faults: [SystemCalls.Fault], _ body: () throws -> T) rethrows -> T {
-        SystemCalls.inject(faults)
-        defer { SystemCalls.inject([]) }
+        files.plan(faults)
+        defer { files.plan([]) }
         return try body()
     }
 
@@ -34,7 +39,7 @@ struct SystemCallGateTests {
         let workspace = try Workspace()
         defer { workspace.remove() }
         let error = withFaults([SystemCalls.Fault(.read, occurrence: 1, errorNumber: EIO, pathContains: "vault.kdbx")]) {
-            Result { try VaultFile.read(workspace.vaultPath) }
+            Result { try VaultFile.read(workspace.vaultPath, on: files) }
         }
         guard case .failure(let failure) = error else { Issue.record("the read did not fail"); return }
         #expect(FailureKind(of: failure) == .ioError)
@@ -45,7 +50,7 @@ struct SystemCallGateTests {
     func lockFault() throws {
         let workspace = try Workspace()
         defer { workspace.remove() }
-        let session = try SyncSession(path: workspace.vaultPath, key: Workspace.key, state: workspace.state)
+        let session = try SyncSession(path: workspace.vaultPath, key: Workspace.key, state: workspace.state(on: files))
         session.update(try session.vault.addingEntry(title: "Never", to: session.vault.root.uuid).vault)
         let before = try workspace.bytes()
         let result = withFaults([SystemCalls.Fault(.lock, occurrence: 1, errorNumber: EACCES)]) { Result { try session.save() } }
@@ -58,7 +63,7 @@ struct SystemCallGateTests {
     func makeDirectoryFault() throws {
         let workspace = try Workspace()
         defer { workspace.remove() }
-        let state = SyncStateStore(directory: workspace.directory.appendingPathComponent("fresh/state").path)
+        let state = SyncStateStore(directory: workspace.directory.appendingPathComponent("fresh/state").path, on: files)
         let result = withFaults([SystemCalls.Fault(.makeDirectory, occurrence: 1, errorNumber: ENOSPC)]) { Result { try state.lock(workspace.vaultPath) } }
         guard case .failure(let error) = result else { Issue.record("the lock was taken without its directory"); return }
         #expect("\(error)".contains("No space left"), "\(error)")
@@ -68,8 +73,8 @@ struct SystemCallGateTests {
     func noDescriptorLeaks() throws {
         let workspace = try Workspace()
         defer { workspace.remove() }
-        let session = try SyncSession(path: workspace.vaultPath, key: Workspace.key, state: workspace.state)
-        _ = try VaultFile.read(workspace.vaultPath)
+        let session = try SyncSession(path: workspace.vaultPath, key: Workspace.key, state: workspace.state(on: files))
+        _ = try VaultFile.read(workspace.vaultPath, on: files)
         let before = descriptors(under: workspace.directory)
         for round in 0..<20 {
             session.update(try session.vault.addingEntry(title: "Round \(round)", to: session.vault.root.uuid).vault)
@@ -80,11 +85,42 @@ struct SystemCallGateTests {
             default: [SystemCalls.Fault(.close, occurrence: 1, errorNumber: EIO)]
             }
             _ = withFaults(faults) { Result { try session.save() } }
-            _ = try? VaultFile.read(workspace.vaultPath)
-            _ = withFaults([SystemCalls.Fault(.read, occurrence: 1, errorNumber: EIO)]) { Result { try VaultFile.read(workspace.vaultPath) } }
+            _ = try? VaultFile.read(workspace.vaultPath, on: files)
+            _ = withFaults([SystemCalls.Fault(.read, occurrence: 1, errorNumber: EIO)]) { Result { try VaultFile.read(workspace.vaultPath, on: files) } }
         }
         // 15 of the 20 rounds fail a save and every round fails a read: one leak per failure would add 35.
         let after = descriptors(under: workspace.directory)
         #expect(after <= before, "descriptors on the workspace before \(before), after \(after)")
+    }
+
+    @Test("faults planned on one file system never reach calls made on another, nor the real one")
+    func faultsStayWithTheirFileSystem() throws {
+        let workspace = try Workspace()
+        defer { workspace.remove() }
+        let other = FileSystem.faultInjecting()
+        try withFaults([SystemCalls.Fault(.read, occurrence: 1, errorNumber: EIO, pathContains: "vault.kdbx")]) {
+            #expect(throws: Never.self) { try VaultFile.read(workspace.vaultPath, on: .real) }
+            #expect(throws: Never.self) { try VaultFile.read(workspace.vaultPath, on: other) }
+            #expect(throws: (any Error).self) { try VaultFile.read(workspace.vaultPath, on: files) }
+            // The fault was used up by the one call that counted.
+            #expect(throws: Never.self) { try VaultFile.read(workspace.vaultPath, on: files) }
+        }
+    }
+
+    @Test("a watcher works on its state's file system: a failing read of the vault is its error, and the next check reads it")
+    func watcherUsesItsFileSystem() throws {
+        let workspace = try Workspace()
+        defer { workspace.remove() }
+        let kinds = Mutex<[WatchEvent.Kind]>([])
+        let watcher = VaultWatcher(path: workspace.vaultPath, key: Workspace.key, state: workspace.state(on: files),
+                                   limits: .standard, policy: .merge, copyPolicy: .merge) { event in kinds.withLock { $0.append(event.kind) } }
+        withFaults([SystemCalls.Fault(.read, occurrence: 1, errorNumber: EIO, pathContains: "vault.kdbx")]) {
+            #expect(!watcher.check())
+            #expect(watcher.failedLastCheck)
+        }
+        #expect(kinds.withLock { $0 } == [.error], "\(kinds.withLock { $0 })")
+        #expect(watcher.check())
+        #expect(!watcher.failedLastCheck)
+        #expect(kinds.withLock { $0 }.last == .baseRecorded, "\(kinds.withLock { $0 })")
     }
 }

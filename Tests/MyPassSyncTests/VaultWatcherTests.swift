@@ -216,7 +216,7 @@ struct VaultWatcherTests {
         let watcher = watch(first)
         #expect(watcher.check())
         #expect(first.all.last == "conflictCopyLeft", "\(first.described)")
-        #expect(FailedCopies(state: workspace.state, vaultPath: DurableFile.resolvedPath(workspace.vaultPath)).load().values.map(\.reason) == ["otherCredentials"])
+        #expect(FailedCopies(state: workspace.state, vaultPath: DurableFile.resolvedPath(workspace.vaultPath, on: .real)).load().values.map(\.reason) == ["otherCredentials"])
 
         // Rewritten in place (same inode, same size), its modification time put back.
         var before = stat()
@@ -241,6 +241,6 @@ struct VaultWatcherTests {
         #expect(utimensat(AT_FDCWD, copy, &now, 0) == 0)
         #expect(nextRun.check())
         #expect(try KDBXReader.open(workspace.bytes(), key: key).vault.root.entries.map(\.title).contains("Would be merged!"), "\(second.described)")
-        #expect(FailedCopies(state: workspace.state, vaultPath: DurableFile.resolvedPath(workspace.vaultPath)).load().isEmpty)
+        #expect(FailedCopies(state: workspace.state, vaultPath: DurableFile.resolvedPath(workspace.vaultPath, on: .real)).load().isEmpty)
     }
 }

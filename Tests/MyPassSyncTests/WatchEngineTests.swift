@@ -23,7 +23,7 @@ struct WatchEngineTests {
         }
         private let state = Mutex(State())
 
-        func watch(_ directory: String, handler: @escaping @Sendable (FileEvent) -> Void) -> Int {
+        func watch(_ directory: String, on fileSystem: FileSystem, handler: @escaping @Sendable (FileEvent) -> Void) -> Int {
             state.withLock { state in
                 state.watchedDirectories.append(directory)
                 state.handlers[state.handlers.count + 1] = handler
@@ -54,6 +54,7 @@ struct WatchEngineTests {
         }
 
         let path: String
+        let fileSystem = FileSystem.real
         private let state = Mutex(State())
         /// The clock check times are read on (the engine's).
         private let clock: any WatchClock
@@ -271,7 +272,7 @@ struct WatchEngineTests {
             Issue.record("no merge event: \(events.all)")
             return
         }
-        #expect(vault == DurableFile.resolvedPath(workspace.vaultPath) && copy == copyPath && !keptAs.isEmpty)
+        #expect(vault == DurableFile.resolvedPath(workspace.vaultPath, on: .real) && copy == copyPath && !keptAs.isEmpty)
         #expect(changes.contains { $0.kind == .added && $0.title == "From the phone" })
         #expect(!FileManager.default.fileExists(atPath: copyPath), "the copy was left in the folder")
         let now = try KDBXReader.open(workspace.bytes(), key: Workspace.key).vault

@@ -38,7 +38,7 @@ public final class LeakedPasswordList {
     /// Opens the list at `path` (a regular file).
     public init(path: String) throws {
         self.path = path
-        guard let file = SystemCalls.openForReading(path) else { throw FileReading.error(errno, .open, path) }
+        guard let file = SystemCalls.openForReading(path, on: .real) else { throw FileReading.error(errno, .open, path) }
         var status = stat()
         guard fstat(file.raw, &status) == 0 else { throw FileReading.error(errno, .stat, path) }
         guard status.st_mode & S_IFMT == S_IFREG else { throw FileError.notARegularFile(path: path) }

@@ -16,8 +16,8 @@ public enum GitMergeDriver {
         let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("mypass-sync-git-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         defer { try? FileManager.default.removeItem(at: scratch) }
-        var request = FileMerge.Request(copies: [other], state: SyncStateStore(directory: scratch.path))
-        let hasAncestor = (SystemCalls.status(atPath: ancestor)?.size ?? 0) > 0
+        var request = FileMerge.Request(copies: [other], state: SyncStateStore(directory: scratch.path, on: file.fileSystem))
+        let hasAncestor = (SystemCalls.status(atPath: ancestor, on: file.fileSystem)?.size ?? 0) > 0
         request.basePath = hasAncestor ? ancestor : nil
         request.outputPath = current
         return try FileMerge.run(request, on: file, credentials: credentials)
@@ -73,7 +73,7 @@ public enum GitSetup {
         let existing = try existingText(of: attributes)
         if !existing.split(separator: "\n").contains(where: { $0.trimmingCharacters(in: .whitespaces) == attributesLine }) {
             let text = existing + (existing.isEmpty || existing.hasSuffix("\n") ? "" : "\n") + attributesLine + "\n"
-            try AtomicFileWriter.write(Data(text.utf8), toPath: attributes)
+            try AtomicFileWriter.write(Data(text.utf8), toPath: attributes, on: .real)
             chmod(attributes, 0o644)
         }
         _ = try git(config + ["merge.mypass-sync.name", "mypass-sync: field-level three-way merge of KeePass vaults"])
@@ -112,7 +112,7 @@ public enum GitSetup {
     /// The text of the regular file at `path` (never through a symlink), or "" when there is none.
     private static func existingText(of path: String) throws -> String {
         do {
-            return String(decoding: try FileReading.readAll(atPath: path, followSymlinks: false, limit: 1 << 20), as: UTF8.self)
+            return String(decoding: try FileReading.readAll(atPath: path, on: .real, followSymlinks: false, limit: 1 << 20), as: UTF8.self)
         } catch FileError.notFound {
             return ""
         } catch {

@@ -18,10 +18,10 @@ extension Wordlist {
     /// and a word per line.
     public static func read(from path: String? = nil) throws -> Wordlist {
         let file = path ?? defaultPath
-        if path == nil && SystemCalls.status(atPath: file) == nil {
+        if path == nil && SystemCalls.status(atPath: file, on: .real) == nil {
             throw VaultEditError.invalidName("\(file): EFF's wordlist is missing: install Debian's diceware package or give a wordlist with -w")
         }
-        let bytes = try FileReading.readAll(atPath: file, limit: maximumFileSize)
+        let bytes = try FileReading.readAll(atPath: file, on: .real, limit: maximumFileSize)
         guard let text = String(data: bytes, encoding: .utf8) else {
             throw VaultEditError.invalidName("\(file): the wordlist is not UTF-8 text")
         }

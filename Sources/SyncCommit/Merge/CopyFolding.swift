@@ -82,14 +82,15 @@ public enum CopyFolding {
         try fold(copies, into: session, base: base, key: key, cachedKey: cachedKey, limits: limits, dryRun: dryRun, prefetched: nil)
     }
 
-    /// How a copy of the vault at `vaultPath` (KDF `vaultKDF`) is read and opened: within its
-    /// `ForeignVersionBudget`.
+    /// How a copy of the vault at `vaultPath` on `fileSystem` (KDF `vaultKDF`) is read and opened:
+    /// within its `ForeignVersionBudget`.
     package static func copyOpening(
-        forVaultAt vaultPath: String, vaultKDF: KDFParameters, key: CompositeKey, cachedKey: DerivedKey?, limits: ResourceLimits
+        forVaultAt vaultPath: String, on fileSystem: FileSystem, vaultKDF: KDFParameters, key: CompositeKey, cachedKey: DerivedKey?,
+        limits: ResourceLimits
     ) -> CopyPrefetch.Parameters {
         // The vault's size (of the file a symlink the user named leads to).
-        let vaultSize = SystemCalls.status(atPath: DurableFile.resolvedPath(vaultPath)).map { Int($0.size) } ?? 0
-        return CopyPrefetch.Parameters(key: key, cachedKey: cachedKey,
+        let vaultSize = SystemCalls.status(atPath: DurableFile.resolvedPath(vaultPath, on: fileSystem), on: fileSystem).map { Int($0.size) } ?? 0
+        return CopyPrefetch.Parameters(key: key, cachedKey: cachedKey, fileSystem: fileSystem,
                                        budget: ForeignVersionBudget(vaultSize: vaultSize, vaultKDF: vaultKDF, within: limits))
     }
 
@@ -101,14 +102,14 @@ public enum CopyFolding {
         _ copies: [ConflictCopies.Copy], into session: SyncSession, base: Vault?, key: CompositeKey, cachedKey: DerivedKey?,
         limits: ResourceLimits, dryRun: Bool, prefetched: CopyPrefetch?, restoring: [MergeCommit.Input] = []
     ) throws -> Report {
-        let opening = copyOpening(forVaultAt: session.path, vaultKDF: session.settings.kdf, key: key, cachedKey: cachedKey, limits: limits)
+        let opening = copyOpening(forVaultAt: session.path, on: session.fileSystem, vaultKDF: session.settings.kdf, key: key, cachedKey: cachedKey, limits: limits)
         // Each folder is opened once: reading a copy and removing it later happen in the directory
         // that was opened, even if it is swapped for a symlink meanwhile.
         var folders: [String: DirectoryHandle] = [:]
         func folder(of copy: ConflictCopies.Copy) throws(FileError) -> DirectoryHandle {
             let path = PathText.folder(of: copy.path)
             if let open = folders[path] { return open }
-            let opened = try DirectoryHandle.parent(of: copy.path).directory
+            let opened = try DirectoryHandle.parent(of: copy.path, on: session.fileSystem).directory
             folders[path] = opened
             return opened
         }

@@ -18,6 +18,8 @@ package final class CopyPrefetch: @unchecked Sendable {
     package struct Parameters: Sendable {
         let key: CompositeKey
         let cachedKey: DerivedKey?
+        /// The file system the copies are on.
+        let fileSystem: FileSystem
         /// The vault's budget for versions from elsewhere.
         let budget: ForeignVersionBudget
         /// Where a copy that opens is kept at once (a version this device saw: the sync engine may
@@ -105,7 +107,7 @@ package final class CopyPrefetch: @unchecked Sendable {
     /// (the check then finds out why).
     private static func open(_ path: String, with parameters: Parameters)
         -> (fingerprint: Fingerprint, vault: Result<OpenedVault, ForeignVersion.Refusal>)? {
-        guard let (folder, name) = try? DirectoryHandle.parent(of: path),
+        guard let (folder, name) = try? DirectoryHandle.parent(of: path, on: parameters.fileSystem),
               let read = try? ForeignVersion.read(name, in: folder, budget: parameters.budget) else { return nil }
         let vault = ForeignVersion.opening(read.bytes, key: parameters.key, cachedKey: parameters.cachedKey, budget: parameters.budget)
         if !vault.isRefusal && (parameters.makesEveryCopyPending || parameters.ownInodes.contains(read.fingerprint.inode)) {

@@ -70,7 +70,7 @@ public enum FolderCopies {
             // A vault a sync engine renamed aside with the other version (rclone bisync) is gone while
             // its copies are there: they are listed (the watcher rebuilds the vault from them), and so
             // are the copies this device took out of its folder before.
-            let copies = ConflictCopies.find(for: target, naming: naming)
+            let copies = ConflictCopies.find(for: target, on: state.fileSystem, naming: naming)
             let folder = (target as NSString).deletingLastPathComponent
             switch action {
             case .list where !copies.isEmpty:
@@ -85,7 +85,7 @@ public enum FolderCopies {
         var vaults = [target]
         var reports: [VaultReport] = []
         if isDirectory.boolValue {
-            let found = ConflictCopies.vaults(in: try DirectoryHandle(opening: target), naming: naming)
+            let found = ConflictCopies.vaults(in: try DirectoryHandle(opening: target, on: state.fileSystem), naming: naming)
             vaults = found.filter(\.isRegularFile).map(\.path)
             // A symlink among the folder's vaults was planted (the user named the folder, not it): it
             // could lead a merge into a private vault elsewhere. Said, never followed.
@@ -95,7 +95,7 @@ public enum FolderCopies {
         }
         var given: VaultCredentials?
         for vault in vaults {
-            let copies = ConflictCopies.find(for: vault, naming: naming)
+            let copies = ConflictCopies.find(for: vault, on: state.fileSystem, naming: naming)
             switch action {
             case .list:
                 reports.append(VaultReport(vault: vault, copies: copies, outcomes: []))

@@ -23,7 +23,7 @@ public final class LockableVault: Sendable {
     /// A locked session on the vault at `path`; `store` keeps derived keys for quick unlock (nil: none).
     public init(path: String, store: (any DerivedKeyStore)?, limits: ResourceLimits = .standard) {
         self.path = path
-        vaultID = DurableFile.resolvedPath(path)
+        vaultID = DurableFile.resolvedPath(path, on: .real)
         self.store = store
         self.limits = limits
     }
@@ -36,7 +36,7 @@ public final class LockableVault: Sendable {
 
     /// Unlocks with the credentials (runs the KDF) and, with a store, keeps the derived key there.
     public func unlock(with key: CompositeKey) throws {
-        let result = try VaultFile.read(path, limits: limits).open(key: key)
+        let result = try VaultFile.read(path, on: .real, limits: limits).open(key: key)
         opened.withLock { $0 = result }
         try store?.store(result.derivedKey, for: vaultID)
     }
@@ -45,7 +45,7 @@ public final class LockableVault: Sendable {
     /// settings or salt changed since (the stale key is forgotten): then ask for the password.
     public func quickUnlock() throws -> Bool {
         guard let store else { return false }
-        let bytes = try VaultFile.read(path, limits: limits, checksKDF: false).bytes
+        let bytes = try VaultFile.read(path, on: .real, limits: limits, checksKDF: false).bytes
         switch try Self.open(bytes, from: store, vaultID: vaultID, limits: limits) {
         case .opened(let result, _):
             opened.withLock { $0 = result }

@@ -33,7 +33,7 @@ public struct QuickUnlock: Sendable {
     public static var isSharedWithEveryProcessOfTheUser: Bool { KernelKeyringDerivedKeyStore.sessionIsUserDefault }
 
     /// The store's name for the vault at `path` (its resolved path).
-    static func vaultID(_ path: String) -> String { DurableFile.resolvedPath(path) }
+    static func vaultID(_ path: String) -> String { DurableFile.resolvedPath(path, on: .real) }
 
     /// Keeps the derived key of `opened` (the vault at `path`, opened with its password) for
     /// `lifetime` seconds; returns when it expires.

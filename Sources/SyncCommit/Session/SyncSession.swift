@@ -97,6 +97,8 @@ public final class SyncSession {
     public let path: String
     /// Where this device keeps the base of the vault.
     public let state: SyncStateStore
+    /// The file system the vault and its state are on (the state store's).
+    var fileSystem: FileSystem { state.fileSystem }
     /// The working snapshot: the vault as edited in this session.
     public private(set) var vault: Vault
     /// The format the next save writes.
@@ -124,7 +126,7 @@ public final class SyncSession {
     /// `settings`: the device's save rules (backups, KDF salt rotation); `keepsBackup` also keeps one.
     public convenience init(path: String, key: CompositeKey, state: SyncStateStore, limits: ResourceLimits = .standard,
                             settings: DeviceSettings = DeviceSettings(), keepsBackup: Bool = false) throws {
-        let file = try VaultFile.read(path, limits: limits)
+        let file = try VaultFile.read(path, on: state.fileSystem, limits: limits)
         let unlocked = try file.unlock(VaultCredentials(key: key))
         try self.init(unlocked: unlocked, key: key, state: state, settings: settings, keepsBackup: keepsBackup)
     }
@@ -178,7 +180,7 @@ public final class SyncSession {
         settings: DeviceSettings = DeviceSettings(), keepsBackup: Bool = false
     ) throws {
         guard let basedOn = explicit ?? state.base(for: path)?.record.fingerprint else {
-            throw SaveError.changedOnDisk(current: try DurableFile.fingerprint(atPath: path))
+            throw SaveError.changedOnDisk(current: try DurableFile.fingerprint(atPath: path, on: state.fileSystem))
         }
         self.path = path
         self.state = state
@@ -225,7 +227,7 @@ public final class SyncSession {
 
     /// The version on disk now, as a conflict to decide on, or nil when it is still this session's.
     public func diskChange() throws -> Conflict? {
-        let current = try DurableFile.fingerprint(atPath: path)
+        let current = try DurableFile.fingerprint(atPath: path, on: fileSystem)
         if let current, current.sameContent(as: fingerprint) && current.inode == fingerprint.inode { return nil }
         return try readDisk()
     }
@@ -291,7 +293,7 @@ public final class SyncSession {
     package func holdingLock<T>(_ body: () throws -> T) throws -> T {
         let lock = try state.lock(path)
         defer { lock.release() }
-        let stale = DurableFile.removeStaleTemporaries(of: path)
+        let stale = DurableFile.removeStaleTemporaries(of: path, on: fileSystem)
         if !stale.isEmpty { warnings.append("removed \(stale.count) temp file(s) left by an interrupted save") }
         return try body()
     }
@@ -342,15 +344,15 @@ public final class SyncSession {
         #if MYPASS_TEST_HOOKS
         beforeReplace?()
         #endif
-        SyncTransfers.waitWhileInProgress(for: path, limit: transferWait)
+        SyncTransfers.waitWhileInProgress(for: path, on: fileSystem, limit: transferWait)
         var writeSettings = settings
         if rotatesKDFSalt { writeSettings.kdf = try settings.kdf.withFreshSalt() }
         let encoded = try KDBXWriter.encode(vault, settings: writeSettings, key: key, cachedKey: derivedKey, limits: limits)
         let (file, derived) = (encoded.file, encoded.derivedKey)
         do {
-            let written = try DurableFile.replace(atPath: path, with: file, policy: .onlyIf(fingerprint), symlinks: .writeTarget, verify: { bytes in
+            let written = try DurableFile.replace(atPath: path, on: fileSystem, with: file, policy: .onlyIf(fingerprint), symlinks: .writeTarget, verify: { bytes in
                 try VerifiedEncoding.verify(bytes, matches: encoded, limits: self.limits)
-            }, mayReplace: { SyncTransfers.inProgress(for: self.path).isEmpty })
+            }, mayReplace: { SyncTransfers.inProgress(for: self.path, on: fileSystem).isEmpty })
             replacedBytes = fileBytes
             fingerprint = written
             settings = writeSettings
@@ -370,7 +372,7 @@ public final class SyncSession {
     /// another device's version (rclone bisync), the watcher knows the copy as this device's own
     /// even when no watcher saw this save. A failure is a warning, like the base's.
     private func noteFile(_ written: Fingerprint) {
-        guard let identity = FileIdentity.of(DurableFile.resolvedPath(path)), identity.inode == written.inode else { return }
+        guard let identity = FileIdentity.of(DurableFile.resolvedPath(path, on: fileSystem), on: fileSystem), identity.inode == written.inode else { return }
         do {
             try SeenVaultFiles(state: state, vaultPath: path).note(identity)
         } catch {
@@ -381,7 +383,7 @@ public final class SyncSession {
     /// Reads the file when it is still the version this session is based on, so that a save can tell
     /// whether it would change anything (a session resumed from a working copy made elsewhere).
     private func learnDiskContent() {
-        guard let file = try? VaultFile.read(path, limits: limits),
+        guard let file = try? VaultFile.read(path, on: fileSystem, limits: limits),
               file.fingerprint.sameContent(as: fingerprint) && file.fingerprint.inode == fingerprint.inode,
               let opened = try? file.open(key: key, cachedKey: derivedKey) else { return }
         diskContent = (opened.vault, opened.settings)
@@ -390,14 +392,14 @@ public final class SyncSession {
 
     /// Copies the version about to be replaced to `<vault>.bak` (only if it is the one this session knows).
     private func writeNeighbourBackup() throws {
-        let current = try DurableFile.read(atPath: path)
+        let current = try DurableFile.read(atPath: path, on: fileSystem)
         guard current.fingerprint.sameContent(as: fingerprint) else { return }
-        try AtomicFileWriter.write(current.bytes, toPath: DurableFile.resolvedPath(path) + ".bak")
+        try AtomicFileWriter.write(current.bytes, toPath: DurableFile.resolvedPath(path, on: fileSystem) + ".bak", on: fileSystem)
     }
 
     /// The version on disk now, read and opened.
     package func readDisk() throws -> Conflict {
-        let file = try VaultFile.read(path, limits: limits)
+        let file = try VaultFile.read(path, on: fileSystem, limits: limits)
         return Conflict(disk: try file.open(key: key, cachedKey: derivedKey), diskBytes: file.bytes, diskFingerprint: file.fingerprint)
     }
 
@@ -472,7 +474,7 @@ public final class SyncSession {
         try state.prepare()
         let stamp = Int(Date().timeIntervalSince1970)
         let backup = state.stem(for: path) + ".\(suffix)-\(stamp).kdbx"
-        try AtomicFileWriter.write(bytes, toPath: backup)
+        try AtomicFileWriter.write(bytes, toPath: backup, on: fileSystem)
         return backup
     }
 }

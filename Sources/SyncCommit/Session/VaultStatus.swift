@@ -20,12 +20,12 @@ public struct VaultStatus: Sendable, Encodable {
 
     /// The status of the vault at `path` with this device's `state` (copies named by `naming`).
     public init(of path: String, state: SyncStateStore, naming: ConflictCopies.Naming, quickUnlock: QuickUnlock = QuickUnlock()) throws {
-        guard let current = try DurableFile.fingerprint(atPath: path) else { throw FileError.notFound(path: path) }
+        guard let current = try DurableFile.fingerprint(atPath: path, on: state.fileSystem) else { throw FileError.notFound(path: path) }
         let record = state.base(for: path)?.record
         vault = path
         baseKnown = record != nil
         changedSinceLastSync = record.map { !$0.fingerprint.sameContent(as: current) }
-        conflictCopies = ConflictCopies.find(for: path, naming: naming)
+        conflictCopies = ConflictCopies.find(for: path, on: state.fileSystem, naming: naming)
         quickUnlockUntil = quickUnlock.expiry(path: path)
     }
 }

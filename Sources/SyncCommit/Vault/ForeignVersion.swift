@@ -86,10 +86,11 @@ public enum ForeignVersion {
 
     /// `openCopy` of the file at `path`, in the folder that holds it.
     public static func openCopy(
-        atPath path: String, key: CompositeKey, cachedKey: DerivedKey?, budget: ForeignVersionBudget, identity: DatabaseIdentity?
+        atPath path: String, on fileSystem: FileSystem, key: CompositeKey, cachedKey: DerivedKey?, budget: ForeignVersionBudget,
+        identity: DatabaseIdentity?
     ) -> CopyOpening {
         do {
-            let (folder, name) = try DirectoryHandle.parent(of: path)
+            let (folder, name) = try DirectoryHandle.parent(of: path, on: fileSystem)
             return openCopy(name, in: folder, key: key, cachedKey: cachedKey, budget: budget, identity: identity)
         } catch .notFound {
             return .gone
@@ -106,9 +107,9 @@ public enum ForeignVersion {
 
     /// The bytes of the file at `path` within `budget`; a symlink is followed only when
     /// `followSymlinks` (a file the user named, not one found in a synced folder).
-    public static func read(atPath path: String, followSymlinks: Bool, budget: ForeignVersionBudget) throws(FileError)
+    public static func read(atPath path: String, on fileSystem: FileSystem, followSymlinks: Bool, budget: ForeignVersionBudget) throws(FileError)
         -> (bytes: Data, fingerprint: Fingerprint) {
-        try DurableFile.read(atPath: path, followSymlinks: followSymlinks, limit: budget.sizeLimit)
+        try DurableFile.read(atPath: path, on: fileSystem, followSymlinks: followSymlinks, limit: budget.sizeLimit)
     }
 
     /// `bytes` opened with `key` within `budget` (no derivation when `cachedKey` fits its KDF); when

@@ -149,7 +149,7 @@ extension UnlockedVault {
         }
         let key = try requireCredentials().key
         let (file, _) = try VerifiedEncoding.encode(vault, settings: settings, key: key, cachedKey: opened.derivedKey, limits: self.file.limits)
-        try AtomicFileWriter.write(file, toPath: target)
+        try AtomicFileWriter.write(file, toPath: target, on: self.file.fileSystem)
         let header = try KDBXReader.header(of: file)
         return Conversion(format: VaultFormat(header), dropped: gaps.map(\.description),
                           unkeptAttachmentProtection: VersionFit.unkeptAttachmentProtection(in: vault, writtenAs: header.version))

@@ -44,7 +44,7 @@ public final class UnlockedVault: Sendable {
         let key = try credentials ?? requireCredentials()
         // Another version (a base, a git ancestor, another file to compare): the budget for versions from elsewhere.
         let budget = file.foreignVersionBudget
-        let bytes = try ForeignVersion.read(atPath: path, followSymlinks: true, budget: budget).bytes
+        let bytes = try ForeignVersion.read(atPath: path, on: file.fileSystem, followSymlinks: true, budget: budget).bytes
         let opened = try ForeignVersion.open(bytes, key: key.key, cachedKey: self.opened.derivedKey, budget: budget)
         return VaultCopy(path: path, opened: opened, credentials: key)
     }
@@ -82,7 +82,7 @@ public final class UnlockedVault: Sendable {
         let content = vault ?? opened.vault
         let file = try VerifiedEncoding.encode(content, settings: format?.settings ?? opened.settings, key: key.key,
                                                cachedKey: opened.derivedKey, limits: self.file.limits).bytes
-        try AtomicFileWriter.write(file, toPath: target)
+        try AtomicFileWriter.write(file, toPath: target, on: self.file.fileSystem)
     }
 
     /// Keeps this vault's key in the kernel keyring for `lifetime` seconds (`QuickUnlock`).

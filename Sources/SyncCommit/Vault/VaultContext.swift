@@ -1,4 +1,4 @@
-internal import SyncFiles
+public import SyncFiles
 public import SyncState
 public import KDBXFormat
 internal import MyPassCore
@@ -17,6 +17,8 @@ public struct VaultContext: Sendable {
     public let state: SyncStateStore
     /// This device's settings (backups, KDF salt rotation).
     public let settings: DeviceSettings
+    /// The file system the vault and its state are on (the state store's).
+    public var fileSystem: FileSystem { state.fileSystem }
 
     /// The context of the vault at `path`.
     public init(path: String, key: CompositeKey, limits: ResourceLimits = .standard, state: SyncStateStore,

@@ -1,5 +1,5 @@
 public import Foundation
-internal import SyncFiles
+public import SyncFiles
 internal import SyncState
 internal import KDBXFormat
 internal import MyPassCore
@@ -18,7 +18,7 @@ public enum VaultCreation {
     /// `decryptionTime` seconds unless `change` names KDF settings; refuses to replace any file.
     /// Returns the format written.
     public static func create(
-        at path: String, name: String, credentials: VaultCredentials, decryptionTime: TimeInterval = defaultDecryptionTime,
+        at path: String, on fileSystem: FileSystem = .real, name: String, credentials: VaultCredentials, decryptionTime: TimeInterval = defaultDecryptionTime,
         change: FormatChange = FormatChange()
     ) throws -> VaultFormat {
         try change.validate()
@@ -31,7 +31,7 @@ public enum VaultCreation {
         let vault = Vault.empty(name: name).withRecycleBin()
         let (bytes, _) = try VerifiedEncoding.encode(vault, settings: settings, key: credentials.key, cachedKey: nil, limits: .standard)
         // Only where there is no file: the kernel refuses the rename otherwise (no window).
-        let written = Result { () throws(SaveError) -> Fingerprint in try DurableFile.replace(atPath: path, with: bytes, policy: .onlyIf(nil)) }
+        let written = Result { () throws(SaveError) -> Fingerprint in try DurableFile.replace(atPath: path, on: fileSystem, with: bytes, policy: .onlyIf(nil)) }
         if case .failure(let error) = written {
             guard case .changedOnDisk = error else { throw error }
             throw FileError.system(operation: .create, path: path, errno: EEXIST, message: "a file exists there already; nothing was written")

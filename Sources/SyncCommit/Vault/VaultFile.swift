@@ -18,23 +18,25 @@ public struct VaultFile: Sendable {
     let header: OuterHeader
     /// The resource caps every open of this vault (its copies, its base) uses.
     public let limits: ResourceLimits
+    /// The file system it was read from (a new file made from it is written there too).
+    public let fileSystem: FileSystem
 
-    /// Reads `path` once and checks its header and KDF against `limits` (default caps, with
-    /// `maximumKDFMemory` when given).
-    public static func read(_ path: String, maximumKDFMemory: UInt64? = nil) throws -> VaultFile {
+    /// Reads `path` on `fileSystem` once and checks its header and KDF against `limits` (default
+    /// caps, with `maximumKDFMemory` when given).
+    public static func read(_ path: String, on fileSystem: FileSystem = .real, maximumKDFMemory: UInt64? = nil) throws -> VaultFile {
         var limits = ResourceLimits.standard
         if let maximumKDFMemory { limits.maximumArgon2MemoryBytes = maximumKDFMemory }
-        return try read(path, limits: limits)
+        return try read(path, on: fileSystem, limits: limits)
     }
 
     /// Reads a version of a vault that did not come from this device (a git blob for textconv) once,
     /// within `budget` (`ForeignVersion`): its size before reading, its KDF before any password is
     /// asked for; every open of it is held to the budget's caps.
-    public static func read(_ path: String, within budget: ForeignVersionBudget) throws -> VaultFile {
-        let (bytes, fingerprint) = try ForeignVersion.read(atPath: path, followSymlinks: true, budget: budget)
+    public static func read(_ path: String, on fileSystem: FileSystem = .real, within budget: ForeignVersionBudget) throws -> VaultFile {
+        let (bytes, fingerprint) = try ForeignVersion.read(atPath: path, on: fileSystem, followSymlinks: true, budget: budget)
         let header = try KDBXReader.header(of: bytes)
         try header.kdf.check(against: budget.limits)
-        return VaultFile(path: path, fingerprint: fingerprint, bytes: bytes, header: header, limits: budget.limits)
+        return VaultFile(path: path, fingerprint: fingerprint, bytes: bytes, header: header, limits: budget.limits, fileSystem: fileSystem)
     }
 
     /// How many different keys may be derived for this file within `budget` (keyring candidates).
@@ -44,16 +46,16 @@ public struct VaultFile: Sendable {
 
     /// Reads `path` once and checks its header, and its KDF against `limits` unless `checksKDF` is
     /// false (a quick unlock runs no KDF).
-    static func read(_ path: String, limits: ResourceLimits, checksKDF: Bool = true) throws -> VaultFile {
-        let (bytes, fingerprint) = try DurableFile.read(atPath: path)
+    static func read(_ path: String, on fileSystem: FileSystem, limits: ResourceLimits, checksKDF: Bool = true) throws -> VaultFile {
+        let (bytes, fingerprint) = try DurableFile.read(atPath: path, on: fileSystem)
         let header = try KDBXReader.header(of: bytes)
         if checksKDF { try header.kdf.check(against: limits) }
-        return VaultFile(path: path, fingerprint: fingerprint, bytes: bytes, header: header, limits: limits)
+        return VaultFile(path: path, fingerprint: fingerprint, bytes: bytes, header: header, limits: limits, fileSystem: fileSystem)
     }
 
     /// The format facts of the vault at `path` (no credentials: the header is not encrypted).
-    public static func format(at path: String) throws -> VaultFormat {
-        VaultFormat(try KDBXReader.header(of: FileReading.readAll(atPath: path)))
+    public static func format(at path: String, on fileSystem: FileSystem = .real) throws -> VaultFormat {
+        VaultFormat(try KDBXReader.header(of: FileReading.readAll(atPath: path, on: fileSystem)))
     }
 
     /// The format of this file.
@@ -92,7 +94,7 @@ public struct VaultFile: Sendable {
     ) throws -> (vault: UnlockedVault, copies: [Result<VaultCopy, KDBXError>]) {
         let copyKey = (copyCredentials ?? credentials).key
         let budget = foreignVersionBudget
-        let files = try copies.map { try ForeignVersion.read(atPath: $0, followSymlinks: true, budget: budget).bytes }
+        let files = try copies.map { try ForeignVersion.read(atPath: $0, on: fileSystem, followSymlinks: true, budget: budget).bytes }
         let derived = try DerivedKey(compositeKey: credentials.key, kdf: header.kdf, limits: limits, version: header.version)  // the header read above
         let opened = ForeignVersion.open([(bytes, credentials.key)] + files.map { ($0, copyKey) }, cachedKey: derived, budget: budget)
         let vault = UnlockedVault(file: self, opened: try opened[0].get(), credentials: credentials)

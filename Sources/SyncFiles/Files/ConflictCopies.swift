@@ -75,8 +75,8 @@ public enum ConflictCopies {
     /// such a shape can also be a user's own file (`vault (1).kdbx`), so folding merges a copy only
     /// when it is the same database (same root group) and opens with the vault's credentials.
     /// `naming`: this device's names beyond the defaults (`DeviceSettings.copyNaming`).
-    public static func find(for vaultPath: String, naming: Naming = .standard) -> [Copy] {
-        guard let (directory, name) = try? DirectoryHandle.parent(of: vaultPath) else { return [] }
+    public static func find(for vaultPath: String, on fileSystem: FileSystem, naming: Naming = .standard) -> [Copy] {
+        guard let (directory, name) = try? DirectoryHandle.parent(of: vaultPath, on: fileSystem) else { return [] }
         return find(in: directory, forVaultNamed: name, naming: naming)
     }
 

@@ -16,11 +16,14 @@ public final class DirectoryHandle: Sendable {
     /// The open directory (O_RDONLY | O_DIRECTORY), closed with this handle.
     private let file: FileDescriptor
     var descriptor: Int32 { file.raw }
+    /// The file system every call in this directory goes to.
+    public var fileSystem: FileSystem { file.fileSystem }
 
-    /// Opens the directory at `path` (the user named it, so symlinks in `path` itself are followed).
-    public init(opening path: String) throws(FileError) {
+    /// Opens the directory at `path` on `fileSystem` (the user named it, so symlinks in `path` itself
+    /// are followed).
+    public init(opening path: String, on fileSystem: FileSystem) throws(FileError) {
         let shown = path.isEmpty ? "." : path
-        guard let file = SystemCalls.openDirectory(shown) else { throw FileReading.error(errno, .openDirectory, shown) }
+        guard let file = SystemCalls.openDirectory(shown, on: fileSystem) else { throw FileReading.error(errno, .openDirectory, shown) }
         self.path = shown
         self.file = file
     }
@@ -30,12 +33,12 @@ public final class DirectoryHandle: Sendable {
         self.path = path
     }
 
-    /// The directory holding `filePath`, opened, and the file's name in it.
-    public static func parent(of filePath: String) throws(FileError) -> (directory: DirectoryHandle, name: String) {
+    /// The directory holding `filePath`, opened on `fileSystem`, and the file's name in it.
+    public static func parent(of filePath: String, on fileSystem: FileSystem) throws(FileError) -> (directory: DirectoryHandle, name: String) {
         let name = (filePath as NSString).lastPathComponent
         let parent = PathText.folder(of: filePath)
         guard isSingleName(name) else { throw .notARegularFile(path: filePath) }
-        return (try DirectoryHandle(opening: parent.isEmpty ? (filePath.hasPrefix("/") ? "/" : ".") : parent), name)
+        return (try DirectoryHandle(opening: parent.isEmpty ? (filePath.hasPrefix("/") ? "/" : ".") : parent, on: fileSystem), name)
     }
 
     /// The path of `name` in this directory, for messages and fault matching.
@@ -101,17 +104,17 @@ public final class DirectoryHandle: Sendable {
         return DirectoryHandle(file: opened, path: pathOf(name))
     }
 
-    /// The directory at `path`, each missing component created 0700 and the last one required to be a
-    /// real directory (not a symlink to one).
-    public static func privateDirectory(_ path: String) throws(FileError) -> DirectoryHandle {
+    /// The directory at `path` on `fileSystem`, each missing component created 0700 and the last one
+    /// required to be a real directory (not a symlink to one).
+    public static func privateDirectory(_ path: String, on fileSystem: FileSystem) throws(FileError) -> DirectoryHandle {
         let parent = PathText.folder(of: path)
         let name = (path as NSString).lastPathComponent
-        guard isSingleName(name) else { return try DirectoryHandle(opening: path) }
+        guard isSingleName(name) else { return try DirectoryHandle(opening: path, on: fileSystem) }
         let above: DirectoryHandle
         if parent.isEmpty {
-            above = try DirectoryHandle(opening: path.hasPrefix("/") ? "/" : ".")
+            above = try DirectoryHandle(opening: path.hasPrefix("/") ? "/" : ".", on: fileSystem)
         } else {
-            do { above = try DirectoryHandle(opening: parent) } catch .notFound { above = try privateDirectory(parent) }
+            do { above = try DirectoryHandle(opening: parent, on: fileSystem) } catch .notFound { above = try privateDirectory(parent, on: fileSystem) }
         }
         return try above.privateSubdirectory(name)
     }

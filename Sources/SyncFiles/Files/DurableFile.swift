@@ -54,11 +54,11 @@ public enum DurableFile {
     /// Prefix of this tool's temp files (recognised and ignored by the watcher, cleaned up later).
     public static let temporaryPrefix = ".mypass-sync-tmp-"
 
-    /// The bytes at `path` and their fingerprint (both from one descriptor).
+    /// The bytes at `path` on `fileSystem` and their fingerprint (both from one descriptor).
     public static func read(
-        atPath path: String, followSymlinks: Bool = true, limit: Int64 = FileReading.maximumSize
+        atPath path: String, on fileSystem: FileSystem, followSymlinks: Bool = true, limit: Int64 = FileReading.maximumSize
     ) throws(FileError) -> (bytes: Data, fingerprint: Fingerprint) {
-        let (bytes, status) = try FileReading.readWithStatus(atPath: path, followSymlinks: followSymlinks, limit: limit)
+        let (bytes, status) = try FileReading.readWithStatus(atPath: path, on: fileSystem, followSymlinks: followSymlinks, limit: limit)
         return (bytes, Fingerprint(status: status, bytes: bytes))
     }
 
@@ -70,10 +70,10 @@ public enum DurableFile {
         return (bytes, Fingerprint(status: status, bytes: bytes))
     }
 
-    /// The fingerprint of the file at `path` now, nil when there is none.
-    public static func fingerprint(atPath path: String) throws(FileError) -> Fingerprint? {
+    /// The fingerprint of the file at `path` on `fileSystem` now, nil when there is none.
+    public static func fingerprint(atPath path: String, on fileSystem: FileSystem) throws(FileError) -> Fingerprint? {
         do {
-            return try read(atPath: path).fingerprint
+            return try read(atPath: path, on: fileSystem).fingerprint
         } catch .notFound {
             return nil
         }
@@ -99,12 +99,12 @@ public enum DurableFile {
     /// kept for the vault (`symlinks: .writeTarget`). The directory is opened once and every step of
     /// the save happens relative to it (`DirectoryHandle`).
     public static func replace(
-        atPath path: String, with data: Data, policy: ReplacePolicy, durable: Bool = true, symlinks: SymlinkRule = .replaceLink,
-        verify: (Data) throws -> Void = { _ in }, mayReplace: () -> Bool = { true }
+        atPath path: String, on fileSystem: FileSystem, with data: Data, policy: ReplacePolicy, durable: Bool = true,
+        symlinks: SymlinkRule = .replaceLink, verify: (Data) throws -> Void = { _ in }, mayReplace: () -> Bool = { true }
     ) throws(SaveError) -> Fingerprint {
-        let target = symlinks == .writeTarget ? resolvedPath(path) : path
+        let target = symlinks == .writeTarget ? resolvedPath(path, on: fileSystem) : path
         let directory: DirectoryHandle, name: String
-        do { (directory, name) = try DirectoryHandle.parent(of: target) } catch { throw .file(error) }
+        do { (directory, name) = try DirectoryHandle.parent(of: target, on: fileSystem) } catch { throw .file(error) }
         return try replace(name, in: directory, with: data, policy: policy, durable: durable, keepOwner: symlinks == .writeTarget,
                            verify: verify, mayReplace: mayReplace)
     }
@@ -268,8 +268,8 @@ public enum DurableFile {
     /// Removes this tool's temp files for `path` left by writers that died (older than `age` seconds;
     /// younger ones may belong to a save in progress on another machine). Returns their names.
     @discardableResult
-    public static func removeStaleTemporaries(of path: String, olderThan age: TimeInterval = 600) -> [String] {
-        guard let (directory, name) = try? DirectoryHandle.parent(of: resolvedPath(path)) else { return [] }
+    public static func removeStaleTemporaries(of path: String, on fileSystem: FileSystem, olderThan age: TimeInterval = 600) -> [String] {
+        guard let (directory, name) = try? DirectoryHandle.parent(of: resolvedPath(path, on: fileSystem), on: fileSystem) else { return [] }
         let prefix = temporaryPrefix + name + "-"
         var removed: [String] = []
         let now = Date().timeIntervalSince1970
@@ -281,18 +281,18 @@ public enum DurableFile {
     }
 
     /// `path` with symlinks resolved when it exists (so the link's target is what gets replaced).
-    public static func resolvedPath(_ path: String) -> String {
-        SystemCalls.resolve(path) ?? path
+    public static func resolvedPath(_ path: String, on fileSystem: FileSystem) -> String {
+        SystemCalls.resolve(path, on: fileSystem) ?? path
     }
 
     /// The one name of the file at `path`, whether it is there or not: symlinks resolved, and when
     /// the file is missing (a vault a sync engine renamed aside) its folder resolved, so that state
     /// kept under this name is found in both cases. A dangling symlink stays itself.
-    public static func canonicalPath(_ path: String) -> String {
-        if let resolved = SystemCalls.resolve(path) { return resolved }
-        guard SystemCalls.status(atPath: path) == nil else { return path }
+    public static func canonicalPath(_ path: String, on fileSystem: FileSystem) -> String {
+        if let resolved = SystemCalls.resolve(path, on: fileSystem) { return resolved }
+        guard SystemCalls.status(atPath: path, on: fileSystem) == nil else { return path }
         let folder = (path as NSString).deletingLastPathComponent
-        guard let resolvedFolder = SystemCalls.resolve(folder.isEmpty ? "." : folder) else { return path }
+        guard let resolvedFolder = SystemCalls.resolve(folder.isEmpty ? "." : folder, on: fileSystem) else { return path }
         return (resolvedFolder as NSString).appendingPathComponent((path as NSString).lastPathComponent)
     }
 }

@@ -28,10 +28,10 @@ public struct FileIdentity: Sendable, Hashable, Codable {
         self.modified = modified
     }
 
-    /// The identity of the file at `path` as it is now (a symlink itself), from one `statx` call;
+    /// The identity of the file at `path` on `fileSystem` as it is now (a symlink itself), from one `statx` call;
     /// nil when it cannot be examined.
-    public static func of(_ path: String) -> FileIdentity? {
-        SystemCalls.identity(atPath: path)?.identity
+    public static func of(_ path: String, on fileSystem: FileSystem) -> FileIdentity? {
+        SystemCalls.identity(atPath: path, on: fileSystem)?.identity
     }
 
     /// Whether `other` is this very file (perhaps under another name): same inode on the same device,

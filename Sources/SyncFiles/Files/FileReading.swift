@@ -9,23 +9,25 @@ public enum FileReading {
     /// Largest file read into memory (4 GiB): a vault is never near this; anything bigger is refused.
     public static let maximumSize: Int64 = 4 << 30
 
-    /// The bytes of the regular file at `path` (symlinks followed unless `followSymlinks` is false: the
+    /// The bytes of the regular file at `path` on `fileSystem` (symlinks followed unless `followSymlinks` is false: the
     /// file is then opened relative to its directory's descriptor and a symlink is `notARegularFile`),
     /// at most `limit` bytes. Opened non-blocking, so that a FIFO or device planted under a vault's name
     /// is refused at once instead of blocking the reader.
-    public static func readAll(atPath path: String, followSymlinks: Bool = true, limit: Int64 = maximumSize) throws(FileError) -> Data {
-        try readWithStatus(atPath: path, followSymlinks: followSymlinks, limit: limit).bytes
+    public static func readAll(
+        atPath path: String, on fileSystem: FileSystem, followSymlinks: Bool = true, limit: Int64 = maximumSize
+    ) throws(FileError) -> Data {
+        try readWithStatus(atPath: path, on: fileSystem, followSymlinks: followSymlinks, limit: limit).bytes
     }
 
     /// `readAll` and the `stat` of the very file read (one descriptor: no second lookup of the path).
     public static func readWithStatus(
-        atPath path: String, followSymlinks: Bool = true, limit: Int64 = maximumSize
+        atPath path: String, on fileSystem: FileSystem, followSymlinks: Bool = true, limit: Int64 = maximumSize
     ) throws(FileError) -> (bytes: Data, status: stat) {
         guard followSymlinks else {
-            let (directory, name) = try DirectoryHandle.parent(of: path)
+            let (directory, name) = try DirectoryHandle.parent(of: path, on: fileSystem)
             return try directory.read(name, limit: limit)
         }
-        guard let file = SystemCalls.openForReading(path) else { throw error(errno, .open, path) }
+        guard let file = SystemCalls.openForReading(path, on: fileSystem) else { throw error(errno, .open, path) }
         return try readAll(file, shownAs: path, limit: limit)
     }
 

@@ -15,8 +15,10 @@ public enum SyncTransfers {
     public static let staleAfter: TimeInterval = 15
 
     /// The temporary files of transfers in progress into `vaultPath` or its conflict copies.
-    public static func inProgress(for vaultPath: String, now: Date = Date(), staleAfter: TimeInterval = staleAfter) -> [String] {
-        guard let (directory, vaultName) = try? DirectoryHandle.parent(of: vaultPath) else { return [] }
+    public static func inProgress(
+        for vaultPath: String, on fileSystem: FileSystem, now: Date = Date(), staleAfter: TimeInterval = staleAfter
+    ) -> [String] {
+        guard let (directory, vaultName) = try? DirectoryHandle.parent(of: vaultPath, on: fileSystem) else { return [] }
         return directory.names().filter { name in
             guard let target = targetName(ofTemporary: name),
                   target == vaultName || ConflictCopies.engine(ofName: target, forVaultNamed: vaultName) != nil,
@@ -29,9 +31,9 @@ public enum SyncTransfers {
     /// Waits while a transfer into `vaultPath` or its copies is in progress, at most `limit` seconds.
     /// Returns whether none is in progress now.
     @discardableResult
-    public static func waitWhileInProgress(for vaultPath: String, limit: TimeInterval) -> Bool {
+    public static func waitWhileInProgress(for vaultPath: String, on fileSystem: FileSystem, limit: TimeInterval) -> Bool {
         let deadline = Date().addingTimeInterval(limit)
-        while !inProgress(for: vaultPath).isEmpty {
+        while !inProgress(for: vaultPath, on: fileSystem).isEmpty {
             guard Date() < deadline else { return false }
             usleep(100_000)
         }

@@ -1,13 +1,13 @@
 internal import CGNUCalls
-internal import Synchronization
 public import Foundation
 #if canImport(Glibc)
 internal import Glibc
 #endif
 
-/// The one gate every system call of the save path goes through, so that tests can make the N-th
-/// call of an operation fail (ENOSPC, EIO, EINTR) or write short, in this process or — through the
-/// documented test variable `MYPASS_SYNC_FAULTS` — in a `mypass-sync` child process.
+/// The one gate every system call of the sync layer goes through, on the `FileSystem` the call is
+/// made on (the directory's or descriptor's, or the one passed in), so that a test can make the N-th
+/// call of an operation fail (ENOSPC, EIO, EINTR) or write short on the file system it gives a job —
+/// or, through the documented test variable `MYPASS_SYNC_FAULTS`, in a `mypass-sync` child process.
 public enum SystemCalls {
     /// The operations the gate knows.
     public enum Operation: String, Sendable, CaseIterable {
@@ -69,59 +69,41 @@ public enum SystemCalls {
         }
     }
 
-    private static let plan = FaultPlan()
-
-    /// Replaces the planned faults (and restarts the call counts). They apply to the calls this
-    /// thread makes (a test's save runs on its own thread; other tests run in parallel on others),
-    /// or, with `everyThread`, to every call of the process. Debug builds only (`MYPASS_TEST_HOOKS`):
-    /// a release build plans no fault.
-    public static func inject(_ faults: [Fault], everyThread: Bool = false) { plan.set(faults, thread: everyThread ? nil : pthread_self()) }
-
-    /// Reads faults from `MYPASS_SYNC_FAULTS` (comma-separated, e.g. `write:2:ENOSPC`) in a test
-    /// build (`MYPASS_TEST_HOOKS`: debug builds, which the tests run); a release build, the one
-    /// `scripts/install` ships, reads nothing.
-    public static func injectFromEnvironment() {
-        #if MYPASS_TEST_HOOKS
-        guard let text = ProcessInfo.processInfo.environment["MYPASS_SYNC_FAULTS"], !text.isEmpty else { return }
-        inject(text.split(separator: ",").compactMap { Fault(parsing: String($0)) }, everyThread: true)
-        #endif
-    }
-
-    /// The planned fault for the next call of `operation` on `path`, if any.
-    private static func fault(for operation: Operation, path: String?) -> Fault? { plan.next(operation, path: path) }
-
     /// Adds an inotify watch through libinotifytools; returns errno on failure (ENOSPC: the user's
     /// watch limit, fs.inotify.max_user_watches, is reached).
-    package static func addWatch(_ directory: String, events: Int32, using add: (String, Int32) -> Int32, lastError: () -> Int32) -> Int32? {
-        if let fault = fault(for: .watch, path: directory) { return fault.errorNumber }
+    package static func addWatch(
+        _ directory: String, events: Int32, on fileSystem: FileSystem, using add: (String, Int32) -> Int32, lastError: () -> Int32
+    ) -> Int32? {
+        if let fault = fileSystem.fault(for: .watch, path: directory) { return fault.errorNumber }
         return add(directory, events) == 0 ? lastError() : nil
     }
 
     /// Opens `name` in `directory` (never through a symlink); read-only opens count as `read`.
     static func open(_ name: String, in directory: DirectoryHandle, _ flags: Int32, _ mode: mode_t = 0) -> FileDescriptor? {
         let path = directory.pathOf(name)
-        if let fault = fault(for: flags & O_ACCMODE == O_RDONLY ? .read : .open, path: path) { errno = fault.errorNumber; return nil }
-        let descriptor = directory.openFile(name, flags, mode)
-        if descriptor >= 0 { plan.remember(descriptor, path: path) }
-        return FileDescriptor(descriptor)
+        if let fault = directory.fileSystem.fault(for: flags & O_ACCMODE == O_RDONLY ? .read : .open, path: path) {
+            errno = fault.errorNumber
+            return nil
+        }
+        return FileDescriptor(directory.openFile(name, flags, mode), path: path, on: directory.fileSystem)
     }
 
     /// Opens the directory at `path` (symlinks followed: the user named it); counts as `read`.
-    static func openDirectory(_ path: String) -> FileDescriptor? {
-        if let fault = fault(for: .read, path: path) { errno = fault.errorNumber; return nil }
-        return FileDescriptor(Glibc.open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC))
+    static func openDirectory(_ path: String, on fileSystem: FileSystem) -> FileDescriptor? {
+        if let fault = fileSystem.fault(for: .read, path: path) { errno = fault.errorNumber; return nil }
+        return FileDescriptor(Glibc.open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC), path: path, on: fileSystem)
     }
 
     /// Creates the directory `name` (0700) in `directory`; 0, or -1 with `errno`.
     static func makeDirectory(_ name: String, in directory: DirectoryHandle) -> Int32 {
-        if let fault = fault(for: .makeDirectory, path: directory.pathOf(name)) { errno = fault.errorNumber; return -1 }
+        if let fault = directory.fileSystem.fault(for: .makeDirectory, path: directory.pathOf(name)) { errno = fault.errorNumber; return -1 }
         guard DirectoryHandle.isSingleName(name) else { errno = EINVAL; return -1 }
         return mkdirat(directory.descriptor, name, 0o700)
     }
 
     /// The names in `directory` (without `.` and `..`), sorted; nil with `errno` when it cannot be listed.
     static func names(in directory: DirectoryHandle) -> [String]? {
-        if let fault = fault(for: .list, path: directory.path) { errno = fault.errorNumber; return nil }
+        if let fault = directory.fileSystem.fault(for: .list, path: directory.path) { errno = fault.errorNumber; return nil }
         let copy = dup(directory.descriptor)
         guard copy >= 0 else { return nil }
         guard let stream = fdopendir(copy) else {
@@ -141,8 +123,8 @@ public enum SystemCalls {
     }
 
     /// What `lstat` says of the file at `path` (a symlink is described, not followed); nil with `errno`.
-    package static func status(atPath path: String) -> FileStatus? {
-        if let fault = fault(for: .stat, path: path) { errno = fault.errorNumber; return nil }
+    package static func status(atPath path: String, on fileSystem: FileSystem) -> FileStatus? {
+        if let fault = fileSystem.fault(for: .stat, path: path) { errno = fault.errorNumber; return nil }
         var status = stat()
         guard lstat(path, &status) == 0 else { return nil }
         return FileStatus(status)
@@ -150,8 +132,8 @@ public enum SystemCalls {
 
     /// Which file is at `path` (a symlink itself) and when it last changed status (ctime), from one
     /// `statx` call; nil with `errno`.
-    package static func identity(atPath path: String) -> (identity: FileIdentity, changed: FileTime)? {
-        if let fault = fault(for: .stat, path: path) { errno = fault.errorNumber; return nil }
+    package static func identity(atPath path: String, on fileSystem: FileSystem) -> (identity: FileIdentity, changed: FileTime)? {
+        if let fault = fileSystem.fault(for: .stat, path: path) { errno = fault.errorNumber; return nil }
         var times = mypass_file_times()
         guard mypass_file_times(AT_FDCWD, path, &times) == 0 else { return nil }
         let identity = FileIdentity(
@@ -162,19 +144,17 @@ public enum SystemCalls {
     }
 
     /// Opens the file at `path` to read it (symlinks followed: the user named it).
-    package static func openForReading(_ path: String) -> FileDescriptor? {
-        if let fault = fault(for: .read, path: path) { errno = fault.errorNumber; return nil }
-        let descriptor = Glibc.open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
-        if descriptor >= 0 { plan.remember(descriptor, path: path) }
-        return FileDescriptor(descriptor)
+    package static func openForReading(_ path: String, on fileSystem: FileSystem) -> FileDescriptor? {
+        if let fault = fileSystem.fault(for: .read, path: path) { errno = fault.errorNumber; return nil }
+        return FileDescriptor(Glibc.open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK), path: path, on: fileSystem)
     }
 
     /// Opens (creating, 0600) the lock file at `path` and takes an exclusive `flock` on it, waiting
     /// for other holders; nil with `errno` on failure.
-    package static func lockFile(_ path: String) -> FileDescriptor? {
-        if let fault = fault(for: .lock, path: path) { errno = fault.errorNumber; return nil }
-        guard let descriptor = FileDescriptor(Glibc.open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600)) else { return nil }
-        plan.remember(descriptor.raw, path: path)
+    package static func lockFile(_ path: String, on fileSystem: FileSystem) -> FileDescriptor? {
+        if let fault = fileSystem.fault(for: .lock, path: path) { errno = fault.errorNumber; return nil }
+        guard let descriptor = FileDescriptor(Glibc.open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600), path: path, on: fileSystem)
+        else { return nil }
         while flock(descriptor.raw, LOCK_EX) != 0 {
             guard errno == EINTR else {
                 let failure = errno
@@ -188,7 +168,7 @@ public enum SystemCalls {
 
     /// The `lstat` of `name` in `directory` (a symlink is described, not followed); nil with `errno`.
     static func status(of name: String, in directory: DirectoryHandle) -> FileStatus? {
-        if let fault = fault(for: .stat, path: directory.pathOf(name)) { errno = fault.errorNumber; return nil }
+        if let fault = directory.fileSystem.fault(for: .stat, path: directory.pathOf(name)) { errno = fault.errorNumber; return nil }
         guard DirectoryHandle.isSingleName(name) else { errno = EINVAL; return nil }
         var status = stat()
         return fstatat(directory.descriptor, name, &status, AT_SYMLINK_NOFOLLOW) == 0 ? FileStatus(status) : nil
@@ -196,13 +176,13 @@ public enum SystemCalls {
 
     /// Gives the open file `descriptor` the owner `owner`; 0, or -1 with `errno`.
     static func changeOwner(_ descriptor: borrowing FileDescriptor, to owner: (uid_t, gid_t)) -> Int32 {
-        if let fault = fault(for: .chown, path: plan.path(of: descriptor.raw)) { errno = fault.errorNumber; return -1 }
+        if let fault = descriptor.fileSystem.fault(for: .chown, path: descriptor.path) { errno = fault.errorNumber; return -1 }
         return fchown(descriptor.raw, owner.0, owner.1)
     }
 
     /// The absolute path `path` names with every symlink resolved; nil with `errno`.
-    static func resolve(_ path: String) -> String? {
-        if let fault = fault(for: .resolve, path: path) { errno = fault.errorNumber; return nil }
+    static func resolve(_ path: String, on fileSystem: FileSystem) -> String? {
+        if let fault = fileSystem.fault(for: .resolve, path: path) { errno = fault.errorNumber; return nil }
         guard let resolved = realpath(path, nil) else { return nil }
         defer { free(resolved) }
         return String(cString: resolved)
@@ -212,10 +192,9 @@ public enum SystemCalls {
     static func writeAll(_ file: borrowing FileDescriptor, _ buffer: UnsafeRawBufferPointer) -> Int32? {
         let descriptor = file.raw
         var offset = 0
-        let path = plan.path(of: descriptor)
         while offset < buffer.count {
             var length = buffer.count - offset
-            if let fault = fault(for: .write, path: path) {
+            if let fault = file.fileSystem.fault(for: .write, path: file.path) {
                 if fault.shortWrite {
                     length = max(1, length / 2)
                 } else if fault.errorNumber == EINTR {
@@ -235,15 +214,13 @@ public enum SystemCalls {
     }
 
     static func fsync(_ file: borrowing FileDescriptor) -> Int32 {
-        if let fault = fault(for: .fsync, path: plan.path(of: file.raw)) { errno = fault.errorNumber; return -1 }
+        if let fault = file.fileSystem.fault(for: .fsync, path: file.path) { errno = fault.errorNumber; return -1 }
         return Glibc.fsync(file.raw)
     }
 
-    /// Closes `descriptor` (only `FileDescriptor` calls this).
-    static func close(_ descriptor: Int32) -> Int32 {
-        let path = plan.path(of: descriptor)
-        plan.forget(descriptor)
-        if let fault = fault(for: .close, path: path) {
+    /// Closes `descriptor`, opened as `path` on `fileSystem` (only `FileDescriptor` calls this).
+    static func close(_ descriptor: Int32, path: String?, on fileSystem: FileSystem) -> Int32 {
+        if let fault = fileSystem.fault(for: .close, path: path) {
             _ = Glibc.close(descriptor)
             errno = fault.errorNumber
             return -1
@@ -253,35 +230,35 @@ public enum SystemCalls {
 
     /// Renames `from` to `to`, both in `directory`, replacing whatever `to` names.
     static func rename(_ from: String, to: String, in directory: DirectoryHandle) -> Int32 {
-        if let fault = fault(for: .rename, path: directory.pathOf(to)) { errno = fault.errorNumber; return -1 }
+        if let fault = directory.fileSystem.fault(for: .rename, path: directory.pathOf(to)) { errno = fault.errorNumber; return -1 }
         guard DirectoryHandle.isSingleName(from), DirectoryHandle.isSingleName(to) else { errno = EINVAL; return -1 }
         return Glibc.renameat(directory.descriptor, from, directory.descriptor, to)
     }
 
     /// Swaps `from` and `to` in `directory` atomically (renameat2 RENAME_EXCHANGE); a `rename` fault applies.
     static func exchange(_ from: String, with to: String, in directory: DirectoryHandle) -> Int32 {
-        if let fault = fault(for: .rename, path: directory.pathOf(to)) { errno = fault.errorNumber; return -1 }
+        if let fault = directory.fileSystem.fault(for: .rename, path: directory.pathOf(to)) { errno = fault.errorNumber; return -1 }
         guard DirectoryHandle.isSingleName(from), DirectoryHandle.isSingleName(to) else { errno = EINVAL; return -1 }
         return mypass_rename_exchange(directory.descriptor, from, to)
     }
 
     /// Renames `from` to `to` in `directory` only if `to` does not exist (renameat2 RENAME_NOREPLACE).
     static func renameNoReplace(_ from: String, to: String, in directory: DirectoryHandle) -> Int32 {
-        if let fault = fault(for: .rename, path: directory.pathOf(to)) { errno = fault.errorNumber; return -1 }
+        if let fault = directory.fileSystem.fault(for: .rename, path: directory.pathOf(to)) { errno = fault.errorNumber; return -1 }
         guard DirectoryHandle.isSingleName(from), DirectoryHandle.isSingleName(to) else { errno = EINVAL; return -1 }
         return mypass_rename_no_replace(directory.descriptor, from, to)
     }
 
     /// Removes the file `name` from `directory` (a symlink there is removed, never its target).
     package static func unlink(_ name: String, in directory: DirectoryHandle) -> Int32 {
-        if let fault = fault(for: .unlink, path: directory.pathOf(name)) { errno = fault.errorNumber; return -1 }
+        if let fault = directory.fileSystem.fault(for: .unlink, path: directory.pathOf(name)) { errno = fault.errorNumber; return -1 }
         guard DirectoryHandle.isSingleName(name) else { errno = EINVAL; return -1 }
         return Glibc.unlinkat(directory.descriptor, name, 0)
     }
 
     /// fsync of a directory, so that a rename in it survives a power cut.
     static func syncDirectory(_ directory: DirectoryHandle) -> Int32 {
-        if let fault = fault(for: .directorySync, path: directory.path) { errno = fault.errorNumber; return -1 }
+        if let fault = directory.fileSystem.fault(for: .directorySync, path: directory.path) { errno = fault.errorNumber; return -1 }
         return Glibc.fsync(directory.descriptor)
     }
 }
@@ -322,61 +299,3 @@ public struct FileStatus: Sendable, Equatable {
     }
 }
 
-/// Planned faults and per-operation call counts, shared by all threads of the process. Debug builds
-/// only (`MYPASS_TEST_HOOKS`, what the tests run): in a release build it plans nothing, remembers
-/// nothing and takes no lock on the calls of the gate.
-private final class FaultPlan: Sendable {
-    #if MYPASS_TEST_HOOKS
-    private struct State {
-        var faults: [SystemCalls.Fault] = []
-        /// Calls seen per fault (each fault counts the calls that match it).
-        var counts: [Int: Int] = [:]
-        var paths: [Int32: String] = [:]
-        /// The thread whose calls the faults apply to (nil: every thread's).
-        var thread: pthread_t?
-    }
-
-    private let state = Mutex(State())
-
-    func set(_ faults: [SystemCalls.Fault], thread: pthread_t?) {
-        state.withLock { state in
-            state.faults = faults
-            state.thread = thread
-            state.counts = [:]
-        }
-    }
-
-    func next(_ operation: SystemCalls.Operation, path: String?) -> SystemCalls.Fault? {
-        state.withLock { state in
-            guard !state.faults.isEmpty else { return nil }
-            if let thread = state.thread, pthread_equal(thread, pthread_self()) == 0 { return nil }
-            var hit: SystemCalls.Fault?
-            for (index, fault) in state.faults.enumerated() where fault.operation == operation {
-                if let filter = fault.pathContains, !(path?.contains(filter) ?? false) { continue }
-                let count = (state.counts[index] ?? 0) + 1
-                state.counts[index] = count
-                if count == fault.occurrence && hit == nil { hit = fault }
-            }
-            return hit
-        }
-    }
-
-    func remember(_ descriptor: Int32, path: String) {
-        state.withLock { $0.paths[descriptor] = path }
-    }
-
-    func forget(_ descriptor: Int32) {
-        state.withLock { $0.paths[descriptor] = nil }
-    }
-
-    func path(of descriptor: Int32) -> String? {
-        state.withLock { $0.paths[descriptor] }
-    }
-    #else
-    func set(_ faults: [SystemCalls.Fault], thread: pthread_t?) {}
-    func next(_ operation: SystemCalls.Operation, path: String?) -> SystemCalls.Fault? { nil }
-    func remember(_ descriptor: Int32, path: String) {}
-    func forget(_ descriptor: Int32) {}
-    func path(of descriptor: Int32) -> String? { nil }
-    #endif
-}

@@ -90,7 +90,7 @@ public enum RemoteSync {
             let token = probe.mode == .lock && !dryRun ? try remote.lock() : nil
             defer { if let token { try? remote.unlock(token) } }
             let known = state.remote(for: vaultPath, url: remote.url)
-            var file = try VaultFile.read(vaultPath, maximumKDFMemory: maximumKDFMemory)
+            var file = try VaultFile.read(vaultPath, on: state.fileSystem, maximumKDFMemory: maximumKDFMemory)
             // The server's version is another version of this vault: read and opened within the
             // budget for versions that did not come from this device.
             let sizeLimit = file.foreignVersionBudget.sizeLimit
@@ -210,7 +210,7 @@ private struct Merger {
         if !dryRun {
             let session = try unlocked.session(state: state, settings: settings)
             wrote = try MergeCommit.commit(merged, through: session, journal: .sync).wroteFile
-            if wrote { file = try VaultFile.read(vaultPath, maximumKDFMemory: maximumKDFMemory) }
+            if wrote { file = try VaultFile.read(vaultPath, on: state.fileSystem, maximumKDFMemory: maximumKDFMemory) }
         }
         return Outcome(changes: step.changes, wroteLocal: wrote, remoteHoldsAll: VaultDiff.sameContent(theirs, merged.vault))
     }

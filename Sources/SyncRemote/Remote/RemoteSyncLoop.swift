@@ -1,5 +1,5 @@
 internal import Foundation
-internal import SyncFiles
+public import SyncFiles
 internal import SyncState
 public import SyncCommit
 internal import Synchronization
@@ -33,12 +33,15 @@ public final class RemoteSyncLoop: Sendable {
         wake.signal()
     }
 
-    /// Runs rounds until `stop()`; `round` performs one sync, `report` receives each outcome.
-    public func run(vaultPath: String, interval: Double, round: () throws -> RemoteSync.Report, report: (Outcome) -> Void) {
-        var lastSeen = Self.fingerprint(vaultPath)
+    /// Runs rounds until `stop()` for the vault at `vaultPath` on `fileSystem`; `round` performs one
+    /// sync, `report` receives each outcome.
+    public func run(
+        vaultPath: String, on fileSystem: FileSystem, interval: Double, round: () throws -> RemoteSync.Report, report: (Outcome) -> Void
+    ) {
+        var lastSeen = Self.fingerprint(vaultPath, on: fileSystem)
         var due = Date()
         while true {
-            while !isStopped && Date() < due && Self.fingerprint(vaultPath) == lastSeen {
+            while !isStopped && Date() < due && Self.fingerprint(vaultPath, on: fileSystem) == lastSeen {
                 let until = min(due, Date().addingTimeInterval(1))
                 _ = wake.wait(timeout: .now() + max(0, until.timeIntervalSinceNow))
             }
@@ -49,7 +52,7 @@ public final class RemoteSyncLoop: Sendable {
                 if cancellation.isCancelled { return }  // stopped mid-round: nothing to report
                 report(.failed(message: "\(error)", kind: FailureKind(of: error)))
             }
-            lastSeen = Self.fingerprint(vaultPath)
+            lastSeen = Self.fingerprint(vaultPath, on: fileSystem)
             due = Date().addingTimeInterval(interval)
         }
     }
@@ -57,7 +60,7 @@ public final class RemoteSyncLoop: Sendable {
     private var isStopped: Bool { stopped.load(ordering: .acquiring) }
 
     /// The working copy's inode, size and modification time (a change of any wakes the loop).
-    private static func fingerprint(_ path: String) -> FileStatus? {
-        SystemCalls.status(atPath: DurableFile.resolvedPath(path))
+    private static func fingerprint(_ path: String, on fileSystem: FileSystem) -> FileStatus? {
+        SystemCalls.status(atPath: DurableFile.resolvedPath(path, on: fileSystem), on: fileSystem)
     }
 }

@@ -27,22 +27,22 @@ extension SyncStateStore {
     /// The record of `vaultPath`'s sync with `url`, and the base bytes it names.
     func remote(for vaultPath: String, url: String) -> (record: RemoteRecord, base: Data?)? {
         let stem = remoteStem(for: vaultPath, url: url)
-        guard let json = try? FileReading.readAll(atPath: stem + ".json"),
+        guard let json = try? FileReading.readAll(atPath: stem + ".json", on: fileSystem),
               let record = try? JSONDecoder().decode(RemoteRecord.self, from: json), record.url == url else { return nil }
-        let base = try? FileReading.readAll(atPath: stem + ".base.kdbx")
+        let base = try? FileReading.readAll(atPath: stem + ".base.kdbx", on: fileSystem)
         return (record, base.flatMap { SHA256.hexHash($0) == record.remoteSHA256 ? $0 : nil })
     }
 
     /// The probe verdict for `url`, if the server was probed.
     func probe(for vaultPath: String, url: String) -> ServerProbe? {
-        guard let json = try? FileReading.readAll(atPath: remoteStem(for: vaultPath, url: url) + ".probe.json") else { return nil }
+        guard let json = try? FileReading.readAll(atPath: remoteStem(for: vaultPath, url: url) + ".probe.json", on: fileSystem) else { return nil }
         return try? JSONDecoder().decode(ServerProbe.self, from: json)
     }
 
     /// Remembers the probe verdict for `url`.
     func recordProbe(_ probe: ServerProbe, for vaultPath: String, url: String) throws {
         try prepare()
-        _ = try DurableFile.replace(atPath: remoteStem(for: vaultPath, url: url) + ".probe.json", with: try JSONEncoder().encode(probe),
+        _ = try DurableFile.replace(atPath: remoteStem(for: vaultPath, url: url) + ".probe.json", on: fileSystem, with: try JSONEncoder().encode(probe),
                                     policy: .anything, durable: false)
     }
 
@@ -50,7 +50,7 @@ extension SyncStateStore {
     func recordRemote(_ record: RemoteRecord, base: Data?, for vaultPath: String) throws {
         try prepare()
         let stem = remoteStem(for: vaultPath, url: record.url)
-        if let base { _ = try DurableFile.replace(atPath: stem + ".base.kdbx", with: base, policy: .anything, durable: false) }
-        _ = try DurableFile.replace(atPath: stem + ".json", with: try JSONEncoder().encode(record), policy: .anything, durable: false)
+        if let base { _ = try DurableFile.replace(atPath: stem + ".base.kdbx", on: fileSystem, with: base, policy: .anything, durable: false) }
+        _ = try DurableFile.replace(atPath: stem + ".json", on: fileSystem, with: try JSONEncoder().encode(record), policy: .anything, durable: false)
     }
 }

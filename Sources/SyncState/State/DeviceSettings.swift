@@ -51,10 +51,10 @@ public struct DeviceSettings: Codable, Sendable, Equatable {
     }
 
     /// The settings in effect; an unreadable or malformed file is reported, not guessed at.
-    public static func load() throws(FileError) -> DeviceSettings {
+    public static func load(on fileSystem: FileSystem = .real) throws(FileError) -> DeviceSettings {
         let data: Data
         do {
-            data = try FileReading.readAll(atPath: path)
+            data = try FileReading.readAll(atPath: path, on: fileSystem)
         } catch .notFound {
             return DeviceSettings()
         }

@@ -47,7 +47,7 @@ public struct FailedCopies: Sendable {
 
     /// The remembered failures by copy path (none when nothing is remembered or the file is unreadable).
     public func load() -> [String: Failure] {
-        guard let data = try? FileReading.readAll(atPath: file, followSymlinks: false, limit: Self.fileLimit),
+        guard let data = try? FileReading.readAll(atPath: file, on: state.fileSystem, followSymlinks: false, limit: Self.fileLimit),
               let failures = try? JSONDecoder().decode([String: Failure].self, from: data) else { return [:] }
         return failures
     }
@@ -55,6 +55,6 @@ public struct FailedCopies: Sendable {
     /// Remembers exactly `failures` (a best effort: forgetting costs one more open).
     public func save(_ failures: [String: Failure]) {
         guard let data = try? JSONEncoder().encode(failures), (try? state.prepare()) != nil else { return }
-        _ = try? DurableFile.replace(atPath: file, with: data, policy: .anything, durable: false)
+        _ = try? DurableFile.replace(atPath: file, on: state.fileSystem, with: data, policy: .anything, durable: false)
     }
 }

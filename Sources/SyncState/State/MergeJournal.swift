@@ -89,7 +89,7 @@ public struct MergeJournal: Sendable {
     package func append(kind: Kind, before: Data, after: Data, sealedExplanation: Data, inputs: [Input],
                 changes: Int, decisions: [FieldDecision], at time: Date = Date()) throws -> Record {
         try state.prepare()
-        let directory = try DirectoryHandle.privateDirectory(folder)
+        let directory = try DirectoryHandle.privateDirectory(folder, on: state.fileSystem)
         // Seconds, then microseconds (records of one second sort in the order they were made), then
         // randomness (two processes in one microsecond).
         let microseconds = Int((time.timeIntervalSince1970 - time.timeIntervalSince1970.rounded(.down)) * 1_000_000)
@@ -113,7 +113,7 @@ public struct MergeJournal: Sendable {
 
     /// The records, newest first.
     public func records() -> [Record] {
-        guard let directory = try? DirectoryHandle(opening: folder) else { return [] }
+        guard let directory = try? DirectoryHandle(opening: folder, on: state.fileSystem) else { return [] }
         return records(in: directory)
     }
 
@@ -124,7 +124,7 @@ public struct MergeJournal: Sendable {
 
     /// The bytes of one file of record `id`.
     package func stored(_ id: String, _ part: Part) -> Data? {
-        guard let directory = try? DirectoryHandle(opening: folder) else { return nil }
+        guard let directory = try? DirectoryHandle(opening: folder, on: state.fileSystem) else { return nil }
         return try? directory.read(id + "." + part.rawValue).bytes
     }
 

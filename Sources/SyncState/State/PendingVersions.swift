@@ -51,7 +51,7 @@ public struct PendingVersions: Sendable {
     /// oldest go.
     public func add(_ bytes: Data, at time: Date = Date()) throws(FileError) {
         try state.prepare()
-        let directory = try DirectoryHandle.privateDirectory(folder)
+        let directory = try DirectoryHandle.privateDirectory(folder, on: state.fileSystem)
         let sha256 = SHA256.hexHash(bytes)
         if list(in: directory).contains(where: { $0.sha256 == sha256 }) { return }
         let name = Self.fileName(sha256: sha256, kept: time)
@@ -66,20 +66,20 @@ public struct PendingVersions: Sendable {
 
     /// The kept versions, oldest first.
     public func list() -> [Version] {
-        guard let directory = try? DirectoryHandle(opening: folder) else { return [] }
+        guard let directory = try? DirectoryHandle(opening: folder, on: state.fileSystem) else { return [] }
         return list(in: directory)
     }
 
     /// The bytes of `version`, when they are still the ones it was kept with.
     public func bytes(of version: Version) -> Data? {
-        guard let bytes = try? FileReading.readAll(atPath: version.path, followSymlinks: false),
+        guard let bytes = try? FileReading.readAll(atPath: version.path, on: state.fileSystem, followSymlinks: false),
               SHA256.hexHash(bytes) == version.sha256 else { return nil }
         return bytes
     }
 
     /// Forgets the version whose bytes hash to `sha256` (a version of the vault holds it now).
     public func retire(sha256: String) {
-        guard let directory = try? DirectoryHandle(opening: folder) else { return }
+        guard let directory = try? DirectoryHandle(opening: folder, on: state.fileSystem) else { return }
         for version in list(in: directory) where version.sha256 == sha256 {
             _ = SystemCalls.unlink((version.path as NSString).lastPathComponent, in: directory)
         }

@@ -45,7 +45,7 @@ public struct RetiredCopies: Sendable {
     /// beyond the retention are removed.
     public func store(_ bytes: Data, originalName name: String, at time: Date = Date()) throws(FileError) -> String {
         try state.prepare()
-        let directory = try DirectoryHandle.privateDirectory(folder)
+        let directory = try DirectoryHandle.privateDirectory(folder, on: state.fileSystem)
         var kept = "\(Int(time.timeIntervalSince1970))-" + name
         var counter = 1
         while directory.status(of: kept) != nil {
@@ -64,7 +64,7 @@ public struct RetiredCopies: Sendable {
 
     /// The kept copies, newest first.
     public func list() -> [Copy] {
-        guard let directory = try? DirectoryHandle(opening: folder) else { return [] }
+        guard let directory = try? DirectoryHandle(opening: folder, on: state.fileSystem) else { return [] }
         return list(in: directory)
     }
 

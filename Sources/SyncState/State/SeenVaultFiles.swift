@@ -27,7 +27,7 @@ public struct SeenVaultFiles: Sendable {
 
     /// The identities kept, oldest first (none when nothing was kept or the file does not parse).
     public func list() -> [FileIdentity] {
-        guard let json = try? FileReading.readAll(atPath: path, followSymlinks: false, limit: 64 * 1024) else { return [] }
+        guard let json = try? FileReading.readAll(atPath: path, on: state.fileSystem, followSymlinks: false, limit: 64 * 1024) else { return [] }
         return (try? JSONDecoder().decode([FileIdentity].self, from: json)) ?? []
     }
 
@@ -43,7 +43,7 @@ public struct SeenVaultFiles: Sendable {
         let json: Data
         do { json = try JSONEncoder().encode(identities) } catch { throw .system(operation: .encode, path: path, errno: EINVAL, message: "\(error)") }
         do {
-            _ = try DurableFile.replace(atPath: path, with: json, policy: .anything, durable: false)
+            _ = try DurableFile.replace(atPath: path, on: state.fileSystem, with: json, policy: .anything, durable: false)
         } catch {
             if case .file(let fileError) = error { throw fileError }
             throw .system(operation: .write, path: path, errno: EIO, message: error.description)

@@ -15,6 +15,8 @@ internal import Synchronization
 public struct SyncStateStore: Sendable {
     /// The state directory.
     public let directory: String
+    /// The file system the state and the vaults it is kept for are on (a test's fake, else the real one).
+    public let fileSystem: FileSystem
 
     /// The record of one vault.
     public struct Record: Codable, Sendable, Equatable {
@@ -24,8 +26,10 @@ public struct SyncStateStore: Sendable {
         public var fingerprint: Fingerprint
     }
 
-    /// `explicit`, else `$XDG_STATE_HOME/mypass-sync`, else `~/.local/state/mypass-sync`.
-    public init(directory explicit: String? = nil) {
+    /// `explicit`, else `$XDG_STATE_HOME/mypass-sync`, else `~/.local/state/mypass-sync`; on
+    /// `fileSystem`, which every job given this store works on.
+    public init(directory explicit: String? = nil, on fileSystem: FileSystem = .real) {
+        self.fileSystem = fileSystem
         if let explicit {
             directory = explicit
         } else if let state = ProcessInfo.processInfo.environment["XDG_STATE_HOME"], !state.isEmpty {
@@ -37,7 +41,7 @@ public struct SyncStateStore: Sendable {
 
     /// The file-name stem for `vaultPath`: two vaults with the same name in different folders differ.
     package func stem(for vaultPath: String) -> String {
-        let resolved = DurableFile.canonicalPath((vaultPath as NSString).standardizingPath)
+        let resolved = DurableFile.canonicalPath((vaultPath as NSString).standardizingPath, on: fileSystem)
         let absolute = resolved.hasPrefix("/") ? resolved : FileManager.default.currentDirectoryPath + "/" + resolved
         let digest = SHA256.hexHash(Data(absolute.utf8), prefix: 12)
         return directory + "/" + (absolute as NSString).lastPathComponent + "-" + digest
@@ -47,21 +51,21 @@ public struct SyncStateStore: Sendable {
     /// directory of this user's that no one else may write in (another user could forge the base,
     /// the journal or the failures kept there).
     public func checkPrivate() throws(FileError) {
-        guard SystemCalls.status(atPath: directory) != nil else { return }
-        _ = try DirectoryHandle.privateDirectory(directory)
+        guard SystemCalls.status(atPath: directory, on: fileSystem) != nil else { return }
+        _ = try DirectoryHandle.privateDirectory(directory, on: fileSystem)
     }
 
     /// Creates the directory (0700) if needed; an existing one must be a private real directory.
     package func prepare() throws(FileError) {
-        _ = try DirectoryHandle.privateDirectory(directory)
+        _ = try DirectoryHandle.privateDirectory(directory, on: fileSystem)
     }
 
     /// The remembered base of `vaultPath`, if any.
     public func base(for vaultPath: String) -> (record: Record, bytes: Data)? {
         let stem = stem(for: vaultPath)
-        guard let json = try? FileReading.readAll(atPath: stem + ".json", followSymlinks: false),
+        guard let json = try? FileReading.readAll(atPath: stem + ".json", on: fileSystem, followSymlinks: false),
               let record = try? JSONDecoder().decode(Record.self, from: json),
-              let bytes = try? FileReading.readAll(atPath: stem + ".base.kdbx", followSymlinks: false),
+              let bytes = try? FileReading.readAll(atPath: stem + ".base.kdbx", on: fileSystem, followSymlinks: false),
               SHA256.hexHash(bytes) == record.fingerprint.sha256 else { return nil }
         return (record, bytes)
     }
@@ -99,14 +103,14 @@ public struct SyncStateStore: Sendable {
             try PendingVersions(state: self, vaultPath: vaultPath).add(previous.bytes)
         }
         let stem = stem(for: vaultPath)
-        let record = Record(path: DurableFile.resolvedPath(vaultPath), fingerprint: fingerprint)
+        let record = Record(path: DurableFile.resolvedPath(vaultPath, on: fileSystem), fingerprint: fingerprint)
         let json: Data
         do { json = try JSONEncoder().encode(record) } catch { throw .system(operation: .encode, path: stem, errno: EINVAL, message: "\(error)") }
         // Atomic but not fsynced: after a power cut the state is at worst one sync old, which only
         // gives the next merge an older (still common) base.
         for (data, path) in [(bytes, stem + ".base.kdbx"), (json, stem + ".json")] {
             do {
-                _ = try DurableFile.replace(atPath: path, with: data, policy: .anything, durable: false)
+                _ = try DurableFile.replace(atPath: path, on: fileSystem, with: data, policy: .anything, durable: false)
             } catch {
                 if case .file(let fileError) = error { throw fileError }
                 throw .system(operation: .write, path: path, errno: EIO, message: error.description)
@@ -118,7 +122,7 @@ public struct SyncStateStore: Sendable {
     public func lock(_ vaultPath: String) throws(FileError) -> WriterLock {
         try prepare()
         let path = stem(for: vaultPath) + ".lock"
-        guard let file = SystemCalls.lockFile(path) else { throw FileReading.error(errno, .lock, path) }
+        guard let file = SystemCalls.lockFile(path, on: fileSystem) else { throw FileReading.error(errno, .lock, path) }
         return WriterLock(file)
     }
 }

@@ -1,6 +1,6 @@
 #if os(Linux)
 internal import Foundation
-internal import SyncFiles
+public import SyncFiles
 internal import SyncState
 internal import SyncCommit
 internal import CInotifyTools
@@ -24,7 +24,7 @@ public final class DirectoryEvents: FileEventSource, @unchecked Sendable {
     private static let shared = DirectoryEvents()
     private let lock = NSCondition()
     private var running = false
-    private var pendingDirectories: [String] = []
+    private var pendingDirectories: [(path: String, fileSystem: FileSystem)] = []
     private var handlers: [Int: @Sendable (FileEvent) -> Void] = [:]
     private var nextToken = 1
     /// Written to wake the event thread (a folder to watch, a handler gone); read end first.
@@ -38,8 +38,8 @@ public final class DirectoryEvents: FileEventSource, @unchecked Sendable {
     /// The process's one instance (libinotifytools is global).
     public static var instance: DirectoryEvents { shared }
 
-    /// Watches `directory` with inotify; `handler` gets its events on the inotify thread.
-    public func watch(_ directory: String, handler: @escaping @Sendable (FileEvent) -> Void) -> Int {
+    /// Watches `directory` (on `fileSystem`) with inotify; `handler` gets its events on the inotify thread.
+    public func watch(_ directory: String, on fileSystem: FileSystem, handler: @escaping @Sendable (FileEvent) -> Void) -> Int {
         lock.lock()
         defer { lock.unlock() }
         // A thread that is ending (its last handler went) finishes first: the library is global.
@@ -47,7 +47,7 @@ public final class DirectoryEvents: FileEventSource, @unchecked Sendable {
         let token = nextToken
         nextToken += 1
         handlers[token] = handler
-        pendingDirectories.append(directory)
+        pendingDirectories.append((directory, fileSystem))
         wake()
         if !running {
             running = true
@@ -105,6 +105,8 @@ public final class DirectoryEvents: FileEventSource, @unchecked Sendable {
         defer { inotifytools_cleanup() }
         let inotifyDescriptor = markInotifyDescriptorsCloseOnExec(besides: othersBefore)
         var watched: Set<String> = []
+        /// The file system each folder was asked for on.
+        var fileSystems: [String: FileSystem] = [:]
         /// Folders whose watch ended (deleted or moved away): watched again when they are back.
         var lost: Set<String> = []
         /// The last call found nothing within its timeout: libinotifytools holds no event.
@@ -116,8 +118,9 @@ public final class DirectoryEvents: FileEventSource, @unchecked Sendable {
             let current = Array(handlers.values)
             lock.unlock()
             if current.isEmpty { return }
-            for directory in directories where !watched.contains(directory) {
-                if let error = SystemCalls.addWatch(directory, events: Self.watchedEvents, using: { inotifytools_watch_file($0, $1) },
+            for (directory, fileSystem) in directories where !watched.contains(directory) {
+                fileSystems[directory] = fileSystem
+                if let error = SystemCalls.addWatch(directory, events: Self.watchedEvents, on: fileSystem, using: { inotifytools_watch_file($0, $1) },
                                                     lastError: { inotifytools_error() }) {
                     let reason = error == ENOSPC
                         ? "the inotify watch limit is reached (raise fs.inotify.max_user_watches)"
@@ -128,7 +131,7 @@ public final class DirectoryEvents: FileEventSource, @unchecked Sendable {
                 }
             }
             for directory in lost.sorted() where FileManager.default.fileExists(atPath: directory) {
-                if SystemCalls.addWatch(directory, events: Self.watchedEvents, using: { inotifytools_watch_file($0, $1) },
+                if SystemCalls.addWatch(directory, events: Self.watchedEvents, on: fileSystems[directory] ?? .real, using: { inotifytools_watch_file($0, $1) },
                                         lastError: { inotifytools_error() }) == nil {
                     lost.remove(directory)
                     deliver(.directoryBack(directory), to: current)

@@ -1,4 +1,4 @@
-internal import SyncFiles
+public import SyncFiles
 internal import SyncState
 internal import SyncCommit
 /// One change in a watched folder, as the engine needs it.
@@ -21,9 +21,9 @@ public enum FileEvent: Sendable, Equatable {
 /// (`DirectoryEvents`); on Apple platforms FSEvents or an `NSFilePresenter` would implement it
 /// (compile-guarded where `DirectoryEvents` is); a test hands in its own.
 public protocol FileEventSource: AnyObject, Sendable {
-    /// Starts watching `directory`; `handler` gets its events (on the source's own thread) until
-    /// `stopWatching` with the returned token.
-    func watch(_ directory: String, handler: @escaping @Sendable (FileEvent) -> Void) -> Int
+    /// Starts watching `directory` on `fileSystem`; `handler` gets its events (on the source's own
+    /// thread) until `stopWatching` with the returned token.
+    func watch(_ directory: String, on fileSystem: FileSystem, handler: @escaping @Sendable (FileEvent) -> Void) -> Int
     /// Stops delivering to the handler registered under `token`.
     func stopWatching(_ token: Int)
 }

@@ -90,21 +90,21 @@ public struct FolderSnapshot: Sendable {
         self.vaultIdentity = vaultIdentity
     }
 
-    /// The folder of the vault at `path` as it is now (copies named by `naming`), with the vault's
-    /// bytes when it was read.
-    static func take(of path: String, naming: ConflictCopies.Naming) -> (snapshot: FolderSnapshot, bytes: Data?) {
-        let transfers = SyncTransfers.inProgress(for: path)
-        let copies = ConflictCopies.find(for: path, naming: naming).compactMap { copy -> CopyFile? in
-            guard let (identity, changed) = SystemCalls.identity(atPath: copy.path) else { return nil }
+    /// The folder of the vault at `path` on `fileSystem` as it is now (copies named by `naming`), with
+    /// the vault's bytes when it was read.
+    static func take(of path: String, on fileSystem: FileSystem, naming: ConflictCopies.Naming) -> (snapshot: FolderSnapshot, bytes: Data?) {
+        let transfers = SyncTransfers.inProgress(for: path, on: fileSystem)
+        let copies = ConflictCopies.find(for: path, on: fileSystem, naming: naming).compactMap { copy -> CopyFile? in
+            guard let (identity, changed) = SystemCalls.identity(atPath: copy.path, on: fileSystem) else { return nil }
             return CopyFile(path: copy.path, engine: copy.engine, inode: identity.inode, size: identity.size,
                             modified: identity.modified, born: identity.born, device: identity.device, changed: changed)
         }
         guard transfers.isEmpty else { return (FolderSnapshot(vault: .missing, transfers: transfers, copies: copies), nil) }
         do {
-            let current = try DurableFile.read(atPath: path)
+            let current = try DurableFile.read(atPath: path, on: fileSystem)
             // The identity of the file read (examined by name after the read: another file there by
             // then has another inode and is not taken for it).
-            let identity = FileIdentity.of(DurableFile.resolvedPath(path)).flatMap {
+            let identity = FileIdentity.of(DurableFile.resolvedPath(path, on: fileSystem), on: fileSystem).flatMap {
                 $0.inode == current.fingerprint.inode && $0.device == current.fingerprint.device ? $0 : nil
             }
             return (FolderSnapshot(vault: .present(current.fingerprint), copies: copies, vaultIdentity: identity), current.bytes)

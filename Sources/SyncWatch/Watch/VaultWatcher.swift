@@ -29,6 +29,8 @@ public final class VaultWatcher {
     private var key: CompositeKey { context.key }
     private var state: SyncStateStore { context.state }
     private var limits: ResourceLimits { context.limits }
+    /// The file system the vault is on.
+    public var fileSystem: FileSystem { context.fileSystem }
     /// The rules the reconciler applies.
     private let reconcilerPolicy: Reconciler.Policy
     private var copyPolicy: CopyPolicy { reconcilerPolicy.copies }
@@ -108,9 +110,9 @@ public final class VaultWatcher {
     /// The file that stands for the vault at `path` when credentials are checked before watching:
     /// the vault, or while it is missing because a sync engine renamed both versions aside (rclone
     /// bisync), the first of those copies (same database, same credentials).
-    public static func standIn(for path: String, naming: ConflictCopies.Naming) -> String {
-        guard SystemCalls.status(atPath: path) == nil else { return path }
-        return ConflictCopies.find(for: path, naming: naming).filter(\.engine.renamesBothVersions).map(\.path).sorted().first ?? path
+    public static func standIn(for path: String, on fileSystem: FileSystem, naming: ConflictCopies.Naming) -> String {
+        guard SystemCalls.status(atPath: path, on: fileSystem) == nil else { return path }
+        return ConflictCopies.find(for: path, on: fileSystem, naming: naming).filter(\.engine.renamesBothVersions).map(\.path).sorted().first ?? path
     }
 
     /// The part of this watcher the file-event thread uses.
@@ -128,7 +130,7 @@ public final class VaultWatcher {
     /// Keeps how copies of the vault file read now (`bytes`, inode `inode`) are opened, for `prepare`.
     private func rememberCopyOpening(for bytes: Data, inode: UInt64) {
         guard let header = try? KDBXReader.header(of: bytes) else { return }
-        var opening = CopyFolding.copyOpening(forVaultAt: path, vaultKDF: header.kdf, key: key,
+        var opening = CopyFolding.copyOpening(forVaultAt: path, on: fileSystem, vaultKDF: header.kdf, key: key,
                                                   cachedKey: cachedKey, limits: limits)
         // A copy is a version this device saw (often its own, renamed aside by the sync engine,
         // perhaps another program's save the watcher never read): kept before the engine can
@@ -165,7 +167,7 @@ public final class VaultWatcher {
 
     private func check(now: Date, mayRebuild: Bool) -> Bool {
         failedLastCheck = false
-        let (snapshot, bytes) = FolderSnapshot.take(of: path, naming: context.settings.copyNaming)
+        let (snapshot, bytes) = FolderSnapshot.take(of: path, on: fileSystem, naming: context.settings.copyNaming)
         if !snapshot.transfers.isEmpty {
             if !waitingForTransfer { report(.waitingForSync(vault: path, transfers: snapshot.transfers)) }
             waitingForTransfer = true
@@ -292,7 +294,7 @@ public final class VaultWatcher {
         let base = state.base(for: path)
         let identity = base.flatMap { version($0.bytes, sha256: $0.record.fingerprint.sha256) }.map { DatabaseIdentity($0.vault) }
         let read: ForeignVersion.OpenedCopy
-        switch ForeignVersion.openCopy(atPath: copy.path, key: key, cachedKey: cachedKey, budget: foreignBudget(measuredAgainst: base?.bytes),
+        switch ForeignVersion.openCopy(atPath: copy.path, on: fileSystem, key: key, cachedKey: cachedKey, budget: foreignBudget(measuredAgainst: base?.bytes),
                                        identity: identity) {
         case .gone: return false  // gone since the listing: the next check sees it
         case .refused(let refusal):
@@ -306,9 +308,9 @@ public final class VaultWatcher {
         guard read.fingerprint.inode == copy.inode else { return false }  // replaced since the listing: the next check sees it
         cachedKey = read.opened.derivedKey
         do {
-            _ = try DurableFile.replace(atPath: path, with: read.bytes, policy: .onlyIf(nil))
+            _ = try DurableFile.replace(atPath: path, on: fileSystem, with: read.bytes, policy: .onlyIf(nil))
         } catch SaveError.changedOnDisk {
-            if SystemCalls.status(atPath: path)?.isSymbolicLink == true {
+            if SystemCalls.status(atPath: path, on: fileSystem)?.isSymbolicLink == true {
                 report(.error(vault: path, message: "the vault's path is a symlink to a file that is not there; not rebuilt over it"))
             }
             return false  // else a vault is there now: the next check takes it
@@ -325,7 +327,7 @@ public final class VaultWatcher {
     /// The budget for versions from elsewhere, measured against `reference` (the version this device
     /// synced, else the vault's file now; `ForeignVersionBudget(measuredAgainst:)`).
     private func foreignBudget(measuredAgainst reference: Data?) -> ForeignVersionBudget {
-        ForeignVersionBudget(measuredAgainst: reference ?? (try? FileReading.readAll(atPath: path, limit: FileReading.maximumSize)), within: limits)
+        ForeignVersionBudget(measuredAgainst: reference ?? (try? FileReading.readAll(atPath: path, on: fileSystem, limit: FileReading.maximumSize)), within: limits)
     }
 
     /// The copies (path -> SHA-256) whose bytes are among `kept` (read within `budget`'s size).
@@ -333,7 +335,7 @@ public final class VaultWatcher {
         let hashes = Set(kept.map(\.sha256))
         var held: [String: String] = [:]
         for copy in copies where copy.size <= budget.sizeLimit {
-            guard let bytes = try? ForeignVersion.read(atPath: copy.path, followSymlinks: false, budget: budget).bytes else { continue }
+            guard let bytes = try? ForeignVersion.read(atPath: copy.path, on: fileSystem, followSymlinks: false, budget: budget).bytes else { continue }
             let sha256 = SHA256.hexHash(bytes)
             if hashes.contains(sha256) { held[copy.path] = sha256 }
         }
@@ -430,7 +432,7 @@ public final class VaultWatcher {
         let budget = foreignBudget(measuredAgainst: baseBytes)
         for copy in copies {
             let opened: OpenedVault
-            switch ForeignVersion.openCopy(atPath: copy.path, key: key, cachedKey: cachedKey, budget: budget, identity: DatabaseIdentity(base)) {
+            switch ForeignVersion.openCopy(atPath: copy.path, on: fileSystem, key: key, cachedKey: cachedKey, budget: budget, identity: DatabaseIdentity(base)) {
             case .gone: continue
             case .refused(let refusal):
                 refused.append((copy, refusal))

@@ -1,5 +1,5 @@
 public import Foundation
-internal import SyncFiles
+public import SyncFiles
 public import SyncState
 public import SyncCommit
 public import KDBXFormat
@@ -7,6 +7,8 @@ public import KDBXFormat
 /// What the engine needs of a vault's watcher (`VaultWatcher`; a test hands in its own).
 package protocol VaultChecking: AnyObject {
     var path: String { get }
+    /// The file system the vault is on.
+    var fileSystem: FileSystem { get }
     /// One pass; false when it should be retried later (see `VaultWatcher.check`).
     func check() -> Bool
     /// The last check failed (an error, an unreadable file), as opposed to waiting.
@@ -99,7 +101,7 @@ public final class WatchEngine: @unchecked Sendable {
         self.init(settings: settings, source: source, onEvent: onEvent) { emit in
             vaults.map { path in
                 VaultWatcher(
-                    context: VaultContext(path: DurableFile.canonicalPath(path), key: credentials.key, limits: limits, state: state,
+                    context: VaultContext(path: DurableFile.canonicalPath(path, on: state.fileSystem), key: credentials.key, limits: limits, state: state,
                                           settings: settings.device),
                     policy: Reconciler.Policy(vault: settings.policy, copies: settings.copyPolicy, foreignCopyGrace: settings.copyGrace,
                                               rollbackHold: settings.rollbackHold, rebuildGrace: settings.rebuildGrace),
@@ -139,9 +141,13 @@ public final class WatchEngine: @unchecked Sendable {
     /// Watches until `stop()`: checks every vault once at the start, then on events, polls and retries.
     public func run() {
         var tokens: [Int] = []
+        var watchedDirectories: Set<String> = []
         if let source {
-            for directory in Set(checkers.map { PathText.folder(of: $0.path) }) {
-                tokens.append(source.watch(directory) { [weak self] event in self?.handle(event, watching: directory) })
+            for checker in checkers {
+                let directory = PathText.folder(of: checker.path)
+                guard !watchedDirectories.contains(directory) else { continue }
+                watchedDirectories.insert(directory)
+                tokens.append(source.watch(directory, on: checker.fileSystem) { [weak self] event in self?.handle(event, watching: directory) })
             }
         } else {
             handle(.unavailable(reason: "no file events on this platform; polling only"), watching: nil)
