@@ -256,14 +256,14 @@ struct SwapWindowTests {
     func landsInTheWindow() throws {
         let workspace = try Workspace()
         defer { workspace.remove() }
-        let session = try SyncSession(path: workspace.vaultPath, key: Workspace.key, state: workspace.state)
+        let files = FileSystem.faultInjecting()
+        let session = try SyncSession(path: workspace.vaultPath, key: Workspace.key, state: workspace.state(on: files))
         // Another program's version, ready to land by rename at the worst moment.
         let theirs = try session.vault.addingEntry(title: "Landed in the window", to: session.vault.root.uuid).vault
         let settings = FormatSettings(version: .v4_0, cipher: .chaCha20, kdf: .aesKDF(seed: Data(repeating: 5, count: 32), rounds: 10))
         let staged = workspace.directory.appendingPathComponent("staged.kdbx").path
         try KDBXWriter.serialize(theirs, settings: settings, key: Workspace.key).file.write(to: URL(fileURLWithPath: staged))
-        DurableFile.beforeNextSwap(of: workspace.vaultPath) { _ = rename(staged, workspace.vaultPath) }
-        defer { DurableFile.removeSwapHook(of: workspace.vaultPath) }
+        files.beforeNextSwap(of: workspace.vaultPath) { _ = rename(staged, workspace.vaultPath) }
         session.update(try session.vault.addingEntry(title: "Mine", to: session.vault.root.uuid).vault)
         let save = try session.saveMerging()
         #expect(save.wroteFile)

@@ -68,9 +68,9 @@ struct FolderSwapTests {
     func saveStaysInItsDirectory() throws {
         let swapped = try SwappedFolder(outsideNames: ["vault.kdbx", "notes.txt"])
         defer { swapped.workspace.remove() }
-        let session = try SyncSession(path: swapped.vaultPath, key: Workspace.key, state: swapped.workspace.state)
-        DurableFile.beforeNextSwap(of: swapped.vaultPath) { swapped.swap() }
-        defer { DurableFile.removeSwapHook(of: swapped.vaultPath) }
+        let files = FileSystem.faultInjecting()
+        let session = try SyncSession(path: swapped.vaultPath, key: Workspace.key, state: swapped.workspace.state(on: files))
+        files.beforeNextSwap(of: swapped.vaultPath) { swapped.swap() }
         session.update(try session.vault.addingEntry(title: "Mine", to: session.vault.root.uuid).vault)
         let save = try session.saveMerging()
         #expect(save.wroteFile)
@@ -85,14 +85,14 @@ struct FolderSwapTests {
         let copyName = "vault.sync-conflict-20261130-101010-ABCDEF1.kdbx"
         let swapped = try SwappedFolder(outsideNames: [copyName, "vault.kdbx"])
         defer { swapped.workspace.remove() }
-        let session = try SyncSession(path: swapped.vaultPath, key: Workspace.key, state: swapped.workspace.state)
+        let files = FileSystem.faultInjecting()
+        let session = try SyncSession(path: swapped.vaultPath, key: Workspace.key, state: swapped.workspace.state(on: files))
         let theirs = try session.vault.addingEntry(title: "From the other device", to: session.vault.root.uuid).vault
         let settings = FormatSettings(version: .v4_0, cipher: .chaCha20, kdf: .aesKDF(seed: Data(repeating: 7, count: 32), rounds: 10))
         try KDBXWriter.serialize(theirs, settings: settings, key: Workspace.key).file.write(to: URL(fileURLWithPath: swapped.folder + "/" + copyName))
         let copies = ConflictCopies.find(for: swapped.vaultPath, on: .real)
         #expect(copies.map(\.name) == [copyName])
-        DurableFile.beforeNextSwap(of: swapped.vaultPath) { swapped.swap() }
-        defer { DurableFile.removeSwapHook(of: swapped.vaultPath) }
+        files.beforeNextSwap(of: swapped.vaultPath) { swapped.swap() }
         let report = try CopyFolding.fold(copies, into: session, base: session.vault, key: Workspace.key, limits: .standard, dryRun: false)
         #expect(report.outcomes.map(\.result) == [.merged])
         #expect(try swapped.outsideIsUntouched(), "a file outside the synced folder was written or removed")

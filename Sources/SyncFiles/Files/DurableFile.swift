@@ -214,33 +214,14 @@ public enum DurableFile {
         }
     }
 
-    #if MYPASS_TEST_HOOKS
-    /// Test hooks, by the path of the file a save replaces: each runs once, between the compare and
-    /// the swap of that file (a test makes "another writer" land there); saves of other files, in
-    /// tests running alongside, never see it. Debug builds only (`MYPASS_TEST_HOOKS`): a release
-    /// build has no such seam.
-    private static let swapHooks = Mutex<[String: @Sendable () -> Void]>([:])
-
-    /// Runs `hook` once, just before the next swap of the file at `path` (as the save names it).
-    package static func beforeNextSwap(of path: String, _ hook: @escaping @Sendable () -> Void) {
-        swapHooks.withLock { $0[path] = hook }
-    }
-
-    /// Removes a hook `beforeNextSwap` set for `path` that has not run.
-    package static func removeSwapHook(of path: String) {
-        _ = swapHooks.withLock { $0.removeValue(forKey: path) }
-    }
-    #endif
-
     /// Swaps the temp file in with renameat2(RENAME_EXCHANGE) and checks what came out: the version
     /// the save was based on is removed; any other version (a writer that landed between the check
     /// and the swap) is swapped back in, and the save reports the change, so it is merged, never
     /// overwritten.
     private static func swapIn(temporary: String, target: String, in directory: DirectoryHandle, expected: Fingerprint) throws(SaveError) {
         guard let ours = directory.status(of: temporary) else { throw .file(FileReading.error(errno, .stat, directory.pathOf(temporary))) }
-        #if MYPASS_TEST_HOOKS
-        if let hook = swapHooks.withLock({ $0.removeValue(forKey: directory.pathOf(target)) }) { hook() }
-        #endif
+        // A fake file system may land "another writer" here, between the compare and the swap.
+        directory.fileSystem.beforeSwap(of: directory.pathOf(target))
         guard SystemCalls.exchange(temporary, with: target, in: directory) == 0 else {
             if errno == ENOENT { throw .changedOnDisk(current: nil) }  // the vault was removed meanwhile
             throw .file(FileReading.error(errno, .rename, directory.pathOf(target)))

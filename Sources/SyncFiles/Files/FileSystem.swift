@@ -39,14 +39,21 @@ public struct FileSystem: Sendable {
     /// Replaces the planned faults (and restarts the call counts); nothing for the real file system.
     public func plan(_ planned: [SystemCalls.Fault]) { faults?.set(planned) }
 
+    /// Runs `hook` once, just before the next compare-and-swap save through this file system swaps
+    /// the file at `path` in (as the save names it): where a test makes another writer land.
+    public func beforeNextSwap(of path: String, _ hook: @escaping @Sendable () -> Void) { faults?.setSwapHook(hook, for: path) }
+
+    /// Runs the hook planned for the swap of `path`, if any (once).
+    func beforeSwap(of path: String) { faults?.takeSwapHook(for: path)?() }
+
     /// The planned fault for the next call of `operation` on `path`, if any.
     func fault(for operation: SystemCalls.Operation, path: String?) -> SystemCalls.Fault? {
         faults?.next(operation, path: path)
     }
 }
 
-/// Planned faults, their call counts and the paths of the descriptors opened through it (which the
-/// faults match). Debug builds only (`MYPASS_TEST_HOOKS`): in a release build it plans nothing,
+/// Planned faults, their call counts, the paths of the descriptors opened through it (which the
+/// faults match) and the hooks planned before a swap. Debug builds only (`MYPASS_TEST_HOOKS`): in a release build it plans nothing,
 /// remembers nothing and takes no lock.
 final class FaultPlan: Sendable {
     #if MYPASS_TEST_HOOKS
@@ -55,6 +62,7 @@ final class FaultPlan: Sendable {
         /// Calls seen per fault (each fault counts the calls that match it).
         var counts: [Int: Int] = [:]
         var paths: [Int32: String] = [:]
+        var swapHooks: [String: @Sendable () -> Void] = [:]
     }
 
     private let state = Mutex(State())
@@ -91,11 +99,21 @@ final class FaultPlan: Sendable {
     func path(of descriptor: Int32) -> String? {
         state.withLock { $0.paths[descriptor] }
     }
+
+    func setSwapHook(_ hook: @escaping @Sendable () -> Void, for path: String) {
+        state.withLock { $0.swapHooks[path] = hook }
+    }
+
+    func takeSwapHook(for path: String) -> (@Sendable () -> Void)? {
+        state.withLock { $0.swapHooks.removeValue(forKey: path) }
+    }
     #else
     func set(_ faults: [SystemCalls.Fault]) {}
     func next(_ operation: SystemCalls.Operation, path: String?) -> SystemCalls.Fault? { nil }
     func remember(_ descriptor: Int32, path: String?) {}
     func forget(_ descriptor: Int32) {}
     func path(of descriptor: Int32) -> String? { nil }
+    func setSwapHook(_ hook: @escaping @Sendable () -> Void, for path: String) {}
+    func takeSwapHook(for path: String) -> (@Sendable () -> Void)? { nil }
     #endif
 }
