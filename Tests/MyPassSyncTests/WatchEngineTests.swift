@@ -161,6 +161,37 @@ struct WatchEngineTests {
         #expect(source.activeHandlers == 0, "the engine's handlers stay registered after it stopped")
     }
 
+    @Test("a file rewritten more often than the quiet time is still checked, the longest debounce after its first event")
+    func endlessStream() throws {
+        let clock = ManualClock()
+        let checker = CountingChecker(path: Self.directory + "/vault.kdbx", clock: clock)
+        var settings = WatchEngine.Settings()
+        settings.debounce = 0.5
+        settings.longestDebounce = 2
+        settings.clock = clock
+        let source = ManualSource()
+        try running([checker], settings: settings, source: source, events: Events()) { _ in
+            #expect(clock.waitUntilAsleep())
+            let firstEvent = clock.now
+            // An event every 0.25 s for 5 s: never half a second of quiet.
+            for _ in 0..<20 {
+                source.fire(.changed(directory: Self.directory, name: "vault.kdbx"))
+                clock.advance(by: 0.25)
+                #expect(clock.waitUntilAsleep())
+            }
+            let offsets = checker.checkTimes.dropFirst().map { $0.timeIntervalSince(firstEvent) }
+            // Checked at 2 s (the stream began at 0), then 2 s after the next event began a new stream.
+            #expect(offsets.count == 2, "\(offsets)")
+            #expect(offsets.first.map { abs($0 - 2) < 1e-6 } == true, "\(offsets)")
+            #expect(offsets.dropFirst().first.map { abs($0 - 4) < 1e-6 } == true, "\(offsets)")
+            clock.advance(by: 0.25)  // the quiet time after the last event (at 4.75 s)
+            #expect(clock.waitUntilAsleep())
+            let last = checker.checkTimes.last.map { $0.timeIntervalSince(firstEvent) }
+            #expect(checker.checkTimes.count == 4 && last.map { abs($0 - 5.25) < 1e-6 } == true,
+                    "the end of the stream is checked after the quiet time: \(checker.checkTimes.map { $0.timeIntervalSince(firstEvent) })")
+        }
+    }
+
     @Test("lost events rescan every vault and say so; a folder that comes back is checked")
     func overflowAndDirectoryBack() throws {
         let first = CountingChecker(path: Self.directory + "/a.kdbx")

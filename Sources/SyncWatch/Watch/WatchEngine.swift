@@ -27,7 +27,8 @@ extension VaultWatcher: VaultChecking {}
 
 /// Keeps vaults in step with their files for as long as it runs: the watch loop of `watch` and of an
 /// app. File events (`FileEventSource`) mark a vault; after a quiet time (the debounce: a sync
-/// engine writes in bursts) its `VaultWatcher` checks it. A check that waits (a transfer, a copy
+/// engine writes in bursts), or at the latest `longestDebounce` after the first event of a stream
+/// that never quiets down, its `VaultWatcher` checks it. A check that waits (a transfer, a copy
 /// left to its device) is retried after `retryWait`; one that fails backs off, doubling up to
 /// `maximumBackoff`. Lost events and folders that come back rescan; without file events the
 /// folders are polled. Nothing sleeps: the loop waits on a condition until the next due time or the
@@ -36,7 +37,7 @@ extension VaultWatcher: VaultChecking {}
 /// Events reach `onEvent` on the engine's thread, in order, each before the next check starts (an
 /// app can act on `reloaded` before anything else happens). For Swift concurrency, hand in the
 /// continuation of an `AsyncStream` (`AsyncStream.makeStream(of: WatchEvent.self)`).
-// @unchecked: the schedule (`due`, `notices`, `pollInterval`, `stopping`) is touched only while
+// @unchecked: the schedule (`due`, `streamStart`, `notices`, `pollInterval`, `stopping`) is touched only while
 // `condition` (an NSCondition: the loop sleeps on it until the next due time or event) is locked;
 // the checkers belong to the engine's thread.
 public final class WatchEngine: @unchecked Sendable {
@@ -49,6 +50,11 @@ public final class WatchEngine: @unchecked Sendable {
         public var copyPolicy: VaultWatcher.CopyPolicy = .merge
         /// Quiet time after the last event before a vault is read.
         public var debounce: TimeInterval = 0.3
+        /// The longest a vault waits for that quiet time after the first event of a stream: a file
+        /// rewritten more often than the debounce (another program saving in a loop, a sync engine
+        /// that never pauses) is still read this long after the stream began (never sooner than the
+        /// debounce).
+        public var longestDebounce: TimeInterval = 5
         /// How long a conflict copy made on another device is left to that device. Measured with
         /// real Syncthing (docs/engines/syncthing.md): no clear gain from a grace, and a delay whenever that device runs
         /// no watcher, so by default copies are merged at once.
@@ -84,6 +90,8 @@ public final class WatchEngine: @unchecked Sendable {
     private let condition = NSCondition()
     /// When each marked vault is due for a check.
     private var due: [String: Date] = [:]
+    /// When the stream of events each marked vault is waiting out began (`longestDebounce`).
+    private var streamStart: [String: Date] = [:]
     /// Events noticed on the source's thread, emitted by the engine's.
     private var notices: [WatchEvent] = []
     private var pollInterval: TimeInterval?
@@ -181,7 +189,10 @@ public final class WatchEngine: @unchecked Sendable {
                 clock.wait(on: condition, until: ([nextPoll].compactMap { $0 } + due.values).min())
                 continue
             }
-            for checker in ready { due[checker.path] = nil }
+            for checker in ready {
+                due[checker.path] = nil
+                streamStart[checker.path] = nil
+            }
             condition.unlock()
             for checker in ready {
                 let succeeded = checker.check()
@@ -223,24 +234,28 @@ public final class WatchEngine: @unchecked Sendable {
             condition.broadcast()
             condition.unlock()
         }
-        let soon = clock.now.addingTimeInterval(settings.debounce)
+        let now = clock.now
+        /// Due after the quiet time, or when the stream this event belongs to has lasted its longest.
+        func markEvent(_ path: String) {
+            let start = streamStart[path] ?? now
+            streamStart[path] = start
+            due[path] = min(now.addingTimeInterval(settings.debounce), start.addingTimeInterval(max(settings.longestDebounce, settings.debounce)))
+        }
         switch event {
         case .changed(let directory, let name), .removed(let directory, let name):
             for checker in checkers {
                 let path = checker.path as NSString
                 guard PathText.folder(of: checker.path) == directory else { continue }
                 let isCopy = ConflictCopies.engine(ofName: name, forVaultNamed: path.lastPathComponent, naming: settings.device.copyNaming) != nil
-                if name == path.lastPathComponent || isCopy {
-                    due[checker.path] = soon
-                }
+                if name == path.lastPathComponent || isCopy { markEvent(checker.path) }
                 // Opened during the debounce, so that the check finds it open.
                 if isCopy, case .changed = event { checker.prepare(copyAt: (directory as NSString).appendingPathComponent(name)) }
             }
         case .directoryGone(let directory), .directoryBack(let directory):
-            for checker in checkers where PathText.folder(of: checker.path) == directory { due[checker.path] = soon }
+            for checker in checkers where PathText.folder(of: checker.path) == directory { markEvent(checker.path) }
         case .overflow:
             for checker in checkers where PathText.folder(of: checker.path) == watched {
-                due[checker.path] = soon
+                markEvent(checker.path)
                 notices.append(.rescan(vault: checker.path))
             }
         case .unavailable(let reason):
