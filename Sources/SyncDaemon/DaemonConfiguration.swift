@@ -99,7 +99,8 @@ public struct DaemonConfiguration: Sendable, Equatable {
     }
 
     /// Writes the configuration to `path` durably (a temporary file, fsync, rename), 0600, its
-    /// folder made 0700 if missing; a symlink at `path` is refused, never followed or replaced.
+    /// folder made 0700 if missing; a symlink at `path` is refused, never followed or replaced. What a
+    /// person wrote there stays: the file is updated section by section (`text(updating:)`).
     public func save(to path: String = defaultPath) throws(FileError) {
         let folder = (path as NSString).deletingLastPathComponent
         if SystemCalls.status(atPath: folder, on: .real) == nil {
@@ -118,7 +119,58 @@ public struct DaemonConfiguration: Sendable, Equatable {
               vaults.allSatisfy({ !$0.credentials.settingLines.joined().contains("\n") && !$0.path.contains("\n") }) else {
             throw .system(operation: .write, path: path, errno: EINVAL, message: "a path or command holds a line break or another control character")
         }
-        try AtomicFileWriter.write(Data(text.utf8), toPath: path, on: .real)
+        let existing = try? FileReading.readAll(atPath: path, on: .real, followSymlinks: false, limit: Self.maximumFileSize)
+        try AtomicFileWriter.write(Data(text(updating: existing.map { String(decoding: $0, as: UTF8.self) }).utf8), toPath: path, on: .real)
+    }
+
+    /// The file's text for these vaults, made from `original` (the file as it is): a section whose
+    /// vault did not change is kept as written (comments, order, layout), one that changed is
+    /// rewritten in place with its comments kept after its header, one no longer configured is
+    /// dropped with its comments, a new vault is appended; comments outside sections stay. Comment
+    /// lines right above a header (no blank line between) belong to that header's section. Without
+    /// an original, `text`.
+    public func text(updating original: String?) -> String {
+        guard let original, !original.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty else { return text }
+        let before = Self.parse(original)
+        var lines = original.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+        if lines.last == "" { lines.removeLast() }
+        func isComment(_ line: String) -> Bool { line.trimmingCharacters(in: .whitespaces).hasPrefix("#") }
+        func isBlank(_ line: String) -> Bool { line.trimmingCharacters(in: .whitespaces).isEmpty }
+        let headers = lines.indices.compactMap { index in Self.sectionPath(of: lines[index]).map { (index: index, path: $0) } }
+        // Each section: from the comments right above its header to those right above the next.
+        var starts = headers.map(\.index)
+        for number in starts.indices {
+            let floor = number == 0 ? 0 : headers[number - 1].index + 1
+            while starts[number] > floor && isComment(lines[starts[number] - 1]) { starts[number] -= 1 }
+        }
+        // Last to first, so that the earlier indices stay valid.
+        for number in headers.indices.reversed() {
+            let header = headers[number]
+            let range = starts[number]..<(number + 1 < headers.count ? starts[number + 1] : lines.count)
+            guard let vault = vault(at: header.path) else {
+                lines.removeSubrange(range)
+                // No double blank line where it was, none at the end.
+                let at = range.lowerBound
+                if at > 0 && isBlank(lines[at - 1]) && (at == lines.count || isBlank(lines[at])) { lines.remove(at: at - 1) }
+                continue
+            }
+            guard before.vault(at: header.path) != vault else { continue }
+            let above = lines[starts[number]..<header.index]
+            let inside = lines[(header.index + 1)..<range.upperBound].filter(isComment)
+            let trailing = lines[range].reversed().prefix { isBlank($0) || isComment($0) }.filter(isBlank)
+            lines.replaceSubrange(range, with: Array(above) + [lines[header.index]] + inside + Self.settingLines(of: vault) + trailing)
+        }
+        for vault in vaults where !headers.contains(where: { $0.path == vault.path }) {
+            lines += [""] + Self.sectionLines(of: vault)
+        }
+        return lines.joined(separator: "\n") + "\n"
+    }
+
+    /// The path a `[vault PATH]` header line names, or nil for any other line.
+    private static func sectionPath(of line: String) -> String? {
+        let trimmed = line.trimmingCharacters(in: .whitespaces)
+        guard trimmed.hasPrefix("[vault "), trimmed.hasSuffix("]") else { return nil }
+        return String(trimmed.dropFirst("[vault ".count).dropLast()).trimmingCharacters(in: .whitespaces)
     }
 
     /// The configuration as its file's text.
@@ -127,16 +179,26 @@ public struct DaemonConfiguration: Sendable, Equatable {
                      "# Credentials are references (a command, the keyring, a file's path), never a password."]
         for vault in vaults {
             lines.append("")
-            lines.append("[vault \(vault.path)]")
-            lines += vault.credentials.settingLines
-            lines.append("policy = \(vault.policy.rawValue)")
-            lines.append("conflict-copies = \(vault.copyPolicy.rawValue)")
-            if let poll = vault.pollInterval { lines.append("poll = \(Self.seconds(poll))") }
-            lines.append("copy-grace = \(Self.seconds(vault.copyGrace))")
-            lines.append("rebuild-grace = \(Self.seconds(vault.rebuildGrace))")
-            lines.append("notify = \(vault.notices ? "on" : "off")")
+            lines += Self.sectionLines(of: vault)
         }
         return lines.joined(separator: "\n") + "\n"
+    }
+
+    /// The section of `vault`: its header and its settings.
+    private static func sectionLines(of vault: DaemonVault) -> [String] {
+        ["[vault \(vault.path)]"] + settingLines(of: vault)
+    }
+
+    /// The `key = value` lines of `vault`.
+    private static func settingLines(of vault: DaemonVault) -> [String] {
+        var lines = vault.credentials.settingLines
+        lines.append("policy = \(vault.policy.rawValue)")
+        lines.append("conflict-copies = \(vault.copyPolicy.rawValue)")
+        if let poll = vault.pollInterval { lines.append("poll = \(seconds(poll))") }
+        lines.append("copy-grace = \(seconds(vault.copyGrace))")
+        lines.append("rebuild-grace = \(seconds(vault.rebuildGrace))")
+        lines.append("notify = \(vault.notices ? "on" : "off")")
+        return lines
     }
 
     private static func seconds(_ value: TimeInterval) -> String {

@@ -195,18 +195,6 @@ private struct FolderSync {
     }
 }
 
-/// A small seeded generator, so a failing run can be repeated (`MYPASS_SIMULATION_SEED`).
-private struct SeededGenerator: RandomNumberGenerator {
-    var state: UInt64
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var value = state
-        value = (value ^ (value >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        value = (value ^ (value >> 27)) &* 0x94D0_49BB_1331_11EB
-        return value ^ (value >> 31)
-    }
-}
-
 @Suite("two devices syncing one vault, each with its own watcher", .serialized)
 struct TwoDeviceSimulationTests {
     static let password = CLIFixtures.kdbx31Password
@@ -215,7 +203,8 @@ struct TwoDeviceSimulationTests {
     func simulation() throws {
         let environment = ProcessInfo.processInfo.environment
         let rounds = Int(environment["MYPASS_SIMULATION_ROUNDS"] ?? "") ?? 150
-        var random = SeededGenerator(state: UInt64(environment["MYPASS_SIMULATION_SEED"] ?? "") ?? 20_261_129)
+        // Seeded, so a failing run can be repeated (`MYPASS_SIMULATION_SEED`).
+        var random = SeededRandom(seed: UInt64(environment["MYPASS_SIMULATION_SEED"] ?? "") ?? 20_261_129)
         let root = try CLIFixtures.scratch()
         let keep = environment["MYPASS_SIMULATION_KEEP"] != nil  // Leaves the folders, logs and actions for a look.
         defer { if !keep { try? FileManager.default.removeItem(at: root) } }

@@ -8,6 +8,7 @@ import MyPassCore
 import SyncCommit
 import SyncWatch
 import Testing
+import TestSupport
 
 /// The daemon's configuration file and its notice rules: pure values, no process.
 @Suite("daemon.conf and the notice planner")
@@ -44,6 +45,126 @@ struct DaemonConfigurationTests {
         #expect(try DaemonConfiguration.load(from: path).vaults == configuration.vaults)
         #expect(chmod(path, 0o666) == 0)
         #expect(throws: FileError.self) { try DaemonConfiguration.load(from: path) }
+    }
+
+    @Test("the README's example configuration reads as it says, without a problem")
+    func readmeExample() throws {
+        let readme = try String(contentsOfFile: #filePath.components(separatedBy: "/Tests/")[0] + "/README.md", encoding: .utf8)
+        let block = try #require(readme.components(separatedBy: "```ini\n").dropFirst().first?.components(separatedBy: "```").first)
+        let read = DaemonConfiguration.parse(block)
+        #expect(read.problems.isEmpty, "\(read.problems)")
+        let vault = try #require(read.vaults.first)
+        #expect(vault.path == "/home/me/Sync/personal.kdbx" && vault.credentials.kind == .keyring && vault.pollInterval == 30 && vault.notices)
+    }
+
+    @Test("add, change and remove keep what a person wrote: comments, order and layout of the other sections")
+    func editsKeepThePersonsText() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("daemon-conf-\(UUID().uuidString)").path
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        let path = folder + "/daemon.conf"
+        let written = """
+            # My vaults. Edited by hand.
+
+            # The family vault: Anna's phone syncs it too.
+            [vault /home/u/family.kdbx]
+              password-from   =   keyring
+            # ask: the children's tablet saves blindly
+            policy = ask
+
+            [vault /home/u/work.kdbx]
+            key-file = /home/u/work.key
+            no-password = yes
+
+            # Personal, on the NAS.
+            [vault /home/u/personal.kdbx]
+            password-command = pass show personal
+            poll = 60
+            # trailing note
+
+            """
+        #expect(FileManager.default.createFile(atPath: path, contents: Data(written.utf8), attributes: [.posixPermissions: 0o600]))
+        var configuration = try DaemonConfiguration.load(from: path)
+        #expect(configuration.problems.isEmpty, "\(configuration.problems)")
+        // Added: appended; every line written before is still there, in its place.
+        configuration.vaults.append(DaemonVault(path: "/home/u/shared.kdbx", credentials: CredentialReference(password: .keyring)))
+        try configuration.save(to: path)
+        let added = try String(contentsOfFile: path, encoding: .utf8)
+        #expect(added.hasPrefix(written), "\(added)")
+        #expect(try DaemonConfiguration.load(from: path).vaults == configuration.vaults)
+        // Changed: its comments stay, its settings are rewritten; the other sections are untouched.
+        configuration.vaults[0].policy = .merge
+        try configuration.save(to: path)
+        let changed = try String(contentsOfFile: path, encoding: .utf8)
+        #expect(changed.contains("# The family vault: Anna's phone syncs it too.\n[vault /home/u/family.kdbx]\n# ask: the children's tablet saves blindly\npassword-from = keyring\npolicy = merge"),
+                "\(changed)")
+        #expect(changed.contains("\n[vault /home/u/work.kdbx]\nkey-file = /home/u/work.key\nno-password = yes\n\n# Personal, on the NAS."), "\(changed)")
+        #expect(changed.hasPrefix("# My vaults. Edited by hand.\n\n"))
+        #expect(try DaemonConfiguration.load(from: path).vaults == configuration.vaults)
+        // Removed: its section and the comment above it go, no double blank line is left.
+        configuration.vaults.removeAll { $0.path == "/home/u/personal.kdbx" }
+        try configuration.save(to: path)
+        let removed = try String(contentsOfFile: path, encoding: .utf8)
+        #expect(!removed.contains("personal") && !removed.contains("NAS") && !removed.contains("trailing note"), "\(removed)")
+        #expect(!removed.contains("\n\n\n"), "\(removed)")
+        #expect(removed.contains("# ask: the children's tablet saves blindly"))
+        #expect(try DaemonConfiguration.load(from: path).vaults == configuration.vaults)
+    }
+
+    @Test("generated edit sequences: the file always reads back as the configuration, and the comments of the vaults kept stay",
+          arguments: 1...200)
+    func generatedEdits(seed: UInt64) {
+        var random = SeededRandom(seed: seed)
+        func vault(_ number: Int) -> DaemonVault {
+            var vault = DaemonVault(path: "/v/\(number).kdbx", credentials: CredentialReference(password: .command("pass show v\(number)")))
+            vault.policy = [.merge, .reload, .ask].randomElement(using: &random)!
+            vault.pollInterval = Bool.random(using: &random) ? Double(Int.random(in: 1...90, using: &random)) : nil
+            vault.notices = Bool.random(using: &random)
+            return vault
+        }
+        // A person's file: its own comment, then each section with a comment right above it and one
+        // inside, its settings in any order, a blank line between sections or none.
+        var configuration = DaemonConfiguration()
+        var text = "# top\n"
+        for number in 0..<Int.random(in: 0...4, using: &random) {
+            let made = vault(number)
+            configuration.vaults.append(made)
+            text += number == 0 || Bool.random(using: &random) ? "\n" : ""
+            text += "# about \(number)\n[vault \(made.path)]\n# inside \(number)\n"
+            var lines = made.credentials.settingLines + ["policy = \(made.policy.rawValue)", "notify = \(made.notices ? "on" : "off")"]
+            if let poll = made.pollInterval { lines.append("poll = \(Int(poll))") }
+            text += lines.shuffled(using: &random).joined(separator: "\n") + "\n"
+        }
+        #expect(DaemonConfiguration.parse(text).vaults == configuration.vaults, "seed \(seed): the generated file does not say its vaults")
+        var next = 10
+        for step in 0..<Int.random(in: 1...6, using: &random) {
+            switch Int.random(in: 0..<3, using: &random) {
+            case 0:
+                configuration.vaults.append(vault(next))
+                next += 1
+            case 1 where !configuration.vaults.isEmpty:
+                configuration.vaults.remove(at: Int.random(in: 0..<configuration.vaults.count, using: &random))
+            default:
+                guard !configuration.vaults.isEmpty else { continue }
+                let index = Int.random(in: 0..<configuration.vaults.count, using: &random)
+                configuration.vaults[index] = { var changed = vault(0); changed.path = configuration.vaults[index].path; return changed }()
+            }
+            text = configuration.text(updating: text)
+            let read = DaemonConfiguration.parse(text)
+            #expect(read.problems.isEmpty && read.vaults == configuration.vaults, "seed \(seed), step \(step): \(text)")
+            #expect(text.hasPrefix("# top\n"), "seed \(seed), step \(step): the file's own comment went")
+            #expect(!text.contains("\n\n\n"), "seed \(seed), step \(step): double blank line")
+            for kept in configuration.vaults {
+                let number = kept.path.dropFirst(3).dropLast(5)
+                guard Int(number)! < 10 else { continue }  // a vault of the person's file
+                #expect(text.contains("# about \(number)\n[vault \(kept.path)]") && text.contains("# inside \(number)"),
+                        "seed \(seed), step \(step): a comment of a kept vault went")
+            }
+            for number in 0..<10 where !configuration.vaults.contains(where: { $0.path == "/v/\(number).kdbx" }) {
+                #expect(!text.contains("# about \(number)\n") && !text.contains("# inside \(number)\n"),
+                        "seed \(seed), step \(step): a removed vault's comment stayed")
+            }
+        }
     }
 
     @Test("each line that cannot be used is named with its number and skipped; the rest is used")

@@ -8,6 +8,7 @@ import MyPassMerge
 @testable import SyncWatch
 import Synchronization
 import Testing
+import TestSupport
 
 /// N devices (2 and 3) whose folders a `SyncthingModel` keeps in step, a `VaultWatcher` on each,
 /// and random rounds of edits on one, two or all devices at once, on a clock the test advances:
@@ -21,18 +22,6 @@ struct DeviceSimulationTests {
     private static let epoch = Date(timeIntervalSince1970: 1_796_160_000)
     /// The watch engine's defaults: debounce, retry after a wait, the rollback hold.
     private static let debounce = 0.3, retryWait = 1.0, rollbackHold = 20.0
-
-    /// A small seeded generator (SplitMix64).
-    private struct Seeded: RandomNumberGenerator {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-    }
 
     /// Thread-safe list of the events of one device's watcher.
     private final class EventLog: Sendable {
@@ -136,7 +125,7 @@ struct DeviceSimulationTests {
             let device = devices[index]
             device.checkDue = min(device.checkDue ?? .infinity, model.now + Self.debounce)
         }
-        var random = Seeded(state: seed)
+        var random = SeededRandom(seed: seed)
         var run = Run()
         var now = 0.0
 
