@@ -123,4 +123,29 @@ struct SystemCallGateTests {
         #expect(!watcher.failedLastCheck)
         #expect(kinds.withLock { $0 }.last == .baseRecorded, "\(kinds.withLock { $0 })")
     }
+
+    @Test("a pending version that cannot be read for a moment is kept, and put back when it can be: never retired for a passing error")
+    func pendingVersionReadFault() throws {
+        let workspace = try Workspace()
+        defer { workspace.remove() }
+        let state = workspace.state(on: files)
+        let watcher = VaultWatcher(path: workspace.vaultPath, key: Workspace.key, state: state, limits: .standard, policy: .merge,
+                                   copyPolicy: .merge) { _ in }
+        #expect(watcher.check())
+        // A version this device took in that the vault lacks (a blind save dropped its entry).
+        var vault = try workspace.open()
+        vault = try vault.addingEntry(title: "Only in the pending version", to: vault.root.uuid).vault
+        let settings = FormatSettings(version: .v4_0, cipher: .chaCha20, kdf: .aesKDF(seed: Data(repeating: 3, count: 32), rounds: 10))
+        let pending = PendingVersions(state: state, vaultPath: DurableFile.canonicalPath(workspace.vaultPath, on: .real))
+        try pending.add(try KDBXWriter.serialize(vault, settings: settings, key: Workspace.key).file)
+        #expect(pending.list().count == 1)
+        withFaults([SystemCalls.Fault(.read, occurrence: 1, errorNumber: EIO, pathContains: ".pending/")]) {
+            _ = watcher.check()
+        }
+        #expect(pending.list().count == 1, "a version that failed to read once was retired (deleted)")
+        #expect(!(try workspace.open().root.entries.map(\.title).contains("Only in the pending version")))
+        #expect(watcher.check())
+        #expect(try workspace.open().root.entries.map(\.title).contains("Only in the pending version"), "the pending version was not put back")
+        #expect(pending.list().isEmpty, "a version the vault holds again stays pending")
+    }
 }

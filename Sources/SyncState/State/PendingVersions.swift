@@ -70,11 +70,27 @@ public struct PendingVersions: Sendable {
         return list(in: directory)
     }
 
-    /// The bytes of `version`, when they are still the ones it was kept with.
-    public func bytes(of version: Version) -> Data? {
-        guard let bytes = try? FileReading.readAll(atPath: version.path, on: state.fileSystem, followSymlinks: false),
-              SHA256.hexHash(bytes) == version.sha256 else { return nil }
-        return bytes
+    /// What reading a kept version found.
+    public enum Reading: Sendable {
+        /// Its bytes, the ones it was kept with.
+        case bytes(Data)
+        /// It is no longer there.
+        case gone
+        /// It could not be read now (an I/O error), or its file holds other bytes: not known to be
+        /// lost, so never a reason to retire it.
+        case unreadable
+    }
+
+    /// Reads `version`.
+    public func read(_ version: Version) -> Reading {
+        do {
+            let bytes = try FileReading.readAll(atPath: version.path, on: state.fileSystem, followSymlinks: false)
+            return SHA256.hexHash(bytes) == version.sha256 ? .bytes(bytes) : .unreadable
+        } catch .notFound {
+            return .gone
+        } catch {
+            return .unreadable
+        }
     }
 
     /// Forgets the version whose bytes hash to `sha256` (a version of the vault holds it now).

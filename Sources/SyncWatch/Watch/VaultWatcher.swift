@@ -208,10 +208,20 @@ public final class VaultWatcher {
         let kept = pending.list()
         copiesPending = kept.isEmpty ? [:] : copiesHeld(in: kept, copies: snapshot.copies, budget: foreignBudget(measuredAgainst: record?.bytes))
         for kept in kept where !copiesPending.values.contains(kept.sha256) {
-            if let opened = pending.bytes(of: kept).flatMap({ version($0, sha256: kept.sha256) }) {
-                versions.pending.append(opened)
-            } else {
-                versions.unopenable.append(kept.sha256)  // the Reconciler decides what becomes of it
+            // Gone, or no longer opening with this key (changed since): the Reconciler retires it. A
+            // read or open that failed for another reason (an I/O error, a resource cap) leaves it
+            // kept, tried again at the next check: never deleted for a passing error.
+            switch pending.read(kept) {
+            case .gone:
+                versions.unopenable.append(kept.sha256)
+            case .unreadable:
+                continue
+            case .bytes(let bytes):
+                switch Result(catching: { try openedVersion(bytes, sha256: kept.sha256) }) {
+                case .success(let opened): versions.pending.append(opened)
+                case .failure(KDBXError.wrongCredentials): versions.unopenable.append(kept.sha256)
+                case .failure: continue
+                }
             }
         }
         // Versions no longer in use are freed off this thread (tens of thousands of objects each).
@@ -345,8 +355,13 @@ public final class VaultWatcher {
     /// The version whose bytes are `bytes`, opened (once: kept by SHA-256 while it is in use); nil
     /// when it does not open with this key.
     private func version(_ bytes: Data, sha256: String) -> Reconciler.Version? {
+        try? openedVersion(bytes, sha256: sha256)
+    }
+
+    /// `bytes` opened with the vault's key (once per content), or why they do not open.
+    private func openedVersion(_ bytes: Data, sha256: String) throws -> Reconciler.Version {
         if let opened = openedVersions[sha256] { return Reconciler.Version(sha256: sha256, vault: opened.vault) }
-        guard let opened = try? KDBXReader.open(bytes, key: key, cachedKey: cachedKey, limits: limits) else { return nil }
+        let opened = try KDBXReader.open(bytes, key: key, cachedKey: cachedKey, limits: limits)
         openedVersions[sha256] = opened
         return Reconciler.Version(sha256: sha256, vault: opened.vault)
     }
