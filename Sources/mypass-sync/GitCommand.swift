@@ -45,7 +45,8 @@ struct GitCommand: Command {
             let shown = rest.count == 4 ? rest[3] : rest[1]
             do {
                 let credentials = try credentials.credentials(parsed, for: rest[1], command: name)
-                let report = try GitMergeDriver.merge(ancestor: rest[0], current: rest[1], other: rest[2], credentials: credentials)
+                let report = try GitMergeDriver.merge(ancestor: rest[0], current: rest[1], other: rest[2], on: CommandFileSystem.current,
+                                                      credentials: credentials)
                 output.printError("mypass-sync: merged \(shown.terminalSafe): \(report.sections.flatMap(\.changes).count) change(s) from the other branch")
                 return .success
             } catch {

@@ -15,7 +15,7 @@ struct WatchCommand: Command {
     let policy = Option<VaultWatcher.Policy>("--policy", help: "On an external change: take it in, putting back what a program saving over an unread version dropped (merge, the default); take it as it is (reload); or report a decision (ask).")
     let copyPolicy = Option<VaultWatcher.CopyPolicy>("--conflict-copies", help: "Sync-conflict copies: fold in (default), report, ignore.")
     let poll = Option<Double>.seconds("--poll", help: "Also compare fingerprints every SECONDS (for NFS, SMB, sshfs, FUSE).", in: 0.01...86_400)
-    let debounce = Option<Double>.seconds("--debounce", help: "Quiet time after the last event before a vault is read (default 0.3).", in: 0...60)
+    let debounce = Option<Double>.seconds("--debounce", help: "Quiet time after the last event before a vault is read (default 0.3; events that never pause: read after 5 s or 4 times this).", in: 0...60)
     let copyGrace = Option<Double>.seconds("--copy-grace", help: "Leave a conflict copy made on another device to that device this long before merging it here (default 0: at once).", in: 0...3600)
     let rebuildGrace = Option<Double>.seconds("--rebuild-grace", help: "When rclone bisync renamed both versions aside on another device and only copies arrived here, leave that device this long to rebuild the vault before rebuilding it here (default 3600).", in: 0...(30 * 24 * 3600))
     let json = Flag("--json", help: "One JSON object per line per event.")

@@ -1,7 +1,7 @@
 public import Foundation
 public import SyncCommit
 internal import SyncState
-internal import SyncFiles
+public import SyncFiles
 
 /// The vault as git's merge driver (`mypass-sync git merge-driver [options] -- %O %A %B %P`): a three-way merge
 /// of git's current version (`%A`) and the other branch's (`%B`) against their common ancestor
@@ -10,9 +10,12 @@ internal import SyncFiles
 /// this device's sync state.
 public enum GitMergeDriver {
     /// Merges `other` into `current` against `ancestor` (an empty file: the branches share none,
-    /// each entry's ancestor is then inferred from history), writing the result over `current`.
-    public static func merge(ancestor: String, current: String, other: String, credentials: VaultCredentials) throws -> MergeReport {
-        let file = try VaultFile.read(current)
+    /// each entry's ancestor is then inferred from history), writing the result over `current`; all
+    /// three on `fileSystem`.
+    public static func merge(
+        ancestor: String, current: String, other: String, on fileSystem: FileSystem, credentials: VaultCredentials
+    ) throws -> MergeReport {
+        let file = try VaultFile.read(current, on: fileSystem)
         let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("mypass-sync-git-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         defer { try? FileManager.default.removeItem(at: scratch) }

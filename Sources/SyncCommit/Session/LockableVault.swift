@@ -1,6 +1,6 @@
 internal import Foundation
 internal import Synchronization
-internal import SyncFiles
+public import SyncFiles
 internal import SyncState
 public import KDBXFormat
 public import MyPassCore
@@ -17,13 +17,17 @@ public final class LockableVault: Sendable {
     public let vaultID: String
     private let store: (any DerivedKeyStore)?
     private let limits: ResourceLimits
+    /// The file system the vault is on.
+    private let fileSystem: FileSystem
     /// The decrypted vault and its keys while unlocked.
     private let opened = Mutex<OpenedVault?>(nil)
 
-    /// A locked session on the vault at `path`; `store` keeps derived keys for quick unlock (nil: none).
-    public init(path: String, store: (any DerivedKeyStore)?, limits: ResourceLimits = .standard) {
+    /// A locked session on the vault at `path` on `fileSystem`; `store` keeps derived keys for quick
+    /// unlock (nil: none).
+    public init(path: String, on fileSystem: FileSystem = .real, store: (any DerivedKeyStore)?, limits: ResourceLimits = .standard) {
         self.path = path
-        vaultID = DurableFile.resolvedPath(path, on: .real)
+        self.fileSystem = fileSystem
+        vaultID = DurableFile.resolvedPath(path, on: fileSystem)
         self.store = store
         self.limits = limits
     }
@@ -36,7 +40,7 @@ public final class LockableVault: Sendable {
 
     /// Unlocks with the credentials (runs the KDF) and, with a store, keeps the derived key there.
     public func unlock(with key: CompositeKey) throws {
-        let result = try VaultFile.read(path, on: .real, limits: limits).open(key: key)
+        let result = try VaultFile.read(path, on: fileSystem, limits: limits).open(key: key)
         opened.withLock { $0 = result }
         try store?.store(result.derivedKey, for: vaultID)
     }
@@ -45,7 +49,7 @@ public final class LockableVault: Sendable {
     /// settings or salt changed since (the stale key is forgotten): then ask for the password.
     public func quickUnlock() throws -> Bool {
         guard let store else { return false }
-        let bytes = try VaultFile.read(path, on: .real, limits: limits, checksKDF: false).bytes
+        let bytes = try VaultFile.read(path, on: fileSystem, limits: limits, checksKDF: false).bytes
         switch try Self.open(bytes, from: store, vaultID: vaultID, limits: limits) {
         case .opened(let result, _):
             opened.withLock { $0 = result }

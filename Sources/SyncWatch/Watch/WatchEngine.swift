@@ -52,8 +52,8 @@ public final class WatchEngine: @unchecked Sendable {
         public var debounce: TimeInterval = 0.3
         /// The longest a vault waits for that quiet time after the first event of a stream: a file
         /// rewritten more often than the debounce (another program saving in a loop, a sync engine
-        /// that never pauses) is still read this long after the stream began (never sooner than the
-        /// debounce).
+        /// that never pauses) is still read this long after the stream began — or four times the
+        /// debounce after it, when that is longer (the debounce stays a quiet time, not a delay).
         public var longestDebounce: TimeInterval = 5
         /// How long a conflict copy made on another device is left to that device. Measured with
         /// real Syncthing (docs/engines/syncthing.md): no clear gain from a grace, and a delay whenever that device runs
@@ -239,7 +239,7 @@ public final class WatchEngine: @unchecked Sendable {
         func markEvent(_ path: String) {
             let start = streamStart[path] ?? now
             streamStart[path] = start
-            due[path] = min(now.addingTimeInterval(settings.debounce), start.addingTimeInterval(max(settings.longestDebounce, settings.debounce)))
+            due[path] = min(now.addingTimeInterval(settings.debounce), start.addingTimeInterval(max(settings.longestDebounce, 4 * settings.debounce)))
         }
         switch event {
         case .changed(let directory, let name), .removed(let directory, let name):
