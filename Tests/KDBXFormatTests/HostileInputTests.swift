@@ -28,6 +28,23 @@ struct HostileInputTests {
         }
     }
 
+    /// A KDBX 3.1 payload starts with 32 bytes the header repeats; a file cut right after them leaves
+    /// the last start byte to be read as padding. Files are written until that byte is 0x01 (valid
+    /// padding of one byte), so the cut leaves 31 bytes: a typed error, never a range trap.
+    @Test("a 3.1 file cut after start bytes that end like padding fails cleanly")
+    func cutAfterStartBytesThatLookLikePadding() throws {
+        for _ in 0..<20_000 {
+            let (file, key, derived) = try Self.smallFile(version: .v3_1, cipher: .aes256)
+            let (header, headerLength) = try OuterHeader.parse(file)
+            guard header.streamStartBytes?.last == 0x01 else { continue }
+            #expect(throws: KDBXError.truncated("KDBX 3.1 payload")) {
+                try KDBXReader.open(file.prefix(headerLength + 32), key: key, cachedKey: derived)
+            }
+            return
+        }
+        Issue.record("no file with start bytes ending in 0x01 in 20,000 writes")
+    }
+
     @Test("every single-byte flip is detected", arguments: [(KDBXVersion.v3_1, PayloadCipher.aes256), (.v4_0, .aes256), (.v4_1, .chaCha20)])
     func everyByteFlip(version: KDBXVersion, cipher: PayloadCipher) throws {
         let (file, key, derived) = try Self.smallFile(version: version, cipher: cipher)

@@ -161,6 +161,8 @@ public enum KDBXReader {
             throw .wrongCredentials
         }
         try PayloadCrypto.removePadding(&plaintext, cipher: header.cipher)
+        // Padding is read from the last byte, which in a cut file can lie inside the start bytes.
+        guard plaintext.count >= 32 else { throw .truncated("KDBX 3.1 payload") }
         return try HashedBlockStream.read(plaintext.subdata(in: (plaintext.startIndex + 32)..<plaintext.endIndex),
                                           limit: limits.maximumPayloadBytes)
     }
