@@ -45,6 +45,21 @@ struct HostileInputTests {
         Issue.record("no file with start bytes ending in 0x01 in 20,000 writes")
     }
 
+    @Test("a file handed over as a slice of a larger buffer opens, and its prefixes fail cleanly")
+    func sliceOfLargerBuffer() throws {
+        for version in [KDBXVersion.v3_1, .v4_0] {
+            let (file, key, derived) = try Self.smallFile(version: version, cipher: .aes256)
+            let buffer = Data(repeating: 0xAB, count: 300) + file + Data(repeating: 0xCD, count: 7)
+            let slice = buffer[300..<(300 + file.count)]
+            #expect(try KDBXReader.open(slice, key: key, cachedKey: derived).vault.root.entries.count == 1)
+            for length in stride(from: 0, to: file.count, by: 7) {
+                #expect(throws: KDBXError.self, "slice prefix of \(length) bytes") {
+                    try KDBXReader.open(slice.prefix(length), key: key, cachedKey: derived)
+                }
+            }
+        }
+    }
+
     @Test("every single-byte flip is detected", arguments: [(KDBXVersion.v3_1, PayloadCipher.aes256), (.v4_0, .aes256), (.v4_1, .chaCha20)])
     func everyByteFlip(version: KDBXVersion, cipher: PayloadCipher) throws {
         let (file, key, derived) = try Self.smallFile(version: version, cipher: cipher)

@@ -32,6 +32,8 @@ public enum KDBXReader {
     private static func open(
         _ file: Data, limits: ResourceLimits, key resolveKey: (OuterHeader) throws(KDBXError) -> DerivedKey
     ) throws(KDBXError) -> OpenedVault {
+        // The layers below index the file from zero; a slice of a larger buffer is copied once.
+        let file = file.startIndex == 0 ? file : Data(file)
         let (header, headerLength) = try checkedHeader(of: file)
         let derived = try resolveKey(header)
         let payload = try decryptedPayload(file, header: header, headerLength: headerLength, key: derived, limits: limits)
