@@ -52,6 +52,7 @@ struct HostileInputTests {
             let buffer = Data(repeating: 0xAB, count: 300) + file + Data(repeating: 0xCD, count: 7)
             let slice = buffer[300..<(300 + file.count)]
             #expect(try KDBXReader.open(slice, key: key, cachedKey: derived).vault.root.entries.count == 1)
+            #expect(try KDBXReader.payloadDigest(of: slice, derivedKey: derived) == KDBXReader.payloadDigest(of: file, derivedKey: derived))
             for length in stride(from: 0, to: file.count, by: 7) {
                 #expect(throws: KDBXError.self, "slice prefix of \(length) bytes") {
                     try KDBXReader.open(slice.prefix(length), key: key, cachedKey: derived)

@@ -32,8 +32,7 @@ public enum KDBXReader {
     private static func open(
         _ file: Data, limits: ResourceLimits, key resolveKey: (OuterHeader) throws(KDBXError) -> DerivedKey
     ) throws(KDBXError) -> OpenedVault {
-        // The layers below index the file from zero; a slice of a larger buffer is copied once.
-        let file = file.startIndex == 0 ? file : Data(file)
+        let file = zeroBased(file)
         let (header, headerLength) = try checkedHeader(of: file)
         let derived = try resolveKey(header)
         let payload = try decryptedPayload(file, header: header, headerLength: headerLength, key: derived, limits: limits)
@@ -62,6 +61,7 @@ public enum KDBXReader {
     /// `KDBXWriter.encode` exactly when the file holds the payload written then, which a save checks
     /// on the bytes read back from the disk instead of parsing them again.
     public static func payloadDigest(of file: Data, derivedKey: DerivedKey, limits: ResourceLimits = .standard) throws(KDBXError) -> Data {
+        let file = zeroBased(file)
         let (header, headerLength) = try checkedHeader(of: file)
         guard header.kdf.fingerprint == derivedKey.kdf.fingerprint else { throw .wrongCredentials }
         let payload = try decryptedPayload(file, header: header, headerLength: headerLength, key: derivedKey, limits: limits)
@@ -76,6 +76,11 @@ public enum KDBXReader {
     }
 
     /// The outer header and its length; for KDBX 4 its own hash is checked (before any KDF runs).
+    /// The layers below index a file from zero; a slice of a larger buffer is copied once.
+    private static func zeroBased(_ file: Data) -> Data {
+        file.startIndex == 0 ? file : Data(file)
+    }
+
     private static func checkedHeader(of file: Data) throws(KDBXError) -> (OuterHeader, Int) {
         let (header, headerLength) = try OuterHeader.parse(file)
         if header.version.isKDBX4 {
