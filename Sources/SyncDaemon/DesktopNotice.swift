@@ -65,8 +65,18 @@ public struct NoticePlanner: Sendable {
                                  body: "The vault changed on disk. Reload it, overwrite it with this device's version, or merge "
                                     + "(or `mypass-sync daemon decide \(vault) reload|overwrite|merge`).",
                                  urgency: .critical, actions: [.merge, .reload, .overwrite])
-        case .refused(let vault, let reason):
-            return DesktopNotice(vault: vault, summary: "\(name): a version was refused", body: reason.description, urgency: .critical, actions: [])
+        case .refused(let vault, .rollback(let older)):
+            return DesktopNotice(vault: vault, summary: "\(name): an older version was refused",
+                                 body: "\(Reconciler.Refusal.rollback(olderEntries: older).description). Merge puts this device's newer "
+                                    + "values back into it, Reload takes it as it is (this device's version kept aside), Overwrite writes "
+                                    + "this device's version over it (or `mypass-sync daemon decide \(vault) merge|reload|overwrite`).",
+                                 urgency: .critical, actions: [.merge, .reload, .overwrite])
+        case .refused(let vault, .otherDatabase):
+            return DesktopNotice(vault: vault, summary: "\(name): another database was refused",
+                                 body: "\(Reconciler.Refusal.otherDatabase.description). Reload takes it as the vault (this device's "
+                                    + "version kept aside), Overwrite puts this device's version back "
+                                    + "(or `mypass-sync daemon decide \(vault) reload|overwrite`).",
+                                 urgency: .critical, actions: [.reload, .overwrite])
         case .conflictCopyLeft(let vault, let copy, let reason):
             return DesktopNotice(vault: vault, summary: "\(name): a conflict copy was not merged",
                                  body: "\((copy as NSString).lastPathComponent): \(reason.rawValue)", urgency: .critical, actions: [])

@@ -173,12 +173,13 @@ public final class VaultDaemon: Sendable {
         start(vault)
     }
 
-    /// Carries out `decision` on `path`, which must wait for one (`ask` policy): its engine stops,
-    /// the decision runs (`VaultDecision`), the engine starts again. What was done, in one line.
+    /// Carries out `decision` on `path`, which must wait for one (a change under the `ask` policy, or
+    /// a version refused): its engine stops, the decision runs (`VaultDecision`), the engine starts
+    /// again. What was done, in one line.
     public func decide(_ path: String, _ decision: SyncSession.Decision) throws(ControlFailure) -> String {
         let vault = try vault(path)
         guard vault.beginDecision() else { throw .decisionFailed("\(path): a decision is being carried out already") }
-        guard vault.condition.state == .needsDecision, let credentials = vault.keptCredentials else {
+        guard let awaited = vault.awaitedDecision, let credentials = vault.keptCredentials else {
             vault.endDecision()
             throw .noDecisionPending(path)
         }
@@ -189,7 +190,8 @@ public final class VaultDaemon: Sendable {
             if !vault.paused { start(vault) }
         }
         do {
-            let done = try VaultDecision.apply(decision, to: vault.configuration, credentials: credentials.key, limits: credentials.limits,
+            let done = try VaultDecision.apply(decision, to: vault.configuration, afterRefusal: awaited == .refused,
+                                               credentials: credentials.key, limits: credentials.limits,
                                                state: state, device: device) { [weak self, weak vault] event in
                 guard let self, let vault else { return }
                 self.handle(event, of: vault)

@@ -138,11 +138,25 @@ final class WatchedVault: Sendable {
         shared.withLock { $0.decided = true }
     }
 
+    /// Whether a vault whose last event is `kind` waits for a person's decision: a change on disk
+    /// under the `ask` policy, or a version refused (a rollback, another database).
+    static func waitsForDecision(after kind: WatchEvent.Kind) -> Bool {
+        kind == .decisionNeeded || kind == .refused
+    }
+
+    /// What a decision would answer now: nil when none is awaited.
+    var awaitedDecision: WatchEvent.Kind? {
+        shared.withLock { shared in
+            guard !shared.isPaused, !shared.decided, let last = shared.last, Self.waitsForDecision(after: last.kind) else { return nil }
+            return last.kind
+        }
+    }
+
     /// The vault's state and last event.
     var condition: (state: DaemonStatus.State, last: (kind: WatchEvent.Kind, time: Date, detail: String)?) {
         shared.withLock { shared in
             if shared.isPaused { return (.paused, shared.last) }
-            guard let last = shared.last, !(shared.decided && last.kind == .decisionNeeded) else { return (.watching, shared.last) }
+            guard let last = shared.last, !(shared.decided && Self.waitsForDecision(after: last.kind)) else { return (.watching, shared.last) }
             return (DaemonStatus.State(after: last.kind), last)
         }
     }

@@ -202,6 +202,42 @@ struct ReconcilerTests {
                                           policy: .init(vault: .ask)) else { Issue.record("not asked"); return }
     }
 
+    @Test("a person's decision on a refused version: merge restores this device's versions into a rollback, reload takes it or another database as it is and sets this device's versions aside, a merge of two databases stays refused")
+    func decisionOnRefusedVersion() throws {
+        let older = Self.version("o", try Self.original())
+        let base = Self.version("b", try Self.editing("A", in: older.vault, password: "newer", at: 60))
+        let pendingWork = Self.version("p", try Self.editing("B", in: base.vault, password: "newest", at: 90))
+        let contained = Self.version("c", older.vault)  // a pending version the rollback holds already
+        let versions = Reconciler.Versions(base: base, disk: older, pending: [pendingWork, contained])
+        var memory = Reconciler.Memory()
+        // Without the decision: refused at once (no hold), whatever the policy.
+        guard case .refuse(.rollback) = Reconciler.plan(Self.snapshot(older), versions: versions, memory: &memory, now: Self.start,
+                                                        policy: .init(vault: .reload)) else { Issue.record("taken without a decision"); return }
+        let merged = Self.reconciliation(Reconciler.plan(Self.snapshot(older), versions: versions, memory: &memory, now: Self.start,
+                                                         policy: .init(vault: .merge, rollbackHold: 20, takesRefusedVersion: true)))
+        #expect(merged?.takeIn != nil && Set(merged?.restoreFrom ?? []) == [base.sha256, pendingWork.sha256], "\(String(describing: merged))")
+        #expect(merged?.setAside == [] && merged?.replacedBaseIsHeld == false)
+        let reloaded = Self.reconciliation(Reconciler.plan(Self.snapshot(older), versions: versions, memory: &memory, now: Self.start,
+                                                           policy: .init(vault: .reload, takesRefusedVersion: true)))
+        #expect(reloaded?.takeIn != nil && reloaded?.restoreFrom == [], "\(String(describing: reloaded))")
+        #expect(Set(reloaded?.setAside ?? []) == [base.sha256, pendingWork.sha256] && reloaded?.retire.contains(contained.sha256) == true)
+        #expect(reloaded?.replacedBaseIsHeld == true, "the base is set aside, not kept pending")
+        // Another database: taken as it is on reload (the old one set aside), never merged, never under ask.
+        let other = Self.version("x", Vault.empty(name: "other", at: Self.created))
+        let otherVersions = Reconciler.Versions(base: base, disk: other)
+        guard case .refuse(.otherDatabase) = Reconciler.plan(Self.snapshot(other), versions: otherVersions, memory: &memory, now: Self.start,
+                                                             policy: .init(vault: .merge, takesRefusedVersion: true)) else {
+            Issue.record("two databases merged"); return
+        }
+        guard case .refuse(.otherDatabase) = Reconciler.plan(Self.snapshot(other), versions: otherVersions, memory: &memory, now: Self.start,
+                                                             policy: .init(vault: .ask, takesRefusedVersion: true)) else {
+            Issue.record("taken under ask"); return
+        }
+        let taken = Self.reconciliation(Reconciler.plan(Self.snapshot(other), versions: otherVersions, memory: &memory, now: Self.start,
+                                                        policy: .init(vault: .reload, takesRefusedVersion: true)))
+        #expect(taken?.takeIn != nil && taken?.setAside == [base.sha256] && taken?.retire == [], "\(String(describing: taken))")
+    }
+
     @Test("copies: this device's own (inode the vault had) at once, another device's after its grace, a new copy of the same name starts its own")
     func copyGrace() throws {
         var memory = Reconciler.Memory()

@@ -24,15 +24,32 @@ public enum Reconciler {
         /// When a sync engine renamed both versions aside on another device (rclone bisync) and only
         /// copies arrived here: how long that device is left to rebuild the vault before this one does.
         public var rebuildGrace: TimeInterval
+        /// A person decided to take the version on disk although it was refused (a rollback, another
+        /// database): with `vault == .merge` this device's newer versions are merged back into it
+        /// (a rollback only: two databases do not merge); with `.reload` it is taken as it is and this
+        /// device's versions it lacks are set aside (`Reconciliation.setAside`), never restored later.
+        /// Only the one check a decision runs sets it.
+        public var takesRefusedVersion: Bool
 
         /// A policy with these rules.
         public init(vault: VaultWatcher.Policy = .merge, copies: VaultWatcher.CopyPolicy = .merge, foreignCopyGrace: TimeInterval = 0,
-                    rollbackHold: TimeInterval = 0, rebuildGrace: TimeInterval = 3600) {
+                    rollbackHold: TimeInterval = 0, rebuildGrace: TimeInterval = 3600, takesRefusedVersion: Bool = false) {
             self.vault = vault
             self.copies = copies
             self.foreignCopyGrace = foreignCopyGrace
             self.rollbackHold = rollbackHold
             self.rebuildGrace = rebuildGrace
+            self.takesRefusedVersion = takesRefusedVersion
+        }
+
+        /// Whether a person's decision takes a version refused for `problem`: as it is (`reload`), or
+        /// with this device's versions merged back (`merge`, a rollback only).
+        func takes(_ problem: Refusal) -> Bool {
+            guard takesRefusedVersion else { return false }
+            switch (problem, vault) {
+            case (_, .reload), (.rollback, .merge): return true
+            case (.otherDatabase, .merge), (_, .ask): return false
+            }
         }
 
         /// Whether every copy is kept aside on this device as it arrives (before a sync engine can
@@ -232,6 +249,9 @@ public enum Reconciler {
         public var restoreFrom: [String] = []
         /// Pending versions the vault holds: forget them.
         public var retire: [String] = []
+        /// This device's versions (by SHA-256: the base, pending ones) that the version a person chose
+        /// to take as it is lacks: kept on this device (`RetiredCopies`) and forgotten as pending.
+        public var setAside: [String] = []
         /// Conflict copies to fold in now.
         public var fold: [CopyFile] = []
         /// Conflict copies to report (copy policy `report`), each once.
@@ -247,7 +267,9 @@ public enum Reconciler {
         public var replacedBaseIsHeld = true
 
         /// Whether the plan writes nothing and takes nothing in.
-        public var isEmpty: Bool { takeIn == nil && restoreFrom.isEmpty && retire.isEmpty && fold.isEmpty && report.isEmpty }
+        public var isEmpty: Bool {
+            takeIn == nil && restoreFrom.isEmpty && retire.isEmpty && setAside.isEmpty && fold.isEmpty && report.isEmpty
+        }
     }
 
     /// A new disk version taken in.
@@ -300,15 +322,19 @@ public enum Reconciler {
         }
         if let identity = snapshot.vaultIdentity { memory.noteVaultFile(identity) }
         var plan = Reconciliation()
+        var takenAsItIs = false
         if let disk = versions.disk {
             if let base = versions.base, let problem = replacementProblem(base: base.vault, disk: disk.vault),
                !(policy.copies == .merge && base.vault.root.uuid == disk.vault.root.uuid && copyHoldsNewer) {
-                let since = memory.rollbackSeen?.sha256 == disk.sha256 ? memory.rollbackSeen!.since : now
-                memory.rollbackSeen = (disk.sha256, since)
-                if now.timeIntervalSince(since) < policy.rollbackHold {
-                    return .wait(.rollbackHold(problem, until: since.addingTimeInterval(policy.rollbackHold)))
+                guard policy.takes(problem) else {
+                    let since = memory.rollbackSeen?.sha256 == disk.sha256 ? memory.rollbackSeen!.since : now
+                    memory.rollbackSeen = (disk.sha256, since)
+                    if !policy.takesRefusedVersion, now.timeIntervalSince(since) < policy.rollbackHold {
+                        return .wait(.rollbackHold(problem, until: since.addingTimeInterval(policy.rollbackHold)))
+                    }
+                    return .refuse(problem)
                 }
-                return .refuse(problem)
+                takenAsItIs = policy.vault == .reload
             }
             memory.rollbackSeen = nil
             if versions.base != nil && policy.vault == .ask { return .ask }
@@ -328,6 +354,15 @@ public enum Reconciler {
                 candidates.append(base)
             }
             for version in candidates where version.sha256 != current.sha256 {
+                if takenAsItIs {
+                    if version.vault.root.uuid == current.vault.root.uuid && contains(current.vault, version.vault) {
+                        plan.retire.append(version.sha256)
+                    } else {
+                        plan.setAside.append(version.sha256)
+                    }
+                    memory.notContained[version.sha256] = nil
+                    continue
+                }
                 if memory.notContained[version.sha256] == current.sha256 {
                     if policy.vault == .merge { plan.restoreFrom.append(version.sha256) }
                     continue

@@ -366,11 +366,43 @@ public final class VaultWatcher {
         return Reconciler.Version(sha256: sha256, vault: opened.vault)
     }
 
+    /// Keeps this device's versions a person chose not to have (`Reconciliation.setAside`: the base,
+    /// pending versions) among the vault's retired copies, then forgets them as pending: recoverable
+    /// (`conflicts --merged` lists them), never restored. False (reported) when one could not be kept:
+    /// then nothing else is done.
+    private func setAside(_ versions: [String]) -> Bool {
+        guard !versions.isEmpty else { return true }
+        let pending = PendingVersions(state: state, vaultPath: path)
+        let kept = pending.list()
+        let base = state.base(for: path)
+        let retired = RetiredCopies(state: state, vaultPath: path)
+        let name = (path as NSString).lastPathComponent + " (this device's version, set aside)"
+        for sha256 in versions {
+            var bytes: Data?
+            if let base, base.record.fingerprint.sha256 == sha256 {
+                bytes = base.bytes
+            } else if let version = kept.first(where: { $0.sha256 == sha256 }), case .bytes(let read) = pending.read(version) {
+                bytes = read
+            }
+            do {
+                guard let bytes else { throw FileError.notFound(path: "a version of this device (\(sha256.prefix(12)))") }
+                _ = try retired.store(bytes, originalName: name)
+            } catch {
+                report(.error(vault: path, message: "this device's version could not be set aside: \(error)"))
+                return false
+            }
+            pending.retire(sha256: sha256)
+        }
+        return true
+    }
+
     /// Carries out one reconciliation: the new version recorded, pending versions retired, copies
     /// reported, and copies and lacking versions merged in one commit.
     private func carryOut(_ plan: Reconciler.Reconciliation, versions: Reconciler.Versions, bytes: Data, fingerprint: Fingerprint) -> Bool {
         let pending = PendingVersions(state: state, vaultPath: path)
         if plan.ownWriteSeen { report(.ownWriteIgnored(vault: path)) }
+        // Before the base is replaced: it may be one of the versions set aside.
+        guard setAside(plan.setAside) else { return false }
         if let takeIn = plan.takeIn {
             switch takeIn {
             case .first: report(.baseRecorded(vault: path))

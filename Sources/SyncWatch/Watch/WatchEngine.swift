@@ -66,6 +66,9 @@ public final class WatchEngine: @unchecked Sendable {
         /// copies arrived here: how long that device is left to rebuild the vault (it has this
         /// device's own version renamed aside; two devices rebuilding at once would conflict again).
         public var rebuildGrace: TimeInterval = 3600
+        /// The one check a person's decision runs takes the version on disk although it was refused
+        /// (`Reconciler.Policy.takesRefusedVersion`); never set for a running watch.
+        public var takesRefusedVersion = false
         /// Also check every vault this often (NFS, SMB, sshfs, FUSE); nil: on events only.
         public var pollInterval: TimeInterval?
         /// The polling interval when file events cannot be used.
@@ -112,7 +115,8 @@ public final class WatchEngine: @unchecked Sendable {
                     context: VaultContext(path: DurableFile.canonicalPath(path, on: state.fileSystem), key: credentials.key, limits: limits, state: state,
                                           settings: settings.device),
                     policy: Reconciler.Policy(vault: settings.policy, copies: settings.copyPolicy, foreignCopyGrace: settings.copyGrace,
-                                              rollbackHold: settings.rollbackHold, rebuildGrace: settings.rebuildGrace),
+                                              rollbackHold: settings.rollbackHold, rebuildGrace: settings.rebuildGrace,
+                                              takesRefusedVersion: settings.takesRefusedVersion),
                     clock: settings.clock, emit: emit)
             }
         }
