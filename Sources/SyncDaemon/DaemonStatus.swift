@@ -42,16 +42,17 @@ public struct DaemonStatus: Sendable, Codable, Equatable {
         case paused
         /// Waiting for a transfer, a copy, a missing vault, another device's rebuild.
         case waiting
-        /// Under the `ask` policy the vault changed on disk: `daemon decide`.
+        /// Under the `ask` policy the vault changed on disk, or a version was refused (a rollback,
+        /// another database): `daemon decide`.
         case needsDecision
-        /// The credentials did not open it, its key changed, it cannot be read, a version was refused, a step failed.
+        /// The credentials did not open it, its key changed, it cannot be read, a step failed.
         case error
 
         /// The state the last event leaves a vault in.
         public init(after kind: WatchEvent.Kind) {
             switch kind {
-            case .decisionNeeded: self = .needsDecision
-            case .error, .keyChanged, .unreadable, .refused: self = .error
+            case .decisionNeeded, .refused: self = .needsDecision
+            case .error, .keyChanged, .unreadable: self = .error
             case .waitingForSync, .waitingForCopy, .waitingForRebuild, .vaultMissing: self = .waiting
             default: self = .watching
             }

@@ -174,12 +174,12 @@ public final class VaultDaemon: Sendable {
     }
 
     /// Carries out `decision` on `path`, which must wait for one (a change under the `ask` policy, or
-    /// a version refused): its engine stops, the decision runs (`VaultDecision`), the engine starts
+    /// a version refused): its engine stops, the decision runs (`WatcherDecision`), the engine starts
     /// again. What was done, in one line.
     public func decide(_ path: String, _ decision: SyncSession.Decision) throws(ControlFailure) -> String {
         let vault = try vault(path)
         guard vault.beginDecision() else { throw .decisionFailed("\(path): a decision is being carried out already") }
-        guard let awaited = vault.awaitedDecision, let credentials = vault.keptCredentials else {
+        guard vault.awaitsDecision, let credentials = vault.keptCredentials else {
             vault.endDecision()
             throw .noDecisionPending(path)
         }
@@ -190,14 +190,15 @@ public final class VaultDaemon: Sendable {
             if !vault.paused { start(vault) }
         }
         do {
-            let done = try VaultDecision.apply(decision, to: vault.configuration, afterRefusal: awaited == .refused,
-                                               credentials: credentials.key, limits: credentials.limits,
-                                               state: state, device: device) { [weak self, weak vault] event in
+            var settings = vault.configuration.engineSettings
+            settings.device = device
+            let outcome = try WatcherDecision.apply(decision, toVaultAt: vault.path, credentials: credentials.key, limits: credentials.limits,
+                                                    state: state, settings: settings) { [weak self, weak vault] event in
                 guard let self, let vault else { return }
                 self.handle(event, of: vault)
             }
             vault.noteDecided()
-            return done
+            return outcome.summary
         } catch {
             throw .decisionFailed("\(path): \(decision.rawValue) failed: \(error)")
         }

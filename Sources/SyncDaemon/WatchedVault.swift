@@ -57,6 +57,9 @@ final class WatchedVault: Sendable {
             guard let credentials = obtainCredentials(on: state.fileSystem, naming: device.copyNaming, onEvent: onEvent) else { return }
             var settings = configuration.engineSettings
             settings.device = device
+            // A version refused before this start (then a decision failed, a pause, a reread) was held
+            // for its copy once already: refused again at once, not held a second time.
+            if shared.withLock({ $0.last?.kind == .refused }) { settings.rollbackHold = 0 }
             let engine = WatchEngine(vaults: [path], credentials: credentials.key, limits: credentials.limits, state: state, settings: settings) {
                 event in
                 guard event.kind != .stopped else { return }  // the daemon says once when it stops
@@ -144,11 +147,11 @@ final class WatchedVault: Sendable {
         kind == .decisionNeeded || kind == .refused
     }
 
-    /// What a decision would answer now: nil when none is awaited.
-    var awaitedDecision: WatchEvent.Kind? {
+    /// Whether a decision is awaited now (not while paused).
+    var awaitsDecision: Bool {
         shared.withLock { shared in
-            guard !shared.isPaused, !shared.decided, let last = shared.last, Self.waitsForDecision(after: last.kind) else { return nil }
-            return last.kind
+            guard !shared.isPaused, !shared.decided, let last = shared.last else { return false }
+            return Self.waitsForDecision(after: last.kind)
         }
     }
 

@@ -47,8 +47,12 @@ struct DaemonCommand: Command {
 
         status, pause, resume and decide ask the running daemon; with none running they fail with exit 7. A paused
         vault is neither read nor written until resumed. decide answers a vault under --policy ask: reload takes the
-        disk's version, overwrite writes this device's over it (the disk's kept as a backup), merge merges them. A
-        request the daemon refuses (a vault not configured, no decision waiting) exits 2.
+        disk's version, overwrite writes this device's over it (the disk's kept as a backup), merge merges them. It
+        also answers a version the watcher refused under any policy: for a rollback to an older version merge puts
+        this device's newer values back into it, reload takes it as it is, overwrite writes this device's over it;
+        for another database reload takes it and overwrite puts this device's back; what reload drops of this
+        device's is kept on this device (conflicts VAULT --merged lists it). A request the daemon refuses (a vault
+        not configured, no decision waiting) or a decision that fails exits 2.
         """
     let passwordCommand = Option<String>("--password-command", valueName: "cmd",
                                          help: "add: run CMD with /bin/sh -c each time the daemon starts the vault; its first line is the password.")

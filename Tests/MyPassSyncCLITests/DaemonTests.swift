@@ -135,6 +135,75 @@ struct DaemonTests {
         #expect(try home.tool(["daemon", "status"]).status == 7, "no daemon runs any more")
     }
 
+    @Test("a refused rollback waits for a decision: its notice offers Merge, Reload, Overwrite; merge puts the newer value back; a second one decided reload stays, this device's version kept aside")
+    func refusedRollbackDecided() throws {
+        let session = try SecretServiceSession()
+        defer { session.stop() }
+        let notices = try NotificationServer(bus: session.environment)
+        let home = try DaemonHome(root: session.home, extra: session.environment)
+        let personal = try home.vault("personal.kdbx", from: CLIFixtures.kdbx4)
+        let command = try home.passwordCommand(personalPassword, name: "personal.pw")
+        #expect(try home.tool(["daemon", "add", personal, "--password-command", command]).status == 0)
+        let daemon = try DaemonProcess(home)
+        #expect(daemon.waitFor("baseRecorded", vault: personal), "\(daemon.outputText)")
+        func keepassxc(_ arguments: [String]) throws -> ProcessRunner.Outcome {
+            try ProcessRunner.run(URL(fileURLWithPath: "/usr/bin/env"), ["keepassxc-cli"] + arguments,
+                                  input: Data((personalPassword + "\n").utf8), environment: ["QT_QPA_PLATFORM": "offscreen"])
+        }
+        func userName() throws -> String { try keepassxc(["show", "-q", "-a", "UserName", personal, "Internet/GitHub"]).output }
+        /// Another device's older version put in the vault's place with one rename.
+        func rollBack(to bytes: Data) throws {
+            let old = home.root.appendingPathComponent("old-\(UUID().uuidString).kdbx")
+            try bytes.write(to: old)
+            #expect(rename(old.path, personal) == 0)
+        }
+        let older = try Data(contentsOf: URL(fileURLWithPath: personal))
+        let edited = try keepassxc(["edit", "-q", "-u", "newer-user", personal, "Internet/GitHub"])
+        #expect(edited.status == 0, "\(edited.standardError)")
+        #expect(daemon.waitFor("reloaded", vault: personal), "\(daemon.outputText)")
+
+        // The older version is held for the copy with the newer one (20 s), then refused: a decision waits.
+        try rollBack(to: older)
+        #expect(daemon.waitFor("refused", vault: personal, within: 40), "\(daemon.outputText)")
+        #expect(daemon.state(of: personal) == "needsDecision")
+        #expect(try userName().contains("alice"), "the refused version stays in place until a decision")
+        let notice = try notices.waitForNotice(containing: "an older version was refused").first { $0.summary.contains("older version") }
+        #expect(notice?.body.contains("Merge puts this device's newer values back") == true, "\(String(describing: notice))")
+        let merged = try home.tool(["daemon", "decide", personal, "merge"])
+        #expect(merged.status == 0 && merged.standardOutput.contains("merged back"), "\(merged.standardOutput)\(merged.standardError)")
+        #expect(try userName().contains("newer-user"), "merge did not put the newer value back")
+        #expect(daemon.state(of: personal) == "watching")
+        #expect(try home.tool(["daemon", "decide", personal, "merge"]).status == 2, "no decision waits any more")
+
+        // Rolled back again, decided reload: the older version stays, this device's is kept aside.
+        try rollBack(to: older)
+        #expect(daemon.waitFor("refused", vault: personal, count: 2, within: 40), "\(daemon.outputText)")
+        #expect(daemon.events("restored", vault: personal).count == 1, "the merge decision restored once")
+        let reloaded = try home.tool(["daemon", "decide", personal, "reload"])
+        #expect(reloaded.status == 0 && reloaded.standardOutput.contains("taken as it is"), "\(reloaded.standardOutput)\(reloaded.standardError)")
+        #expect(!eventually(within: 3) { daemon.events("restored", vault: personal).count > 1 }, "the reloaded rollback was restored later")
+        #expect(try Data(contentsOf: URL(fileURLWithPath: personal)) == older, "the older version was not kept as it is")
+        #expect(daemon.state(of: personal) == "watching")
+        let kept = try home.tool(["conflicts", personal, "--merged", "--json"])
+        #expect(kept.standardOutput.contains("set aside"), "\(kept.standardOutput)")
+
+        // Another database (same password) in the vault's place: never merged; overwrite puts this device's back.
+        let other = home.root.appendingPathComponent("other.kdbx").path
+        let created = try home.tool(["db-create", other, "--kdf", "aes-kdf", "--kdf-rounds", "1000", "--password-stdin"], input: personalPassword + "\n")
+        #expect(created.status == 0, "\(created.standardError)")
+        #expect(rename(other, personal) == 0)
+        #expect(daemon.waitFor("refused", vault: personal, count: 3, within: 40), "\(daemon.outputText)")
+        let notMerged = try home.tool(["daemon", "decide", personal, "merge"])
+        #expect(notMerged.status == 2 && notMerged.standardError.contains("different database"), "\(notMerged.standardError)")
+        #expect(daemon.state(of: personal) == "needsDecision")
+        let overwritten = try home.tool(["daemon", "decide", personal, "overwrite"])
+        #expect(overwritten.status == 0, "\(overwritten.standardOutput)\(overwritten.standardError)")
+        #expect(try userName().contains("alice"), "this device's version is not back")
+        #expect(daemon.state(of: personal) == "watching")
+        #expect(SecretScan.firstSecret(in: daemon.outputText + daemon.errorText) == nil)
+        #expect(daemon.end() == 0)
+    }
+
     @Test("the control socket: malformed, oversized and slow requests answered with an error, another user refused; no bus is logged once")
     func controlSocket() throws {
         // No session bus at all: notices are dropped, said once on standard error, never an error.

@@ -255,6 +255,67 @@ struct WatchCommandTests {
         #expect(once.status == 6, "--once exits with the refusal's status")
     }
 
+    @Test("resolve without a working copy answers what watch refused: --merge puts this device's newer value back into a rollback, --reload takes it as it is (this device's kept aside), another database is never merged and --overwrite puts this device's back")
+    func resolveRefusedVersion() throws {
+        let directory = try CLIFixtures.scratch()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let folder = directory.appendingPathComponent("sync")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let vault = folder.appendingPathComponent("pw.kdbx").path
+        try FileManager.default.copyItem(atPath: CLIFixtures.kdbx31, toPath: vault)
+        let state = directory.appendingPathComponent("state").path
+        func tool(_ arguments: [String], password: Bool = true) throws -> ToolRunner.Outcome {
+            try ToolRunner.run(arguments + (password ? ["--password-stdin"] : []) + ["--state-dir", state], input: WatchProcess.password + "\n")
+        }
+        func once() throws -> Int32 { try tool(["watch", "--once", "--json", vault]).status }
+        func keepassxc(_ arguments: [String]) throws -> ProcessRunner.Outcome {
+            try ProcessRunner.run(URL(fileURLWithPath: "/usr/bin/env"), ["keepassxc-cli"] + arguments,
+                                  input: Data((WatchProcess.password + "\n").utf8), environment: ["QT_QPA_PLATFORM": "offscreen"])
+        }
+        func userName() throws -> String { try keepassxc(["show", "-q", "-a", "UserName", vault, "Internet/GitHub"]).output }
+        /// A file put in the vault's place with one rename.
+        func replaceVault(with bytes: Data) throws {
+            let file = directory.appendingPathComponent("incoming-\(UUID().uuidString).kdbx")
+            try bytes.write(to: file)
+            #expect(rename(file.path, vault) == 0)
+        }
+        #expect(try once() == 0)
+        let older = try Data(contentsOf: URL(fileURLWithPath: vault))
+        let olderName = try userName()
+        #expect(try keepassxc(["edit", "-q", "-u", "newer-user", vault, "Internet/GitHub"]).status == 0)
+        #expect(try once() == 0)
+
+        try replaceVault(with: older)
+        #expect(try once() == 6, "the rollback is refused")
+        let merged = try tool(["resolve", vault, "--merge", "--json"])
+        #expect(merged.status == 0 && merged.standardOutput.contains("merged back") && merged.standardOutput.contains("\"wroteFile\" : true"),
+                "\(merged.standardOutput)\(merged.standardError)")
+        #expect(try userName().contains("newer-user"))
+        #expect(try once() == 0, "nothing is refused any more")
+
+        try replaceVault(with: older)
+        #expect(try once() == 6)
+        let reloaded = try tool(["resolve", vault, "--reload"])
+        #expect(reloaded.status == 0 && reloaded.standardOutput.contains("taken as it is"), "\(reloaded.standardOutput)\(reloaded.standardError)")
+        #expect(try once() == 0, "the rollback taken is not refused or restored again")
+        #expect(try Data(contentsOf: URL(fileURLWithPath: vault)) == older && (try userName()) == olderName)
+        let kept = try tool(["conflicts", vault, "--merged", "--json"], password: false)
+        #expect(kept.standardOutput.contains("set aside"), "\(kept.standardOutput)\(kept.standardError)")
+
+        let other = directory.appendingPathComponent("other.kdbx").path
+        let created = try ToolRunner.run(["db-create", other, "--kdf", "aes-kdf", "--kdf-rounds", "1000", "--password-stdin"],
+                                         input: WatchProcess.password + "\n")
+        #expect(created.status == 0, "\(created.standardError)")
+        try replaceVault(with: try Data(contentsOf: URL(fileURLWithPath: other)))
+        #expect(try once() == 6)
+        let notMerged = try tool(["resolve", vault, "--merge"])
+        #expect(notMerged.status == 6 && notMerged.standardError.contains("different database"), "\(notMerged.standardError)")
+        let overwritten = try tool(["resolve", vault, "--overwrite"])
+        #expect(overwritten.status == 0, "\(overwritten.standardOutput)\(overwritten.standardError)")
+        #expect(try userName() == olderName, "this device's version is not back")
+        #expect(try once() == 0)
+    }
+
     @Test("the folder moved away and back: the watch is re-established and the change taken in")
     func folderMovedAndBack() throws {
         let watch = try WatchProcess()
