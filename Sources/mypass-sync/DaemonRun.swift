@@ -16,7 +16,7 @@ struct DaemonRun {
     func run() throws -> ExitCode {
         let printer = DaemonPrinter(json: json)
         let device = try DeviceSettings.load()
-        let decisions = DecisionRelay()
+        let decisions = DecisionRelay { printer.log($0) }
         let notifier = DesktopNotifier(log: { printer.log($0) }, onDecision: { vault, decision in decisions.decide(vault, decision) })
         let daemon = VaultDaemon(state: state, device: device, notifier: notifier, log: { printer.log($0) }) { printer.print($0) }
         decisions.daemon = daemon
@@ -38,11 +38,17 @@ struct DaemonRun {
     }
 }
 
-/// Where a notice's action button sends its decision: the daemon, once it exists.
+/// Where a notice's action button sends its decision: the daemon, once it exists. What was done, or
+/// why not, is logged (a button has no other place to answer).
 private final class DecisionRelay: Sendable {
     /// The daemon, held weakly (it holds the notifier that holds this relay).
     private struct Target { weak var daemon: VaultDaemon? }
     private let target = Mutex(Target())
+    private let log: @Sendable (String) -> Void
+
+    init(log: @escaping @Sendable (String) -> Void) {
+        self.log = log
+    }
 
     var daemon: VaultDaemon? {
         get { target.withLock { $0.daemon } }
@@ -50,7 +56,14 @@ private final class DecisionRelay: Sendable {
     }
 
     func decide(_ vault: String, _ decision: SyncSession.Decision) {
-        DispatchQueue.global().async { [self] in _ = try? daemon?.decide(vault, decision) }
+        DispatchQueue.global().async { [self] in
+            guard let daemon else { return }
+            do {
+                log("daemon: \(vault): \(decision.rawValue) (notice button): \(try daemon.decide(vault, decision))")
+            } catch {
+                log("daemon: \(error)")
+            }
+        }
     }
 }
 
