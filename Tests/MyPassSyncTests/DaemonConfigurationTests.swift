@@ -221,7 +221,10 @@ struct DaemonConfigurationTests {
         #expect(planner.take(.decisionNeeded(vault: vault), at: start)?.actions == [.merge, .reload, .overwrite])
         #expect(planner.take(.baseRecorded(vault: vault), at: start) == nil)
         let refused = planner.take(.refused(vault: vault, reason: .rollback(olderEntries: 2)), at: start)
-        #expect(refused?.summary == "personal.kdbx: a version was refused" && refused?.body.contains("older version") == true)
+        #expect(refused?.summary == "personal.kdbx: an older version was refused" && refused?.body.contains("older version") == true)
+        #expect(refused?.actions == [.merge, .reload, .overwrite] && refused?.urgency == .critical)
+        let otherDatabase = planner.take(.refused(vault: vault, reason: .otherDatabase), at: start)
+        #expect(otherDatabase?.summary == "personal.kdbx: another database was refused" && otherDatabase?.actions == [.reload, .overwrite])
         let left = planner.take(.conflictCopyLeft(vault: vault, copy: "/s/personal.sync-conflict-x.kdbx", reason: .otherCredentials), at: start)
         #expect(left?.summary == "personal.kdbx: a conflict copy was not merged" && left?.body == "personal.sync-conflict-x.kdbx: otherCredentials")
     }
