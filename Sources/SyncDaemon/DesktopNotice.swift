@@ -60,18 +60,18 @@ public struct NoticePlanner: Sendable {
             for change in changes where change.subject != .meta && !burst.paths.contains(change.path) { burst.paths.append(change.path) }
             bursts[vault] = burst
             return nil
-        case .decisionNeeded(let vault):
+        case .decisionNeeded(let vault, _):
             return DesktopNotice(vault: vault, summary: "\(name): a decision is needed",
                                  body: "The vault changed on disk. Reload it, overwrite it with this device's version, or merge "
                                     + "(or `mypass-sync daemon decide \(vault) reload|overwrite|merge`).",
                                  urgency: .critical, actions: [.merge, .reload, .overwrite])
-        case .refused(let vault, .rollback(let older)):
+        case .refused(let vault, .rollback(let older), _):
             return DesktopNotice(vault: vault, summary: "\(name): an older version was refused",
                                  body: "\(Reconciler.Refusal.rollback(olderEntries: older).description). Merge puts this device's newer "
                                     + "values back into it, Reload takes it as it is (this device's version kept aside), Overwrite writes "
                                     + "this device's version over it (or `mypass-sync daemon decide \(vault) merge|reload|overwrite`).",
                                  urgency: .critical, actions: [.merge, .reload, .overwrite])
-        case .refused(let vault, .otherDatabase):
+        case .refused(let vault, .otherDatabase, _):
             return DesktopNotice(vault: vault, summary: "\(name): another database was refused",
                                  body: "\(Reconciler.Refusal.otherDatabase.description). Reload takes it as the vault (this device's "
                                     + "version kept aside), Overwrite puts this device's version back "

@@ -179,7 +179,7 @@ public final class VaultDaemon: Sendable {
     public func decide(_ path: String, _ decision: SyncSession.Decision) throws(ControlFailure) -> String {
         let vault = try vault(path)
         guard vault.beginDecision() else { throw .decisionFailed("\(path): a decision is being carried out already") }
-        guard vault.awaitsDecision, let credentials = vault.keptCredentials else {
+        guard let version = vault.awaitedDecision, let credentials = vault.keptCredentials else {
             vault.endDecision()
             throw .noDecisionPending(path)
         }
@@ -187,12 +187,15 @@ public final class VaultDaemon: Sendable {
         vault.waitUntilStopped()
         defer {
             vault.endDecision()
-            if !vault.paused { start(vault) }
+            // A reread during the decision may have removed or replaced this vault: then it stays stopped.
+            let configured = shared.withLock { shared in shared.vaults.contains { $0 === vault } }
+            if configured && !vault.paused { start(vault) }
         }
         do {
             var settings = vault.configuration.engineSettings
             settings.device = device
-            let outcome = try WatcherDecision.apply(decision, toVaultAt: vault.path, credentials: credentials.key, limits: credentials.limits,
+            let outcome = try WatcherDecision.apply(decision, toVaultAt: vault.path, about: version, credentials: credentials.key,
+                                                    limits: credentials.limits,
                                                     state: state, settings: settings) { [weak self, weak vault] event in
                 guard let self, let vault else { return }
                 self.handle(event, of: vault)

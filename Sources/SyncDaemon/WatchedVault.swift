@@ -21,6 +21,8 @@ final class WatchedVault: Sendable {
         var stopRequested = false
         var isPaused = false
         var last: (kind: WatchEvent.Kind, time: Date, detail: String)?
+        /// The version on disk the last event asks a decision about (its SHA-256).
+        var versionToDecide: String?
         /// The decision the last event asked for was taken (until the next event).
         var decided = false
         /// A decision is being carried out (its engine stopped): no other decision, no restart.
@@ -118,6 +120,10 @@ final class WatchedVault: Sendable {
         shared.withLock { shared in
             shared.last = (event.kind, time, event.detail)
             shared.decided = false
+            switch event {
+            case .refused(_, _, let version), .decisionNeeded(_, let version): shared.versionToDecide = version
+            default: shared.versionToDecide = nil
+            }
         }
     }
 
@@ -147,11 +153,11 @@ final class WatchedVault: Sendable {
         kind == .decisionNeeded || kind == .refused
     }
 
-    /// Whether a decision is awaited now (not while paused).
-    var awaitsDecision: Bool {
+    /// The version on disk (SHA-256) a decision is awaited about now; nil when none is (or paused).
+    var awaitedDecision: String? {
         shared.withLock { shared in
-            guard !shared.isPaused, !shared.decided, let last = shared.last else { return false }
-            return Self.waitsForDecision(after: last.kind)
+            guard !shared.isPaused, !shared.decided, let last = shared.last, Self.waitsForDecision(after: last.kind) else { return nil }
+            return shared.versionToDecide
         }
     }
 

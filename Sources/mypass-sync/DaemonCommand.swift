@@ -51,8 +51,9 @@ struct DaemonCommand: Command {
         also answers a version the watcher refused under any policy: for a rollback to an older version merge puts
         this device's newer values back into it, reload takes it as it is, overwrite writes this device's over it;
         for another database reload takes it and overwrite puts this device's back; what reload drops of this
-        device's is kept on this device (conflicts VAULT --merged lists it). A request the daemon refuses (a vault
-        not configured, no decision waiting) or a decision that fails exits 2.
+        device's is kept on this device with the merged copies (conflicts VAULT --merged). A decision is about the
+        version its notice or status named: if the vault changed since, nothing is done. A request the daemon
+        refuses (a vault not configured, no decision waiting) or a decision that fails exits 2.
         """
     let passwordCommand = Option<String>("--password-command", valueName: "cmd",
                                          help: "add: run CMD with /bin/sh -c each time the daemon starts the vault; its first line is the password.")

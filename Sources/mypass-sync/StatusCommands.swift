@@ -44,8 +44,8 @@ struct ResolveCommand: Command {
         about (--policy ask), against this device's synced version. For a rollback --merge puts this device's newer
         values back into it, --reload takes it as it is, --overwrite writes this device's version over it; another
         database is taken (--reload) or replaced (--overwrite), never merged. What --reload drops of this device's
-        is kept on this device (`conflicts VAULT --merged` lists it). Run it while no watcher of the vault runs (a
-        daemon's vault: `daemon decide`).
+        for a refused version is kept on this device with the merged copies (`conflicts VAULT --merged`; the newest
+        50, up to 90 days). Run it while no watcher of the vault runs (a daemon's vault: `daemon decide`).
         """
     let working = Option<String>("--working", valueName: "file", help: "A vault file holding this device's unsaved edits.")
     let reload = Flag("--reload", help: "Take the disk version; this device's version is kept (the working copy as a backup in the state directory).")

@@ -217,6 +217,15 @@ struct ReconcilerTests {
                                                          policy: .init(vault: .merge, rollbackHold: 20, takesRefusedVersion: true)))
         #expect(merged?.takeIn != nil && Set(merged?.restoreFrom ?? []) == [base.sha256, pendingWork.sha256], "\(String(describing: merged))")
         #expect(merged?.setAside == [] && merged?.replacedBaseIsHeld == false)
+        #expect(merged?.takeInOnlyByRestore == true, "the rollback would be the base before anything was merged back")
+        // A decision about another version than the one on disk now: refused again, nothing taken.
+        guard case .refuse(.rollback) = Reconciler.plan(Self.snapshot(older), versions: versions, memory: &memory, now: Self.start,
+                                                        policy: .init(vault: .merge, takesRefusedVersion: true, decidedVersion: "elsewhere")) else {
+            Issue.record("a version nobody decided on was taken"); return
+        }
+        let decided = Self.reconciliation(Reconciler.plan(Self.snapshot(older), versions: versions, memory: &memory, now: Self.start,
+                                                          policy: .init(vault: .reload, takesRefusedVersion: true, decidedVersion: older.sha256)))
+        #expect(decided?.takeIn != nil && decided?.takeInOnlyByRestore == false)
         let reloaded = Self.reconciliation(Reconciler.plan(Self.snapshot(older), versions: versions, memory: &memory, now: Self.start,
                                                            policy: .init(vault: .reload, takesRefusedVersion: true)))
         #expect(reloaded?.takeIn != nil && reloaded?.restoreFrom == [], "\(String(describing: reloaded))")
@@ -236,6 +245,10 @@ struct ReconcilerTests {
         let taken = Self.reconciliation(Reconciler.plan(Self.snapshot(other), versions: otherVersions, memory: &memory, now: Self.start,
                                                         policy: .init(vault: .reload, takesRefusedVersion: true)))
         #expect(taken?.takeIn != nil && taken?.setAside == [base.sha256] && taken?.retire == [], "\(String(describing: taken))")
+        // Later, a pending version of the old database is set aside, never retired as "contained" nor merged.
+        let later = Self.reconciliation(Reconciler.plan(Self.snapshot(other), versions: .init(base: other, disk: nil, pending: [pendingWork]),
+                                                        memory: &memory, now: Self.start, policy: .init()))
+        #expect(later?.setAside == [pendingWork.sha256] && later?.retire == [] && later?.restoreFrom == [], "\(String(describing: later))")
     }
 
     @Test("copies: this device's own (inode the vault had) at once, another device's after its grace, a new copy of the same name starts its own")

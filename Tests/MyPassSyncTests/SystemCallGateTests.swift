@@ -148,4 +148,51 @@ struct SystemCallGateTests {
         #expect(try workspace.open().root.entries.map(\.title).contains("Only in the pending version"), "the pending version was not put back")
         #expect(pending.list().isEmpty, "a version the vault holds again stays pending")
     }
+
+    @Test("a merge decision on a refused rollback whose write fails takes nothing: the base stays this device's version, the decision fails; decided again, it merges back")
+    func refusedMergeWriteFault() throws {
+        let workspace = try Workspace()
+        defer { workspace.remove() }
+        let state = workspace.state(on: files)
+        let path = DurableFile.canonicalPath(workspace.vaultPath, on: .real)
+        let events = Mutex<[WatchEvent.Kind]>([])
+        let watcher = VaultWatcher(path: workspace.vaultPath, key: Workspace.key, state: state, limits: .standard, policy: .merge,
+                                   copyPolicy: .merge) { event in events.withLock { $0.append(event.kind) } }
+        #expect(watcher.check())
+        let older = try workspace.bytes()
+        // This device's newer password, then another device's older version in its place: refused.
+        let session = try SyncSession(path: workspace.vaultPath, key: Workspace.key, state: state)
+        let first = try #require(session.vault.root.entries.first)
+        session.update(try session.vault.updatingEntry(first.uuid, at: Timestamp(unixSeconds: 1_800_000_600)) {
+            $0.setField("Password", FieldValue("newer", isProtected: true))
+        })
+        _ = try session.save()
+        let incoming = workspace.directory.appendingPathComponent("incoming.kdbx")
+        try older.write(to: incoming)
+        #expect(rename(incoming.path, workspace.vaultPath) == 0)
+        _ = watcher.check()
+        #expect(events.withLock { $0.last } == .refused)
+        let newerBase = try #require(state.base(for: path)).record.fingerprint.sha256
+        func password() throws -> String? { try workspace.open().root.entries.first?.field("Password")?.text }
+
+        let credentials = try VaultCredentials(password: "sync-test")
+        let vaultTemporaries = workspace.directory.path + "/" + DurableFile.temporaryPrefix
+        files.plan((1...6).map { SystemCalls.Fault(.write, occurrence: $0, errorNumber: ENOSPC, pathContains: vaultTemporaries) })
+        #expect(throws: WatcherDecision.Failure.self) {
+            try WatcherDecision.apply(.merge, toVaultAt: path, credentials: credentials, limits: .standard, state: state, settings: WatchEngine.Settings())
+        }
+        files.plan([])
+        #expect(state.base(for: path)?.record.fingerprint.sha256 == newerBase, "the refused version became the base before anything was merged back")
+        #expect(try workspace.bytes() == older && (try password()) == "one")
+
+        let outcome = try WatcherDecision.apply(.merge, toVaultAt: path, credentials: credentials, limits: .standard, state: state,
+                                                settings: WatchEngine.Settings())
+        #expect(outcome.summary.contains("merged back") && outcome.wroteFile, "\(outcome.summary)")
+        #expect(try password() == "newer")
+        // A decision about a version that is no longer on disk does nothing.
+        #expect(throws: WatcherDecision.Failure.self) {
+            try WatcherDecision.apply(.overwrite, toVaultAt: path, about: newerBase, credentials: credentials, limits: .standard, state: state,
+                                      settings: WatchEngine.Settings())
+        }
+    }
 }

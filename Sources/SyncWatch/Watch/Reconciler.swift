@@ -30,22 +30,27 @@ public enum Reconciler {
         /// device's versions it lacks are set aside (`Reconciliation.setAside`), never restored later.
         /// Only the one check a decision runs sets it.
         public var takesRefusedVersion: Bool
+        /// The SHA-256 of the refused version the person decided on (nil: whichever is on disk): a
+        /// version on disk that is another one is refused again, not taken.
+        public var decidedVersion: String?
 
         /// A policy with these rules.
         public init(vault: VaultWatcher.Policy = .merge, copies: VaultWatcher.CopyPolicy = .merge, foreignCopyGrace: TimeInterval = 0,
-                    rollbackHold: TimeInterval = 0, rebuildGrace: TimeInterval = 3600, takesRefusedVersion: Bool = false) {
+                    rollbackHold: TimeInterval = 0, rebuildGrace: TimeInterval = 3600, takesRefusedVersion: Bool = false,
+                    decidedVersion: String? = nil) {
             self.vault = vault
             self.copies = copies
             self.foreignCopyGrace = foreignCopyGrace
             self.rollbackHold = rollbackHold
             self.rebuildGrace = rebuildGrace
             self.takesRefusedVersion = takesRefusedVersion
+            self.decidedVersion = decidedVersion
         }
 
-        /// Whether a person's decision takes a version refused for `problem`: as it is (`reload`), or
+        /// Whether a person's decision takes `version`, refused for `problem`: as it is (`reload`), or
         /// with this device's versions merged back (`merge`, a rollback only).
-        func takes(_ problem: Refusal) -> Bool {
-            guard takesRefusedVersion else { return false }
+        func takes(_ version: Version, refusedFor problem: Refusal) -> Bool {
+            guard takesRefusedVersion, decidedVersion == nil || decidedVersion == version.sha256 else { return false }
             switch (problem, vault) {
             case (_, .reload), (.rollback, .merge): return true
             case (.otherDatabase, .merge), (_, .ask): return false
@@ -250,8 +255,13 @@ public enum Reconciler {
         /// Pending versions the vault holds: forget them.
         public var retire: [String] = []
         /// This device's versions (by SHA-256: the base, pending ones) that the version a person chose
-        /// to take as it is lacks: kept on this device (`RetiredCopies`) and forgotten as pending.
+        /// to take as it is lacks, or that belong to another database than the vault's now: kept on
+        /// this device (`RetiredCopies`) and forgotten as pending, never restored.
         public var setAside: [String] = []
+        /// A refused version a person chose to merge with this device's: `takeIn` is recorded only by
+        /// the commit that restores this device's versions into it; if that commit fails, the base stays
+        /// this device's version and the refusal stands (nothing is lost, the person decides again).
+        public var takeInOnlyByRestore = false
         /// Conflict copies to fold in now.
         public var fold: [CopyFile] = []
         /// Conflict copies to report (copy policy `report`), each once.
@@ -326,7 +336,7 @@ public enum Reconciler {
         if let disk = versions.disk {
             if let base = versions.base, let problem = replacementProblem(base: base.vault, disk: disk.vault),
                !(policy.copies == .merge && base.vault.root.uuid == disk.vault.root.uuid && copyHoldsNewer) {
-                guard policy.takes(problem) else {
+                guard policy.takes(disk, refusedFor: problem) else {
                     let since = memory.rollbackSeen?.sha256 == disk.sha256 ? memory.rollbackSeen!.since : now
                     memory.rollbackSeen = (disk.sha256, since)
                     if !policy.takesRefusedVersion, now.timeIntervalSince(since) < policy.rollbackHold {
@@ -335,6 +345,7 @@ public enum Reconciler {
                     return .refuse(problem)
                 }
                 takenAsItIs = policy.vault == .reload
+                plan.takeInOnlyByRestore = policy.vault == .merge
             }
             memory.rollbackSeen = nil
             if versions.base != nil && policy.vault == .ask { return .ask }
@@ -354,8 +365,14 @@ public enum Reconciler {
                 candidates.append(base)
             }
             for version in candidates where version.sha256 != current.sha256 {
+                // A version of another database is never merged into this one, nor "contained" in it.
+                if version.vault.root.uuid != current.vault.root.uuid {
+                    plan.setAside.append(version.sha256)
+                    memory.notContained[version.sha256] = nil
+                    continue
+                }
                 if takenAsItIs {
-                    if version.vault.root.uuid == current.vault.root.uuid && contains(current.vault, version.vault) {
+                    if contains(current.vault, version.vault) {
                         plan.retire.append(version.sha256)
                     } else {
                         plan.setAside.append(version.sha256)

@@ -252,11 +252,11 @@ public final class VaultWatcher {
             return false  // transfers, a missing or failed vault: handled above
         case .refuse(let problem):
             waitingForCopy = false
-            report(.refused(vault: path, reason: problem))
+            report(.refused(vault: path, reason: problem, version: fingerprint.sha256))
             return true
         case .ask:
             waitingForCopy = false
-            report(.decisionNeeded(vault: path))
+            report(.decisionNeeded(vault: path, version: fingerprint.sha256))
             return true
         case .reconcile(let reconciliation):
             waitingForCopy = false
@@ -396,6 +396,9 @@ public final class VaultWatcher {
         return true
     }
 
+    /// Said when a decision to merge this device's versions back into a refused version wrote nothing.
+    private static let restoreNotWritten = "this device's versions were not merged back (the vault changed meanwhile); nothing was taken, decide again"
+
     /// Carries out one reconciliation: the new version recorded, pending versions retired, copies
     /// reported, and copies and lacking versions merged in one commit.
     private func carryOut(_ plan: Reconciler.Reconciliation, versions: Reconciler.Versions, bytes: Data, fingerprint: Fingerprint) -> Bool {
@@ -403,7 +406,7 @@ public final class VaultWatcher {
         if plan.ownWriteSeen { report(.ownWriteIgnored(vault: path)) }
         // Before the base is replaced: it may be one of the versions set aside.
         guard setAside(plan.setAside) else { return false }
-        if let takeIn = plan.takeIn {
+        if let takeIn = plan.takeIn, !plan.takeInOnlyByRestore {
             switch takeIn {
             case .first: report(.baseRecorded(vault: path))
             case .changed(let changes): report(.reloaded(vault: path, changes: changes))
@@ -443,6 +446,7 @@ public final class VaultWatcher {
                 if let sha256 = copiesPending[outcome.copy] { pending.retire(sha256: sha256) }
             }
             if !folded.restored.isEmpty { report(.restored(vault: path, changes: folded.restored)) }
+            if plan.takeInOnlyByRestore && !folded.wroteVault { report(.error(vault: path, message: Self.restoreNotWritten)) }
             let (notices, retryLater) = Reconciler.apply(folded.outcomes, of: plan, to: &memory)
             for notice in notices {
                 switch notice {
@@ -457,6 +461,7 @@ public final class VaultWatcher {
             }
             return !retryLater
         } catch SaveError.changedOnDisk {
+            if plan.takeInOnlyByRestore { report(.error(vault: path, message: Self.restoreNotWritten)) }
             return false  // another program wrote the vault meanwhile (every attempt): the next check reads it
         } catch {
             report(.error(vault: path, message: "merging into the vault: \(error)"))

@@ -67,8 +67,10 @@ public final class WatchEngine: @unchecked Sendable {
         /// device's own version renamed aside; two devices rebuilding at once would conflict again).
         public var rebuildGrace: TimeInterval = 3600
         /// The one check a person's decision runs takes the version on disk although it was refused
-        /// (`Reconciler.Policy.takesRefusedVersion`); never set for a running watch.
-        public var takesRefusedVersion = false
+        /// (`Reconciler.Policy.takesRefusedVersion`), if it is `decidedVersion` (SHA-256; nil: the
+        /// one on disk). Set only by `WatcherDecision`, never for a running watch.
+        package var takesRefusedVersion = false
+        package var decidedVersion: String?
         /// Also check every vault this often (NFS, SMB, sshfs, FUSE); nil: on events only.
         public var pollInterval: TimeInterval?
         /// The polling interval when file events cannot be used.
@@ -116,7 +118,7 @@ public final class WatchEngine: @unchecked Sendable {
                                           settings: settings.device),
                     policy: Reconciler.Policy(vault: settings.policy, copies: settings.copyPolicy, foreignCopyGrace: settings.copyGrace,
                                               rollbackHold: settings.rollbackHold, rebuildGrace: settings.rebuildGrace,
-                                              takesRefusedVersion: settings.takesRefusedVersion),
+                                              takesRefusedVersion: settings.takesRefusedVersion, decidedVersion: settings.decidedVersion),
                     clock: settings.clock, emit: emit)
             }
         }

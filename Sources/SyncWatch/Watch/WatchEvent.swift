@@ -18,16 +18,18 @@ public enum WatchEvent: Sendable, Equatable {
     case conflictCopyMerged(vault: String, copy: String, keptAs: String, changes: [Change], explanation: [FieldDecision])
     /// A conflict copy carried nothing new: retired (kept at `keptAs`) without writing the vault.
     case conflictCopyRetired(vault: String, copy: String, keptAs: String)
-    /// The vault changed on disk and the policy is `ask`.
-    case decisionNeeded(vault: String)
+    /// The vault changed on disk and the policy is `ask`; `version`: the SHA-256 of the version on
+    /// disk a decision is about.
+    case decisionNeeded(vault: String, version: String)
     /// A step failed (reported once until something else happens; the engine backs off).
     case error(vault: String, message: String)
     /// The vault no longer opens with these credentials (its key was changed elsewhere): nothing done.
     case keyChanged(vault: String)
     /// The change seen is the watcher's own write.
     case ownWriteIgnored(vault: String)
-    /// A rollback or another database was refused.
-    case refused(vault: String, reason: Reconciler.Refusal)
+    /// A rollback or another database was refused; `version`: the SHA-256 of the version refused,
+    /// which a decision is about.
+    case refused(vault: String, reason: Reconciler.Refusal, version: String)
     /// A change made elsewhere was taken in.
     case reloaded(vault: String, changes: [Change])
     /// A version that lacked synced content (a blind save) was put right.
@@ -97,8 +99,8 @@ public enum WatchEvent: Sendable, Equatable {
     public var vault: String {
         switch self {
         case .baseRecorded(let vault), .conflictCopyFound(let vault, _), .conflictCopyLeft(let vault, _, _),
-             .conflictCopyMerged(let vault, _, _, _, _), .conflictCopyRetired(let vault, _, _), .decisionNeeded(let vault),
-             .error(let vault, _), .keyChanged(let vault), .ownWriteIgnored(let vault), .refused(let vault, _),
+             .conflictCopyMerged(let vault, _, _, _, _), .conflictCopyRetired(let vault, _, _), .decisionNeeded(let vault, _),
+             .error(let vault, _), .keyChanged(let vault), .ownWriteIgnored(let vault), .refused(let vault, _, _),
              .reloaded(let vault, _), .restored(let vault, _), .unreadable(let vault, _), .vaultBack(let vault),
              .vaultMissing(let vault), .rebuiltFromCopy(let vault, _), .waitingForRebuild(let vault, _, _), .waitingForCopy(let vault, _, _), .waitingForSync(let vault, _), .rescan(let vault):
             vault
@@ -133,7 +135,7 @@ public enum WatchEvent: Sendable, Equatable {
         case .error(_, let message): message
         case .keyChanged: "the vault no longer opens with these credentials (its key was changed elsewhere); nothing done"
         case .ownWriteIgnored: "the vault as this watcher wrote it"
-        case .refused(_, let reason): reason.description
+        case .refused(_, let reason, _): reason.description
         case .reloaded: "changed on disk by another program"
         case .restored:
             "the new version lacked content of a version this device wrote or saw, with no deletion recorded (a program saved over a version it had not read, or the sync engine lost a conflict copy); put back"

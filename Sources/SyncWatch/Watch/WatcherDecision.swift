@@ -5,6 +5,7 @@ public import SyncState
 public import SyncCommit
 public import KDBXFormat
 public import MyPassCore
+internal import MyPassCrypto
 
 /// A person's decision on a vault the watcher waits about: a change on disk under the `ask` policy,
 /// or a version it refused (a rollback to an older version, another database in the vault's place).
@@ -19,19 +20,24 @@ public enum WatcherDecision {
     public enum Failure: Error, CustomStringConvertible, ClassifiedFailure {
         /// This device has no version of its own for the vault (never synced it here).
         case noBase(String)
-        /// The check the decision ran ended in `event` (refused again, an error, a changed key).
+        /// The check the decision ran ended in `event` (refused again, an error, a changed key, a
+        /// wait for a transfer or a missing vault).
         case checkEnded(WatchEvent)
+        /// The version on disk is no longer the one decided on: decide again.
+        case changedSince(String)
 
         public var description: String {
             switch self {
             case .noBase(let path): "\(path): this device has no version of its own to overwrite with (no remembered base)"
-            case .checkEnded(let event): event.detail
+            case .checkEnded(let event): "\(event.vault): \(event.detail)"
+            case .changedSince(let path): "\(path): the vault changed since the decision was asked for; nothing done, decide again"
             }
         }
 
         public var failureKind: FailureKind {
             switch self {
             case .noBase: .invalidRequest
+            case .changedSince: .refusedForSafety
             case .checkEnded(let event):
                 switch event.kind {
                 case .keyChanged: .wrongCredentials
@@ -56,16 +62,19 @@ public enum WatcherDecision {
     }
 
     /// Carries out `decision` on the vault at `path` with the watcher's `settings` (its graces and
-    /// device rules); the check's events go to `emit`.
+    /// device rules); the check's events go to `emit`. `version`: the SHA-256 of the version on disk
+    /// the person decided about (from the `refused` or `decisionNeeded` event): a refused version that
+    /// is another one by now is not taken and not overwritten (nil: whichever is on disk).
     public static func apply(
-        _ decision: SyncSession.Decision, toVaultAt path: String, credentials: VaultCredentials, limits: ResourceLimits,
-        state: SyncStateStore, settings: WatchEngine.Settings, emit: @escaping @Sendable (WatchEvent) -> Void = { _ in }
+        _ decision: SyncSession.Decision, toVaultAt path: String, about version: String? = nil, credentials: VaultCredentials,
+        limits: ResourceLimits, state: SyncStateStore, settings: WatchEngine.Settings, emit: @escaping @Sendable (WatchEvent) -> Void = { _ in }
     ) throws -> Outcome {
         switch decision {
         case .reload, .merge:
             var settings = settings
             settings.policy = decision == .reload ? .reload : .merge
             settings.takesRefusedVersion = true
+            settings.decidedVersion = version
             settings.rollbackHold = 0
             let seen = Mutex<[WatchEvent]>([])
             WatchEngine(vaults: [path], credentials: credentials, limits: limits, state: state, settings: settings, source: nil) { event in
@@ -74,7 +83,8 @@ public enum WatcherDecision {
                 emit(event)
             }.runOnce()
             let events = seen.withLock { $0 }
-            if let ended = events.last(where: { $0.kind.isProblem || [.refused, .keyChanged, .decisionNeeded].contains($0.kind) }) {
+            let ending: Set<WatchEvent.Kind> = [.refused, .keyChanged, .decisionNeeded, .waitingForSync, .vaultMissing, .waitingForRebuild]
+            if let ended = events.last(where: { $0.kind.isProblem || ending.contains($0.kind) }) {
                 throw Failure.checkEnded(ended)
             }
             let restored = events.contains { $0.kind == .restored }
@@ -90,6 +100,9 @@ public enum WatcherDecision {
         case .overwrite:
             let path = DurableFile.canonicalPath(path, on: state.fileSystem)
             guard let base = state.base(for: path) else { throw Failure.noBase(path) }
+            if let version, (try? SHA256.hexHash(FileReading.readAll(atPath: path, on: state.fileSystem))) != version {
+                throw Failure.changedSince(path)
+            }
             let opened = try KDBXReader.open(base.bytes, key: credentials.key, cachedKey: nil, limits: limits)
             let session = try SyncSession(path: path, working: opened, key: credentials.key, state: state, limits: limits,
                                           basedOn: base.record.fingerprint, settings: settings.device)
