@@ -7,6 +7,7 @@ import MyPassCore
 @testable import SyncState
 @testable import SyncWatch
 import Testing
+import TestSupport
 
 /// The watcher's rules, each driven through the pure `Reconciler` with vaults in memory and a clock
 /// the test sets: no files, no processes, no sleeps.
@@ -249,6 +250,84 @@ struct ReconcilerTests {
         let later = Self.reconciliation(Reconciler.plan(Self.snapshot(other), versions: .init(base: other, disk: nil, pending: [pendingWork]),
                                                         memory: &memory, now: Self.start, policy: .init()))
         #expect(later?.setAside == [pendingWork.sha256] && later?.retire == [] && later?.restoreFrom == [], "\(String(describing: later))")
+    }
+
+    /// A random edit of `vault` at `seconds` after the start: a password changed, an entry added or deleted.
+    private static func randomEdit(of vault: Vault, at seconds: Int64, _ random: inout SeededRandom) throws -> Vault {
+        let entries = vault.root.entries
+        let time = Timestamp(unixSeconds: 1_800_000_000 + seconds)
+        switch Int.random(in: 0..<3, using: &random) {
+        case 0 where !entries.isEmpty:
+            let entry = entries[Int.random(in: 0..<entries.count, using: &random)]
+            return try vault.updatingEntry(entry.uuid, at: time) { $0.setField("Password", FieldValue("p\(seconds)", isProtected: true)) }
+        case 1 where entries.count > 1:
+            return try vault.deletingEntry(entries[Int.random(in: 0..<entries.count, using: &random)].uuid, permanently: true, at: time)
+        default:
+            return try vault.addingEntry(title: "E\(seconds)", password: "n\(seconds)", to: vault.root.uuid, at: time).vault
+        }
+    }
+
+    @Test("generated histories: a plan never retires a version of this device the vault does not hold, restores only into its own database, and takes a refused version only by a decision about it", arguments: 1...120)
+    func generatedDecisions(seed: UInt64) throws {
+        var random = SeededRandom(seed: seed)
+        var history = [try Self.original()]
+        for step in 1...Int.random(in: 2...6, using: &random) {
+            history.append(try Self.randomEdit(of: history.last!, at: Int64(step * 60), &random))
+        }
+        let base = Self.version("b", history.last!)
+        // The disk: an older version (a rollback, often), another database, or a version made from the base.
+        let disk: Reconciler.Version
+        switch Int.random(in: 0..<3, using: &random) {
+        case 0: disk = Self.version("d", history[Int.random(in: 0..<(history.count - 1), using: &random)])
+        case 1: disk = Self.version("d", try Self.adding("Other", to: Vault.empty(name: "other", at: Self.created), at: 5))
+        default: disk = Self.version("d", try Self.randomEdit(of: base.vault, at: 1000, &random))
+        }
+        let pending = try (0..<Int.random(in: 0...2, using: &random)).map { index in
+            Self.version("p\(index)", try Self.randomEdit(of: history[Int.random(in: 0..<history.count, using: &random)], at: Int64(2000 + index), &random))
+        }
+        let policy = Reconciler.Policy(vault: [VaultWatcher.Policy.merge, .reload, .ask][Int.random(in: 0..<3, using: &random)],
+                                       takesRefusedVersion: Bool.random(using: &random),
+                                       decidedVersion: Bool.random(using: &random) ? disk.sha256 : nil)
+        var memory = Reconciler.Memory()
+        let versions = Reconciler.Versions(base: base, disk: disk, pending: pending)
+        let plan = Reconciler.plan(Self.snapshot(disk), versions: versions, memory: &memory, now: Self.start, policy: policy)
+        let problem = Reconciler.replacementProblem(base: base.vault, disk: disk.vault)
+        let context = "seed \(seed): \(problem.map { "\($0)" } ?? "no problem"), policy \(policy.vault), decided \(policy.takesRefusedVersion)"
+        // The rule, written out: a refused version is taken only by a decision about it — as it is
+        // (reload), or merged with this device's (merge, a rollback only); never under ask.
+        let decisionTakes: Bool
+        switch (problem, policy.vault) {
+        case (nil, _): decisionTakes = false
+        case (_, .ask), (.otherDatabase?, .merge): decisionTakes = false
+        case (.rollback?, .merge), (_, .reload): decisionTakes = policy.takesRefusedVersion
+        }
+        let taken: Bool
+        switch plan {
+        case .reconcile: taken = true
+        case .refuse: taken = false
+        case .ask: taken = false
+        default: Issue.record("unexpected plan \(plan): \(context)"); return
+        }
+        if problem != nil { #expect(taken == decisionTakes, "refused version taken: \(taken), expected \(decisionTakes): \(context)") }
+        guard case .reconcile(let reconciliation) = plan else { return }
+        #expect(reconciliation.takeInOnlyByRestore == (problem != nil && policy.vault == .merge), "\(context)")
+        let candidates = [base] + pending
+        for version in candidates where reconciliation.retire.contains(version.sha256) {
+            #expect(version.vault.root.uuid == disk.vault.root.uuid && Reconciler.contains(disk.vault, version.vault),
+                    "retired without being held: \(version.sha256.prefix(2)), \(context)")
+        }
+        for sha256 in reconciliation.restoreFrom {
+            let version = try #require(candidates.first { $0.sha256 == sha256 })
+            #expect(version.vault.root.uuid == disk.vault.root.uuid && policy.vault == .merge, "\(context)")
+        }
+        // Every version of this device is held, restored, set aside or left pending: none simply dropped.
+        let base_ = base.sha256
+        if !reconciliation.replacedBaseIsHeld {
+            #expect(reconciliation.restoreFrom.contains(base_), "\(context)")
+        } else if !(reconciliation.retire.contains(base_) || reconciliation.setAside.contains(base_)) {
+            #expect(Reconciler.contains(disk.vault, base.vault) || policy.vault != .merge || reconciliation.takeInOnlyByRestore,
+                    "the base is replaced, neither held nor kept: \(context)")
+        }
     }
 
     @Test("copies: this device's own (inode the vault had) at once, another device's after its grace, a new copy of the same name starts its own")
