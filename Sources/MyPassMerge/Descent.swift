@@ -17,13 +17,14 @@ extension VaultMerger {
                 if tombstones.contains(earlier.uuid) { continue }
                 return false
             }
-            let sameOrLater = later.isSameOrLater(than: earlier)
+            let sameVersion = later.isSameVersion(as: earlier)
+            let sameOrLater = sameVersion || later.history.contains { $0.isSameVersion(as: earlier) }
                 || (later.history.isEmpty && later.times.lastModified >= earlier.times.lastModified)
             guard sameOrLater && later.times.locationChanged >= earlier.times.locationChanged else { return false }
             // The same version with fewer versions in its history is older, not later: two devices
             // edited the entry in the same second, and `base` already holds the other edit in its
             // history. Taken as a descendant, its shorter history would read as history cleaned.
-            if later.isSameVersion(as: earlier)
+            if sameVersion
                 && !earlier.history.allSatisfy({ item in later.history.contains { $0.isSameVersion(as: item) } }) {
                 return false
             }

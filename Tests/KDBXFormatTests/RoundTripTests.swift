@@ -104,4 +104,58 @@ struct RoundTripTests {
         let opened = try KDBXReader.open(file, key: Self.key)
         #expect(opened.vault.root.groups[0].entries[0].notes == "bell and nul gone, tab\tkept")
     }
+
+    @Test("generated vaults (seeded): long, markup-laden and deeply nested values read back exactly from the XML export and from the file", arguments: 0..<12)
+    func generatedValuesReadBack(seed: UInt64) throws {
+        var random = SeededRandom(seed: 20_261_204 &+ seed)
+        // Pieces that take every path of the writer: plain text, markup and CR (escaped by libxml2),
+        // non-ASCII, and lengths around and far beyond its 16 KiB staging block.
+        let pieces = ["a", "word ", "<", ">", "&", "\"", "'", "\t", "\n", "\r\n", "é", "✓", "\u{1F511}", "]]>"]
+        func text() -> String {
+            let length = [0, 1, 15, 100, 16 * 1024 - 1, 16 * 1024, 40_000].randomElement(using: &random)!
+            var value = ""
+            while value.utf8.count < length { value += pieces.randomElement(using: &random)! }
+            return value
+        }
+        let time = Timestamp(iso8601: "2026-12-04T10:00:00Z")!
+        var expected: [UUID: (title: String, notes: String, password: String, custom: String)] = [:]
+        func entry() -> Entry {
+            var entry = Entry(uuid: UUID(), times: Times(allAt: time))
+            let values = (title: text(), notes: text(), password: text(), custom: text())
+            entry.fields = [EntryField(key: "Title", value: .plain(values.title)),
+                            EntryField(key: "Notes", value: .plain(values.notes)),
+                            EntryField(key: "Password", value: FieldValue(values.password, isProtected: true)),
+                            EntryField(key: "Custom <&>", value: .plain(values.custom))]
+            expected[entry.uuid] = values
+            return entry
+        }
+        // A chain of groups 1 to 24 deep (beyond the 16 levels of indentation written in one piece).
+        let depth = Int.random(in: 1...24, using: &random)
+        var innermost = Group(uuid: UUID(), name: text(), times: Times(allAt: time), entries: [entry()])
+        for _ in 1..<depth {
+            innermost = Group(uuid: UUID(), name: "level", times: Times(allAt: time), groups: [innermost], entries: [entry()])
+        }
+        var vault = Vault.empty(name: "generated", at: time)
+        vault.root.groups = [innermost]
+
+        var xml = Data()
+        try KDBXWriter.writePlainXML(vault, to: { xml.append(contentsOf: $0) })
+        let exported = try KDBXReader.vault(fromPlainXML: xml)
+        let format = FormatCase(version: .v4_0, cipher: .chaCha20, kdf: "aes-kdf", compression: .gzip)
+        let (file, _) = try KDBXWriter.serialize(vault, settings: format.settings, key: Self.key)
+        let reopened = try KDBXReader.open(file, key: Self.key).vault
+        for readBack in [exported, reopened] {
+            let entries = readBack.root.allEntries()
+            #expect(entries.count == expected.count, "seed \(seed)")
+            for (entry, path) in entries {
+                let values = try #require(expected[entry.uuid], "seed \(seed)")
+                #expect(entry.title == values.title && entry.notes == values.notes, "seed \(seed)")
+                #expect(entry.text("Password") == values.password && entry.text("Custom <&>") == values.custom, "seed \(seed)")
+                #expect(path.count <= depth + 1, "seed \(seed)")
+            }
+        }
+        // The export is indented with one tab per level, the deepest entry too.
+        let deepest = String(repeating: "\t", count: depth + 3) + "<Entry>"
+        #expect(String(decoding: xml, as: UTF8.self).contains("\n" + deepest), "seed \(seed)")
+    }
 }

@@ -25,9 +25,11 @@ final class XMLStreamWriter {
     @exclusivity(unchecked) private var startTagPending = false
     @exclusivity(unchecked) private var failed = false
     /// Markup and text that needs no escaping, gathered here and handed to the output buffer in
-    /// blocks (one libxml2 call per block instead of several per element).
-    @exclusivity(unchecked) private var staged: [UInt8] = []
-    private static let stagingBlock = 16 * 1024
+    /// blocks (one libxml2 call per block instead of several per element). A buffer of its own, filled
+    /// by `memcpy`: appending to an `Array` a few bytes at a time was an eighth of an XML export.
+    private let staged: UnsafeMutablePointer<UInt8>
+    @exclusivity(unchecked) private var stagedCount = 0
+    private static let stagingCapacity = 16 * 1024
 
     private struct OpenElement {
         let name: ElementText
@@ -71,13 +73,14 @@ final class XMLStreamWriter {
             { _ in 0 }, context, nil)
         else { throw .unwritable("XML output buffer") }
         self.output = output
-        staged.reserveCapacity(Self.stagingBlock + 1024)
+        staged = .allocate(capacity: Self.stagingCapacity)
         raw("<?xml version=\"1.0\" encoding=\"UTF-8\" standalone=\"yes\"?>\n")
     }
 
     deinit {
         // Flushes what is left (a no-op after finish) and frees the buffer; the sink box outlives it.
         xmlOutputBufferClose(output)
+        staged.deallocate()
     }
 
     /// Opens element `name`.
@@ -131,13 +134,10 @@ final class XMLStreamWriter {
                 if byte == 0x09 || byte == 0x0A { continue }
                 return false
             }
-            staged.append(contentsOf: bytes)
+            stage(bytes.baseAddress!, bytes.count)
             return true
         }
-        if plain {
-            if staged.count >= Self.stagingBlock { flushStaged() }
-            return
-        }
+        if plain { return }
         flushStaged()
         withXMLString(Self.xmlSafe(value)) { check(xmlOutputBufferWriteEscape(output, $0, nil)) }
     }
@@ -179,9 +179,9 @@ final class XMLStreamWriter {
         raw(" ")
         write(name)
         raw("=\"")
-        let safe = Self.xmlSafe(value)
+        var safe = Self.xmlSafe(value)
         if safe.utf8.allSatisfy({ $0.isASCIIAlphanumeric }) {
-            staged.append(contentsOf: safe.utf8)
+            safe.withUTF8 { if let start = $0.baseAddress { stage(start, $0.count) } }
         } else {
             flushStaged()
             guard let buffer = xmlBufferCreate() else {
@@ -202,30 +202,45 @@ final class XMLStreamWriter {
     }
 
     private func newLine(depth: Int) {
-        raw("\n")
-        for _ in 0..<depth { raw("\t") }
+        // A line break and the tabs of up to 16 levels, staged in one copy.
+        let lineBreakAndTabs: StaticString = "\n\t\t\t\t\t\t\t\t\t\t\t\t\t\t\t\t"
+        let most = lineBreakAndTabs.utf8CodeUnitCount - 1
+        stage(lineBreakAndTabs.utf8Start, 1 + min(depth, most))
+        for _ in most..<max(depth, most) { raw("\t") }
     }
 
     private func write(_ name: ElementText) {
         switch name {
         case .known(let name): raw(name)
-        case .preserved(let name): staged.append(contentsOf: name.utf8)
+        case .preserved(var name): name.withUTF8 { if let start = $0.baseAddress { stage(start, $0.count) } }
         }
     }
 
     /// Markup of this writer (ASCII, nothing to escape).
     private func raw(_ markup: StaticString) {
-        staged.append(contentsOf: UnsafeBufferPointer(start: markup.utf8Start, count: markup.utf8CodeUnitCount))
-        if staged.count >= Self.stagingBlock { flushStaged() }
+        stage(markup.utf8Start, markup.utf8CodeUnitCount)
+    }
+
+    /// Adds `count` bytes at `bytes` to the staged block; a piece larger than the block goes to the
+    /// output buffer directly, after what is staged.
+    @inline(__always)
+    private func stage(_ bytes: UnsafePointer<UInt8>, _ count: Int) {
+        if stagedCount + count > Self.stagingCapacity {
+            flushStaged()
+            if count > Self.stagingCapacity {
+                bytes.withMemoryRebound(to: CChar.self, capacity: count) { check(xmlOutputBufferWrite(output, Int32(count), $0)) }
+                return
+            }
+        }
+        (staged + stagedCount).update(from: bytes, count: count)
+        stagedCount += count
     }
 
     /// Hands the gathered bytes to libxml2's output buffer.
     private func flushStaged() {
-        guard !staged.isEmpty else { return }
-        staged.withUnsafeBufferPointer { bytes in
-            bytes.withMemoryRebound(to: CChar.self) { check(xmlOutputBufferWrite(output, Int32(bytes.count), $0.baseAddress)) }
-        }
-        staged.removeAll(keepingCapacity: true)
+        guard stagedCount > 0 else { return }
+        staged.withMemoryRebound(to: CChar.self, capacity: stagedCount) { check(xmlOutputBufferWrite(output, Int32(stagedCount), $0)) }
+        stagedCount = 0
     }
 
     private func check(_ status: Int32) {
