@@ -232,7 +232,7 @@ final class XMLStreamWriter {
                 return
             }
         }
-        (staged + stagedCount).update(from: bytes, count: count)
+        (staged + stagedCount).initialize(from: bytes, count: count)
         stagedCount += count
     }
 
