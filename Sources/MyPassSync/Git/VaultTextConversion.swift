@@ -2,10 +2,12 @@ internal import Foundation
 public import MyPassCore
 
 /// A vault as stable text for `git diff`, `git log -p` and `git show` (`mypass-sync git textconv`):
-/// one line per property, groups and entries sorted by path, protected values and every
-/// one-time-password secret masked and never written, attachments by name, size and a short content
-/// hash, history by count. Every name and value is on its one line (line breaks and controls
-/// escaped), so no content can forge a line. The same vault always gives the same text, so a diff
+/// one line per property, groups and entries sorted by path, every secret masked and never written
+/// (`EntryField.isSecret`: the password and every field a KeePass client keeps secret, whatever its
+/// protection flag), attachments by name and size (no digest of their content, which would confirm a
+/// guessed small secret such as a PIN in a text file), history by count. Every name and value is on its
+/// one line (`InertText`: line breaks, controls and bidirectional overrides escaped), so no content
+/// can forge a line or reorder one. The same vault always gives the same text, so a diff
 /// shows exactly what changed.
 public enum VaultTextConversion {
     /// The text of `vault`.
@@ -23,14 +25,14 @@ public enum VaultTextConversion {
                 lines.append("entry \(quoted(prefix + VaultPath.escaped(entry.title)))")
                 lines.append("  uuid: \(entry.uuid.uuidString)")
                 for field in entry.fields.sorted(by: { $0.key < $1.key }) where field.key != EntryField.title {
-                    let masked = field.value.isProtected || TOTP.holdsSecret(key: field.key, value: field.value.text)
+                    let masked = EntryField.isSecret(key: field.key, value: field.value, protection: vault.meta.memoryProtection)
                     lines.append("  \(quoted(field.key)): " + (masked ? (field.value.text.isEmpty ? "(protected, empty)" : "******** (protected)")
                                                                 : quoted(field.value.text)))
                 }
                 if !entry.tags.isEmpty { lines.append("  tags: \(quoted(entry.tags.sorted().joined(separator: ", ")))") }
                 for attachment in entry.attachments.sorted(by: { $0.name < $1.name }) {
                     let size = vault.binaries[attachment.binary]?.data.count ?? 0
-                    lines.append("  attachment: \(quoted(attachment.name)) (\(size) bytes, sha256 \(attachment.binary.sha256.prefix(12)))")
+                    lines.append("  attachment: \(quoted(attachment.name)) (\(size) bytes)")
                 }
                 if entry.times.expires { lines.append("  expires: \(entry.times.expiryTime.iso8601)") }
                 lines.append("  modified: \(entry.times.lastModified.iso8601)")
@@ -41,19 +43,6 @@ public enum VaultTextConversion {
         return lines.joined(separator: "\n") + "\n"
     }
 
-    /// A value on one line: line breaks and other controls escaped.
-    private static func quoted(_ text: String) -> String {
-        var result = ""
-        for scalar in text.unicodeScalars {
-            switch scalar {
-            case "\n": result += "\\n"
-            case "\r": result += "\\r"
-            case "\t": result += "\\t"
-            case "\\": result += "\\\\"
-            default:
-                result += scalar.value < 0x20 || scalar.value == 0x7F ? "\\u{\(String(scalar.value, radix: 16))}" : String(scalar)
-            }
-        }
-        return result
-    }
+    /// A value on one line: line breaks, controls and bidirectional overrides escaped.
+    private static func quoted(_ text: String) -> String { InertText.escaped(text) }
 }
