@@ -41,13 +41,18 @@ public final class VaultDaemon: Sendable {
     private let notifier: DesktopNotifier?
     private let log: @Sendable (String) -> Void
     private let onEvent: @Sendable (WatchEvent) -> Void
-    /// The running vaults, the notices being coalesced, and when the next flush of them is due.
+    /// The running vaults (what a control request looks up).
     private struct Shared {
         var vaults: [WatchedVault] = []
+    }
+    private let shared = Mutex(Shared())
+    /// The notices being coalesced, and when the next flush of them is due: a lock of their own, so
+    /// planning the notice of a large merge never holds up a control request.
+    private struct Notices {
         var planner = NoticePlanner()
         var flushScheduled: Date?
     }
-    private let shared = Mutex(Shared())
+    private let notices = Mutex(Notices())
     private let stopped = DispatchSemaphore(value: 0)
 
     /// A daemon for the vaults configured in `configurationPath`, their sync state in `state`;
@@ -109,7 +114,7 @@ public final class VaultDaemon: Sendable {
         for vault in toStop { vault.stop() }
         for vault in toStop {
             vault.waitUntilStopped()
-            if let notice = shared.withLock({ shared in shared.planner.flush(DurableFile.canonicalPath(vault.path, on: state.fileSystem)) }), vault.configuration.notices { notifier?.send(notice) }
+            if let notice = notices.withLock({ notices in notices.planner.flush(DurableFile.canonicalPath(vault.path, on: state.fileSystem)) }), vault.configuration.notices { notifier?.send(notice) }
         }
         for vault in toStart { start(vault) }
         return outcome
@@ -127,24 +132,24 @@ public final class VaultDaemon: Sendable {
         vault.note(event, at: now)
         onEvent(event)
         guard vault.configuration.notices, let notifier else { return }
-        let (notice, next): (DesktopNotice?, Date?) = shared.withLock { shared in (shared.planner.take(event, at: now), shared.planner.nextDue) }
+        let (notice, next): (DesktopNotice?, Date?) = notices.withLock { notices in (notices.planner.take(event, at: now), notices.planner.nextDue) }
         if let notice { notifier.send(notice) }
         if let next { scheduleFlush(at: next) }
     }
 
     /// Sends the collected notices when they are due (one timer at a time; none while nothing is collected).
     private func scheduleFlush(at time: Date) {
-        let schedule: Bool = shared.withLock { shared in
-            if let scheduled = shared.flushScheduled, scheduled <= time { return false }
-            shared.flushScheduled = time
+        let schedule: Bool = notices.withLock { notices in
+            if let scheduled = notices.flushScheduled, scheduled <= time { return false }
+            notices.flushScheduled = time
             return true
         }
         guard schedule else { return }
         DispatchQueue.global().asyncAfter(deadline: .now() + max(0, time.timeIntervalSinceNow)) { [weak self] in
             guard let self else { return }
-            let (due, next): ([DesktopNotice], Date?) = self.shared.withLock { shared in
-                shared.flushScheduled = nil
-                return (shared.planner.due(at: Date()), shared.planner.nextDue)
+            let (due, next): ([DesktopNotice], Date?) = self.notices.withLock { notices in
+                notices.flushScheduled = nil
+                return (notices.planner.due(at: Date()), notices.planner.nextDue)
             }
             for notice in due { notifier?.send(notice) }
             if let next { scheduleFlush(at: next) }
@@ -230,8 +235,8 @@ public final class VaultDaemon: Sendable {
         let current = shared.withLock { shared in shared.vaults }
         for vault in current { vault.stop() }
         for vault in current { vault.waitUntilStopped() }
-        let pending: [DesktopNotice] = shared.withLock { shared in
-            current.compactMap { shared.planner.flush(DurableFile.canonicalPath($0.path, on: state.fileSystem)) }
+        let pending: [DesktopNotice] = notices.withLock { notices in
+            current.compactMap { notices.planner.flush(DurableFile.canonicalPath($0.path, on: state.fileSystem)) }
         }
         for notice in pending { notifier?.send(notice) }
         notifier?.drain()

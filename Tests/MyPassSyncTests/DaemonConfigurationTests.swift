@@ -225,8 +225,79 @@ struct DaemonConfigurationTests {
         #expect(refused?.actions == [.merge, .reload, .overwrite] && refused?.urgency == .critical)
         let otherDatabase = planner.take(.refused(vault: vault, reason: .otherDatabase, version: "v"), at: start)
         #expect(otherDatabase?.summary == "personal.kdbx: another database was refused" && otherDatabase?.actions == [.reload, .overwrite])
-        let left = planner.take(.conflictCopyLeft(vault: vault, copy: "/s/personal.sync-conflict-x.kdbx", reason: .otherCredentials), at: start)
-        #expect(left?.summary == "personal.kdbx: a conflict copy was not merged" && left?.body == "personal.sync-conflict-x.kdbx: otherCredentials")
+        #expect(planner.take(.conflictCopyLeft(vault: vault, copy: "/s/personal.sync-conflict-x.kdbx", reason: .otherCredentials), at: start) == nil,
+                "a copy left unmerged is collected like a merged one")
+        let left = planner.due(at: start.addingTimeInterval(2.1))
+        #expect(left.count == 1 && left.first?.summary == "personal.kdbx: a conflict copy was not merged", "\(left)")
+        #expect(left.first?.body == "Not merged (otherCredentials): personal.sync-conflict-x.kdbx" && left.first?.urgency == .critical)
+    }
+
+    @Test("a thousand planted copies that fail to open are one critical notice naming five of them, not a thousand")
+    func plantedCopiesCoalesce() {
+        var planner = NoticePlanner(quietTime: 2, longestWait: 30)
+        let start = Date(timeIntervalSince1970: 1_000_000)
+        var sent: [DesktopNotice] = []
+        for index in 0..<1_000 {
+            let now = start.addingTimeInterval(Double(index) * 0.01)
+            if let notice = planner.take(.conflictCopyLeft(vault: "/s/v.kdbx", copy: "/s/v.sync-conflict-\(index).kdbx", reason: .unreadable), at: now) {
+                sent.append(notice)
+            }
+            sent += planner.due(at: now)
+        }
+        _ = planner.take(.conflictCopyMerged(vault: "/s/v.kdbx", copy: "/c", keptAs: "/k", changes: [], explanation: []), at: start.addingTimeInterval(10))
+        sent += planner.due(at: start.addingTimeInterval(13))
+        #expect(sent.count == 1, "\(sent.count) notices")
+        #expect(sent.first?.summary == "v.kdbx: merged a conflict copy, 1000 not merged" && sent.first?.urgency == .critical, "\(sent)")
+        #expect(sent.first?.body.hasSuffix("v.sync-conflict-4.kdbx and 995 more") == true, "\(sent)")
+    }
+
+    @Test("huge titles and 200,000 changes make a notice of bounded length; line breaks, controls and bidi overrides arrive escaped")
+    func boundedAndInert() {
+        var planner = NoticePlanner(quietTime: 2, longestWait: 30)
+        let start = Date(timeIntervalSince1970: 1_000_000)
+        let huge = (0..<5).map { String(repeating: Character(UnicodeScalar(UInt8(65 + $0))), count: 1_000_000) }
+        var changes = huge.map { Change(.added, .entry, uuid: UUID(), path: "/" + $0, title: $0) }
+        changes += (0..<200_000).map { Change(.added, .entry, uuid: UUID(), path: "/e\($0)", title: "e\($0)") }
+        _ = planner.take(.conflictCopyMerged(vault: "/s/v\u{202E}txt.kdbx", copy: "/c", keptAs: "/k", changes: changes, explanation: []), at: start)
+        _ = planner.take(.conflictCopyMerged(vault: "/s/v\u{202E}txt.kdbx", copy: "/c", keptAs: "/k",
+                                             changes: [Change(.added, .entry, uuid: UUID(), path: "/Evil\nmypass-sync: all is well\u{9B}2J", title: "x")],
+                                             explanation: []), at: start)
+        let notice = planner.due(at: start.addingTimeInterval(3)).first
+        #expect(notice != nil)
+        guard let notice else { return }
+        #expect(notice.body.count <= DesktopNotice.maximumBodyLength && notice.summary.count <= DesktopNotice.maximumSummaryLength)
+        #expect(notice.body.hasPrefix("200006 changes: /AAAA") && notice.body.hasSuffix(" and 200001 more"), "\(notice.body.prefix(300))")
+        #expect(notice.summary == "v\\u{202e}txt.kdbx: merged 2 conflict copies", "\(notice.summary)")
+        let raw: Set<Unicode.Scalar> = ["\u{202E}", "\u{9B}", "\n"]
+        #expect(!(notice.summary + notice.body).unicodeScalars.contains { raw.contains($0) })
+    }
+
+    @Test("generated bursts over several vaults: at most one notice per vault per burst, each bounded and inert", arguments: 0..<30)
+    func generatedBursts(seed: UInt64) {
+        var random = SeededRandom(seed: 0xB0A5 &+ seed)
+        var planner = NoticePlanner(quietTime: 2, longestWait: 30)
+        let vaults = ["/a/one.kdbx", "/b/two.kdbx", "/c/th\u{2028}ree.kdbx"]
+        let hostile: [Unicode.Scalar] = ["\n", "\u{1B}", "\u{85}", "\u{9B}", "\u{2028}", "\u{202E}", "\u{2066}", "x", "y", "/"]
+        var now = Date(timeIntervalSince1970: 2_000_000)
+        var collectedSince: [String: Date] = [:]
+        for _ in 0..<Int.random(in: 1...300, using: &random) {
+            now += Double.random(in: 0...3, using: &random)
+            let vault = vaults.randomElement(using: &random)!
+            var name = String.UnicodeScalarView()
+            for _ in 0..<Int.random(in: 1...200, using: &random) { name.append(hostile.randomElement(using: &random)!) }
+            let event: WatchEvent = Bool.random(using: &random)
+                ? .conflictCopyLeft(vault: vault, copy: "/s/" + String(name), reason: .unreadable)
+                : .conflictCopyMerged(vault: vault, copy: "/c", keptAs: "/k", changes: [Change(.added, .entry, uuid: UUID(), path: "/" + String(name), title: "t")],
+                                      explanation: [])
+            #expect(planner.take(event, at: now) == nil, "seed \(seed): a copy was told at once")
+            collectedSince[vault] = collectedSince[vault] ?? now
+            for notice in planner.due(at: now) {
+                #expect(notice.body.count <= DesktopNotice.maximumBodyLength && !notice.body.unicodeScalars.contains { $0 != "\n" && hostile.prefix(7).contains($0) },
+                        "seed \(seed): \(notice.body.prefix(200))")
+                #expect(!notice.summary.unicodeScalars.contains { hostile.prefix(7).contains($0) }, "seed \(seed)")
+                #expect(collectedSince.removeValue(forKey: notice.vault) != nil, "seed \(seed): two notices for one burst of \(notice.vault)")
+            }
+        }
     }
 
     @Test("a burst that never goes quiet is sent after the longest wait")

@@ -21,8 +21,8 @@ public enum FileMerge {
         public var description: String {
             switch self {
             case .opening(let copies): "opening the vault and \(copies) cop\(copies == 1 ? "y" : "ies"): deriving the key, decrypting, parsing…"
-            case .merging(let copy, let index, let count): "merging \((copy as NSString).lastPathComponent) (\(index) of \(count))…"
-            case .saving(let path): "saving \((path as NSString).lastPathComponent) and verifying it…"
+            case .merging(let copy, let index, let count): "merging \(PathText.name(of: copy)) (\(index) of \(count))…"
+            case .saving(let path): "saving \(PathText.name(of: path)) and verifying it…"
             }
         }
     }

@@ -71,7 +71,7 @@ public enum FolderCopies {
             // its copies are there: they are listed (the watcher rebuilds the vault from them), and so
             // are the copies this device took out of its folder before.
             let copies = ConflictCopies.find(for: target, on: state.fileSystem, naming: naming)
-            let folder = (target as NSString).deletingLastPathComponent
+            let folder = PathText.folder(of: target)
             switch action {
             case .list where !copies.isEmpty:
                 return Report(vaults: [VaultReport(vault: target, copies: copies, outcomes: [])])

@@ -58,7 +58,7 @@ public enum ConflictCopies {
         /// The sync engine whose naming it follows.
         public let engine: Engine
         /// Its name in the folder.
-        public var name: String { (path as NSString).lastPathComponent }
+        public var name: String { PathText.name(of: path) }
 
         /// The copy at `path`, named as `engine` names copies.
         package init(path: String, engine: Engine) {

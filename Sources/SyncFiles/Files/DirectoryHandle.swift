@@ -35,7 +35,7 @@ public final class DirectoryHandle: Sendable {
 
     /// The directory holding `filePath`, opened on `fileSystem`, and the file's name in it.
     public static func parent(of filePath: String, on fileSystem: FileSystem) throws(FileError) -> (directory: DirectoryHandle, name: String) {
-        let name = (filePath as NSString).lastPathComponent
+        let name = PathText.name(of: filePath)
         let parent = PathText.folder(of: filePath)
         guard isSingleName(name) else { throw .notARegularFile(path: filePath) }
         return (try DirectoryHandle(opening: parent.isEmpty ? (filePath.hasPrefix("/") ? "/" : ".") : parent, on: fileSystem), name)
@@ -108,7 +108,7 @@ public final class DirectoryHandle: Sendable {
     /// required to be a real directory (not a symlink to one).
     public static func privateDirectory(_ path: String, on fileSystem: FileSystem) throws(FileError) -> DirectoryHandle {
         let parent = PathText.folder(of: path)
-        let name = (path as NSString).lastPathComponent
+        let name = PathText.name(of: path)
         guard isSingleName(name) else { return try DirectoryHandle(opening: path, on: fileSystem) }
         let above: DirectoryHandle
         if parent.isEmpty {

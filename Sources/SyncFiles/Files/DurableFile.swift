@@ -272,8 +272,8 @@ public enum DurableFile {
     public static func canonicalPath(_ path: String, on fileSystem: FileSystem) -> String {
         if let resolved = SystemCalls.resolve(path, on: fileSystem) { return resolved }
         guard SystemCalls.status(atPath: path, on: fileSystem) == nil else { return path }
-        let folder = (path as NSString).deletingLastPathComponent
+        let folder = PathText.folder(of: path)
         guard let resolvedFolder = SystemCalls.resolve(folder.isEmpty ? "." : folder, on: fileSystem) else { return path }
-        return (resolvedFolder as NSString).appendingPathComponent((path as NSString).lastPathComponent)
+        return PathText.joining(resolvedFolder, PathText.name(of: path))
     }
 }

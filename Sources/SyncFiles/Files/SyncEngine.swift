@@ -37,7 +37,7 @@ public struct SyncEngine: Sendable, Hashable, Codable, CustomStringConvertible {
             afterVaultName = name.hasPrefix(vaultName + ".") ? name.dropFirst(vaultName.count) : nil
             let stem = (vaultName as NSString).deletingPathExtension
             let base = (name as NSString).deletingPathExtension
-            let sameExtension = (name as NSString).pathExtension == (vaultName as NSString).pathExtension
+            let sameExtension = PathText.pathExtension(of: name) == PathText.pathExtension(of: vaultName)
             afterStem = sameExtension && base.hasPrefix(stem) && base.count > stem.count ? Substring(base.dropFirst(stem.count)) : nil
         }
 

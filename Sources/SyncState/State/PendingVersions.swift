@@ -97,7 +97,7 @@ public struct PendingVersions: Sendable {
     public func retire(sha256: String) {
         guard let directory = try? DirectoryHandle(opening: folder, on: state.fileSystem) else { return }
         for version in list(in: directory) where version.sha256 == sha256 {
-            _ = SystemCalls.unlink((version.path as NSString).lastPathComponent, in: directory)
+            _ = SystemCalls.unlink(PathText.name(of: version.path), in: directory)
         }
     }
 
@@ -123,7 +123,7 @@ public struct PendingVersions: Sendable {
         let versions = list(in: directory)
         for (index, version) in versions.enumerated()
         where versions.count - index > Self.maximumCount || now.timeIntervalSince(version.kept) > Self.maximumAge {
-            _ = SystemCalls.unlink((version.path as NSString).lastPathComponent, in: directory)
+            _ = SystemCalls.unlink(PathText.name(of: version.path), in: directory)
         }
     }
 }

@@ -88,7 +88,7 @@ public struct RetiredCopies: Sendable {
     private func prune(in directory: DirectoryHandle, now: Date) {
         for (index, copy) in list(in: directory).enumerated()
         where index >= Self.maximumCount || now.timeIntervalSince(copy.retired) > Self.maximumAge {
-            _ = SystemCalls.unlink((copy.path as NSString).lastPathComponent, in: directory)
+            _ = SystemCalls.unlink(PathText.name(of: copy.path), in: directory)
         }
     }
 }

@@ -44,7 +44,7 @@ public struct SyncStateStore: Sendable {
         let resolved = DurableFile.canonicalPath((vaultPath as NSString).standardizingPath, on: fileSystem)
         let absolute = resolved.hasPrefix("/") ? resolved : FileManager.default.currentDirectoryPath + "/" + resolved
         let digest = SHA256.hexHash(Data(absolute.utf8), prefix: 12)
-        return directory + "/" + (absolute as NSString).lastPathComponent + "-" + digest
+        return directory + "/" + PathText.name(of: absolute) + "-" + digest
     }
 
     /// Throws unless the directory is absent (it is made 0700 when first written) or private: a real

@@ -76,8 +76,8 @@ public final class VaultWatcher {
         notedVaultFile = seenFiles.last
         // Copies an earlier run could not merge: not opened again while they are unchanged.
         for (copyPath, failure) in FailedCopies(state: context.state, vaultPath: context.path).load() {
-            guard let engine = ConflictCopies.engine(ofName: (copyPath as NSString).lastPathComponent,
-                                                     forVaultNamed: (context.path as NSString).lastPathComponent,
+            guard let engine = ConflictCopies.engine(ofName: PathText.name(of: copyPath),
+                                                     forVaultNamed: PathText.name(of: context.path),
                                                      naming: context.settings.copyNaming) else { continue }
             memory.copyFailed(CopyFile(path: copyPath, engine: engine, inode: failure.inode, size: failure.size, modified: failure.modified),
                               reason: ForeignVersion.Refusal(rawValue: failure.reason) ?? .unreadable)
@@ -376,7 +376,7 @@ public final class VaultWatcher {
         let kept = pending.list()
         let base = state.base(for: path)
         let retired = RetiredCopies(state: state, vaultPath: path)
-        let name = (path as NSString).lastPathComponent + " (this device's version, set aside)"
+        let name = PathText.name(of: path) + " (this device's version, set aside)"
         for sha256 in versions {
             var bytes: Data?
             if let base, base.record.fingerprint.sha256 == sha256 {

@@ -250,12 +250,12 @@ public final class WatchEngine: @unchecked Sendable {
         switch event {
         case .changed(let directory, let name), .removed(let directory, let name):
             for checker in checkers {
-                let path = checker.path as NSString
+                let vaultName = PathText.name(of: checker.path)
                 guard PathText.folder(of: checker.path) == directory else { continue }
-                let isCopy = ConflictCopies.engine(ofName: name, forVaultNamed: path.lastPathComponent, naming: settings.device.copyNaming) != nil
-                if name == path.lastPathComponent || isCopy { markEvent(checker.path) }
+                let isCopy = ConflictCopies.engine(ofName: name, forVaultNamed: vaultName, naming: settings.device.copyNaming) != nil
+                if name == vaultName || isCopy { markEvent(checker.path) }
                 // Opened during the debounce, so that the check finds it open.
-                if isCopy, case .changed = event { checker.prepare(copyAt: (directory as NSString).appendingPathComponent(name)) }
+                if isCopy, case .changed = event { checker.prepare(copyAt: PathText.joining(directory, name)) }
             }
         case .directoryGone(let directory), .directoryBack(let directory):
             for checker in checkers where PathText.folder(of: checker.path) == directory { markEvent(checker.path) }
