@@ -21,22 +21,27 @@ extension Entry {
 }
 
 /// A version of an entry as a set or dictionary key: equal exactly when `isSameVersion` (same time
-/// and content), hashed by UUID and time alone, so that no content digest has to be computed.
+/// and content), hashed by UUID, time and content (`contentHashValue`), so that versions sharing a
+/// time — a history of thousands of items of one second — fall into buckets of their own instead of
+/// one bucket compared item by item (which made a 10 KB copy cost a minute of merging).
 struct VersionKey: Hashable {
     let version: Entry
+    private let contentHash: Int
 
     init(_ version: Entry) {
         self.version = version
+        contentHash = version.contentHashValue
     }
 
     var time: Timestamp { version.times.lastModified }
 
     static func == (lhs: VersionKey, rhs: VersionKey) -> Bool {
-        lhs.version.isSameVersion(as: rhs.version)
+        lhs.contentHash == rhs.contentHash && lhs.version.isSameVersion(as: rhs.version)
     }
 
     func hash(into hasher: inout Hasher) {
         hasher.combine(version.uuid)
         hasher.combine(version.times.lastModified)
+        hasher.combine(contentHash)
     }
 }
