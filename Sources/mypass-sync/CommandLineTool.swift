@@ -43,7 +43,9 @@ enum CommandLineTool {
                 throw CommandLineError.usage(message: "unknown command '\(first)'", command: nil)
             }
             let rest = Array(arguments.dropFirst())
-            if rest.contains("-h") || rest.contains("--help") {
+            // After `--` every word is data (a file name git hands over may read `--help`).
+            let options = rest.prefix { $0 != "--" }
+            if options.contains("-h") || options.contains("--help") {
                 output.print(command.helpText)
                 return .success
             }

@@ -12,14 +12,18 @@ struct GitCommand: Command {
     let arguments = """
           merge-driver            After `--`, git's %O %A %B %P: the result is written into <current> only when the merge
                                   succeeded; exit 0 merged, 1 not merged (git then marks a conflict).
-          textconv                A stable line-per-property text of the vault (protected values masked).
+          textconv                A stable line-per-property text of the vault (protected values masked); a version that
+                                  cannot be opened gives one line saying why, exit 0, so `git log -p` goes on.
           install                 Adds `\(GitSetup.attributesLine)` to .gitattributes and the driver and
                                   textconv to the repository's (or, with --global, your) git settings.
         """
     let notes = """
         Credentials come from the options given to install, written into the driver's and textconv's command lines
         (--password-from keyring, --password-command CMD, --key-file F, challenge-response options; never a
-        password), or from a prompt on /dev/tty when there is one.
+        password), or from a prompt on /dev/tty when there is one. Every word after `--` is a file name, `--help`
+        included. install writes the settings file git uses (a linked worktree's: the repository's shared
+        config; --global: $GIT_CONFIG_GLOBAL, else ~/.gitconfig or ~/.config/git/config) and refuses, exit 6, a
+        .gitattributes or settings file that is a symbolic link or not a regular file.
         """
     let repository = Option<String>("--repo", valueName: "dir", help: "install: the repository (default: the current folder's).")
     let global = Flag("--global", help: "install: for every repository of this user (~/.config/git/attributes and --global settings).")
@@ -57,8 +61,13 @@ struct GitCommand: Command {
         case "textconv":
             guard rest.count == 1 else { throw CommandLineError.usage(message: "textconv takes one file", command: name) }
             // A blob of any commit, a hostile one's included: opened within the budget for versions from elsewhere.
-            let unlocked = try credentials.unlockForeign(parsed, path: rest[0], command: name)
-            output.emit(VaultTextConversion.text(of: unlocked.vault))
+            // A blob that cannot be opened becomes one line saying why: a failing textconv stops `git log -p`.
+            do {
+                let unlocked = try credentials.unlockForeign(parsed, path: rest[0], command: name)
+                output.emit(VaultTextConversion.text(of: unlocked.vault))
+            } catch {
+                output.print(Self.unreadableLine(for: error))
+            }
             return .success
         case "install":
             guard rest.isEmpty else { throw CommandLineError.usage(message: "install takes options only", command: name) }
@@ -69,11 +78,18 @@ struct GitCommand: Command {
             let report = try GitSetup.install(repository: parsed[repository], global: parsed[global], program: program,
                                               credentialArguments: try credentials.commandLine(parsed, command: name))
             output.print("\(report.attributesFile): \(GitSetup.attributesLine)")
-            output.print("\(report.configScope) git settings: merge.mypass-sync.driver = \(report.driver)")
-            output.print("\(report.configScope) git settings: diff.mypass-sync.textconv = \(report.textconv)")
+            output.print("\(report.configFile) (\(report.configScope) git settings): merge.mypass-sync.driver = \(report.driver)")
+            output.print("\(report.configFile) (\(report.configScope) git settings): diff.mypass-sync.textconv = \(report.textconv)")
             return .success
         default:
             throw CommandLineError.usage(message: "git takes merge-driver, textconv or install, not \(action.terminalSafe)", command: name)
         }
+    }
+
+    /// The one line textconv prints for a version it cannot open: the reason, never a secret
+    /// (error descriptions name no key material), on one line whatever the error says.
+    static func unreadableLine(for error: any Error) -> String {
+        let reason = String(describing: error).terminalSafe
+        return "(mypass-sync: this version cannot be shown: \(reason.count > 200 ? reason.prefix(200) + "…" : reason))"
     }
 }

@@ -108,4 +108,31 @@ struct GitDriverTests {
         #expect(String(decoding: try repos.git(["status", "--porcelain"], in: b).standardOutput, as: UTF8.self).contains("UU vault.kdbx"))
         #expect(try Data(contentsOf: URL(fileURLWithPath: vaultB)) == ours, "the current version was changed by a failed merge")
     }
+
+    @Test("git log -p goes on past blobs textconv cannot open (truncated, not a vault, another vault's key): one line says why, the readable versions are shown")
+    func unreadableBlobsDoNotStopTheLog() throws {
+        let repos = try Repositories()
+        let a = try repos.clone("a")
+        let vault = a.appendingPathComponent("vault.kdbx")
+        try Data(".state-outside/\n".utf8).write(to: a.appendingPathComponent(".gitignore"))
+        #expect(try ToolRunner.run(["git", "install", "--repo", a.path, "--password-command", "cat '\(repos.passwordFile)'"],
+                                   environment: repos.environment).status == 0)
+        let good = try Data(contentsOf: URL(fileURLWithPath: CLIFixtures.kdbx4))
+        let versions: [(String, Data)] = [("readable", good), ("truncated", good.prefix(300)), ("not a vault", Data("hello\n".utf8)),
+                                          ("another key", try Data(contentsOf: URL(fileURLWithPath: CLIFixtures.kdbx31))), ("readable again", good)]
+        for (message, bytes) in versions {
+            try bytes.write(to: vault)
+            try repos.git(["add", "-A"], in: a)
+            try repos.git(["commit", "-q", "-m", message], in: a)
+        }
+        let log = try repos.git(["log", "-p", "--", "vault.kdbx"], in: a)
+        let text = String(decoding: log.standardOutput, as: UTF8.self)
+        #expect(log.status == 0, "\(log.standardError)")
+        let notices = text.split(separator: "\n").filter { $0.contains("mypass-sync: this version cannot be shown") }
+        #expect(notices.count >= 3, "\(text.prefix(3000))")
+        #expect(notices.contains { $0.contains("truncated") } && notices.contains { $0.contains("not a KDBX file") }
+                && notices.contains { $0.contains("wrong password") }, "\(notices)")
+        #expect(text.contains("readable again") && text.contains("database "), "the readable versions are shown: \(text.prefix(3000))")
+        #expect(SecretScan.firstSecret(in: text) == nil, "git log -p printed a secret")
+    }
 }

@@ -3,7 +3,7 @@ import Testing
 import TestSupport
 
 /// A repository whose other branch or clone is hostile, with the real git: a file name git hands to
-/// the merge driver is data, never an option; git expands nothing inside the options `git install`
+/// the merge driver is data, never an option (`--help` included); git expands nothing inside the options `git install`
 /// wrote; `git install` never writes through a `.gitattributes` that links elsewhere.
 @Suite("git: a hostile branch or clone (real git)", .serialized)
 struct GitHostileBranchTests {
@@ -67,6 +67,17 @@ struct GitHostileBranchTests {
         #expect(outcome.status == 1)
         #expect(outcome.standardError.contains("git install"), "\(outcome.standardError)")
         #expect(!FileManager.default.fileExists(atPath: "/tmp/never-run-\(getpid())"))
+    }
+
+    @Test("after `--` a word that reads as help is a file name: the driver with it missing fails (git marks a conflict), never prints help with exit 0",
+          arguments: [["O", "A", "B", "--help"], ["O", "--help", "B", "P"], ["-h", "A", "B", "P"]])
+    func helpAfterSeparatorIsAFileName(names: [String]) throws {
+        let folder = try CLIFixtures.scratch()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let paths = names.map { $0.hasPrefix("-") ? $0 : folder.appendingPathComponent($0).path }
+        let outcome = try ToolRunner.run(["git", "merge-driver", "--password-command", "false", "--"] + paths)
+        #expect(outcome.status == 1, "git takes exit 0 as merged: \(outcome.standardOutput.prefix(200))")
+        #expect(!outcome.standardOutput.contains("USAGE"), "help printed: \(outcome.standardOutput.prefix(200))")
     }
 
     @Test("install refuses a .gitattributes that is a symlink (to a private key) or not a regular file, and writes nothing through it",

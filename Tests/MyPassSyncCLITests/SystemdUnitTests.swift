@@ -2,12 +2,19 @@ import Foundation
 import Testing
 import TestSupport
 
-/// The shipped systemd user unit: valid for this machine's systemd (252 on Debian 12), and its
-/// command line works as written, with the password from the desktop keyring.
+/// The shipped systemd user units: valid for this machine's systemd (252 on Debian 12), sandboxed
+/// (rated below 5 by `systemd-analyze security`), and the watcher's command line works as written,
+/// with the password from the desktop keyring.
 @Suite("The systemd user unit (contrib/systemd)", .serialized)
 struct SystemdUnitTests {
     static let unit = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
         .appendingPathComponent("contrib/systemd/mypass-sync-watch@.service")
+
+    /// The daemon's unit.
+    static let daemonUnit = unit.deletingLastPathComponent().appendingPathComponent("mypass-sync.service")
+
+    /// The highest exposure `systemd-analyze security` may give a shipped unit.
+    static let highestExposure = 5.0
 
     /// The unit's text with `mypass-sync` replaced by the built binary (it is not installed here).
     static func unitText() throws -> String {
@@ -32,6 +39,7 @@ struct SystemdUnitTests {
         #expect(!text.contains("LoadCredentialEncrypted"), "encrypted credentials are not open to user units on systemd 252")
         let good = try Self.verify(text, name: "mypass-sync-watch")
         #expect(good.status == 0, "\(good.standardError)")
+        #expect(good.standardError.isEmpty, "a setting systemd ignores is only a warning: \(good.standardError)")
         let bad = try Self.verify(text.replacingOccurrences(of: "ExecStart=", with: "ExecStrat="), name: "broken")
         #expect(bad.status != 0)
     }
@@ -54,5 +62,21 @@ struct SystemdUnitTests {
         let outcome = try ProcessRunner.run(URL(fileURLWithPath: words[0]), Array(words.dropFirst()) + ["--state-dir", vault.stateDirectory],
                                             environment: session.environment)
         #expect(outcome.status == 0, "\(outcome.standardError)")
+    }
+
+    @Test("systemd-analyze security --offline rates each unit below 5 (the sandbox is complete enough)",
+          arguments: [SystemdUnitTests.unit, SystemdUnitTests.daemonUnit])
+    func sandboxExposure(of file: URL) throws {
+        let runtime = try CLIFixtures.scratch()
+        defer { try? FileManager.default.removeItem(at: runtime) }
+        chmod(runtime.path, 0o700)
+        let outcome = try ProcessRunner.run(URL(fileURLWithPath: "/usr/bin/systemd-analyze"),
+                                            ["security", "--user", "--offline=yes", "--no-pager", file.path],
+                                            environment: ["XDG_RUNTIME_DIR": runtime.path])
+        let text = outcome.output
+        let line = try #require(text.split(separator: "\n").first { $0.contains("Overall exposure level") }, "\(outcome.standardError)")
+        let score = try #require(line.split(separator: ":").last?.split(separator: " ").first.flatMap { Double($0) }, "\(line)")
+        print("\(file.lastPathComponent): exposure \(score)")
+        #expect(score < Self.highestExposure, "\(line)\n\(text.split(separator: "\n").filter { $0.hasPrefix("✗") }.joined(separator: "\n"))")
     }
 }
