@@ -158,14 +158,17 @@ struct DaemonCommand: Command {
         vault.notices = (parsed[notify] ?? .on) == .on
         var configuration = try configurationToEdit()
         _ = try vault.credentials.open(path, on: CommandFileSystem.current)  // They must open it (exit 3 otherwise, nothing added).
-        let replacing = configuration.vault(at: path) != nil
-        if replacing {
-            configuration.vaults = configuration.vaults.map { $0.path == path ? vault : $0 }
+        // Configured already, perhaps under another spelling: that section is updated, never a second one added.
+        let existing = configuration.vault(sameFileAs: path, on: CommandFileSystem.current)
+        let replacing = existing != nil
+        if let existing {
+            vault.path = existing.path
+            configuration.vaults = configuration.vaults.map { $0.path == existing.path ? vault : $0 }
         } else {
             configuration.vaults.append(vault)
         }
         try configuration.save()
-        output.print("\(replacing ? "updated" : "added") \(path.terminalSafe) in \(DaemonConfiguration.defaultPath.terminalSafe)"
+        output.print("\(replacing ? "updated" : "added") \(vault.path.terminalSafe) in \(DaemonConfiguration.defaultPath.terminalSafe)"
                      + Self.tellRunningDaemon())
         return .success
     }
@@ -173,10 +176,11 @@ struct DaemonCommand: Command {
     private func remove(_ argument: String, output: inout StandardStreams) throws -> ExitCode {
         let path = Self.absolute(argument)
         var configuration = try configurationToEdit()
-        guard configuration.vaults.contains(where: { $0.path == path || $0.path == argument }) else {
+        guard let configured = configuration.vaults.first(where: { $0.path == argument })
+            ?? configuration.vault(sameFileAs: path, on: CommandFileSystem.current) else {
             throw CommandLineError.usage(message: "\(argument.terminalSafe) is not a configured vault (see `mypass-sync daemon list`)", command: name)
         }
-        configuration.vaults.removeAll { $0.path == path || $0.path == argument }
+        configuration.vaults.removeAll { $0.path == configured.path }
         try configuration.save()
         output.print("removed \(path.terminalSafe)" + Self.tellRunningDaemon())
         return .success
