@@ -7,18 +7,26 @@ internal import Glibc
 #endif
 
 /// The daemon's control socket, `$XDG_RUNTIME_DIR/mypass-sync/daemon.sock`: a Unix stream socket in a
-/// folder only its user can enter (0700, checked to be theirs and not a symlink). One request per
+/// folder only its user can enter (0700, checked to be theirs and not a symlink), in a runtime
+/// directory that must be an absolute path, theirs, not a symlink and not writable by others
+/// (`RuntimeFolders`). Both ends check: the daemon before it listens, a client before it sends
+/// anything (and then that the daemon answering runs as the same user, `SO_PEERCRED`). One request per
 /// connection, read within `requestTime` and `ControlRequest.maximumSize`; a peer running as another
-/// user (`SO_PEERCRED`) is answered with a refusal and nothing else; a malformed request with an
-/// error. Connections are served on threads of their own (at most `maximumConnections` at once), so
+/// user is answered with a refusal and nothing else; a malformed request with an error. Connections are served on threads of their own (at most `maximumConnections` at once), so
 /// a slow one holds up no other.
 public final class ControlSocket: Sendable {
     /// Why the socket could not be set up or reached.
     public enum Failure: Error, CustomStringConvertible, Sendable {
         /// Neither `XDG_RUNTIME_DIR` nor `/run/user/UID` is there.
         case noRuntimeDirectory
+        /// `XDG_RUNTIME_DIR` is not an absolute path (the XDG base directory rules make it invalid).
+        case relativeRuntimeDirectory(String)
         /// The folder is another user's, a symlink, or could not be made private.
         case unsafeFolder(String)
+        /// The socket's path does not fit in a Unix socket address.
+        case socketPathTooLong(String)
+        /// The process answering on the socket runs as another user (its user id, nil when unknown).
+        case untrustedPeer(path: String, userID: UInt32?)
         /// Another daemon answers on the socket.
         case alreadyRunning(String)
         /// A system call failed.
@@ -31,7 +39,11 @@ public final class ControlSocket: Sendable {
         public var description: String {
             switch self {
             case .noRuntimeDirectory: "no runtime directory: XDG_RUNTIME_DIR is not set and /run/user/\(getuid()) is not there"
+            case .relativeRuntimeDirectory(let value): "XDG_RUNTIME_DIR is \(value), not an absolute path; set it to an absolute path (or unset it)"
             case .unsafeFolder(let reason): reason
+            case .socketPathTooLong(let path): "the socket path \(path) is too long"
+            case .untrustedPeer(let path, let userID):
+                "refused: the process answering on \(path) runs as \(userID.map { "user \($0)" } ?? "an unknown user"), not as you; nothing was sent"
             case .alreadyRunning(let path): "a daemon already runs (it answers on \(path))"
             case .system(let call, let code): "\(call) failed: \(String(cString: strerror(code)))"
             case .noDaemon(let path): "no daemon runs (nothing answers on \(path)); start one with `mypass-sync daemon run` or "
@@ -44,10 +56,11 @@ public final class ControlSocket: Sendable {
     /// How long a peer has to send its request.
     public static let requestTime: TimeInterval = 5
 
-    /// The socket's path: `$XDG_RUNTIME_DIR/mypass-sync/daemon.sock` (else `/run/user/UID/…`).
+    /// The socket's path: `$XDG_RUNTIME_DIR/mypass-sync/daemon.sock` (else `/run/user/UID/…`), the
+    /// runtime directory checked first (`RuntimeFolders.checkRuntimeDirectory`).
     public static func defaultPath() throws(Failure) -> String {
         let runtime = ProcessInfo.processInfo.environment["XDG_RUNTIME_DIR"].flatMap { $0.isEmpty ? nil : $0 } ?? "/run/user/\(getuid())"
-        guard SystemCalls.status(atPath: runtime, on: .real) != nil else { throw .noRuntimeDirectory }
+        try RuntimeFolders.checkRuntimeDirectory(runtime)
         return runtime + "/mypass-sync/daemon.sock"
     }
 
@@ -64,7 +77,7 @@ public final class ControlSocket: Sendable {
     public init(path: String, handler: @escaping @Sendable (ControlRequest) -> ControlAnswer) throws(Failure) {
         self.path = path
         self.handler = handler
-        try Self.preparePrivateFolder((path as NSString).deletingLastPathComponent)
+        try RuntimeFolders.preparePrivateFolder((path as NSString).deletingLastPathComponent)
         if SystemCalls.status(atPath: path, on: .real) != nil {
             if (try? Self.connect(to: path)).map({ Glibc.close($0) }) != nil { throw .alreadyRunning(path) }
             unlink(path)
@@ -189,10 +202,14 @@ public final class ControlSocket: Sendable {
     }
 
     /// Sends `request` to the daemon listening on `path` and returns its answer (waiting up to
-    /// `timeout` seconds: a decision may merge a large vault).
+    /// `timeout` seconds: a decision may merge a large vault). Nothing is sent unless the socket's
+    /// folder is this user's private one and the process answering runs as this user.
     public static func send(_ request: ControlRequest, to path: String, timeout: TimeInterval = 120) throws(Failure) -> ControlAnswer {
+        try RuntimeFolders.checkPrivateFolder((path as NSString).deletingLastPathComponent)
         let connection = try connect(to: path)
         defer { Glibc.close(connection) }
+        let peer = SocketPeer.userID(of: connection)
+        guard peer == getuid() else { throw .untrustedPeer(path: path, userID: peer) }
         setTimeout(connection, timeout)
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
@@ -247,7 +264,7 @@ public final class ControlSocket: Sendable {
         var address = sockaddr_un()
         address.sun_family = sa_family_t(AF_UNIX)
         let bytes = Array(path.utf8)
-        guard bytes.count < MemoryLayout.size(ofValue: address.sun_path) else { throw .unsafeFolder("the socket path \(path) is too long") }
+        guard bytes.count < MemoryLayout.size(ofValue: address.sun_path) else { throw .socketPathTooLong(path) }
         withUnsafeMutableBytes(of: &address.sun_path) { raw in
             for (index, byte) in bytes.enumerated() { raw[index] = byte }
         }
@@ -259,21 +276,17 @@ public final class ControlSocket: Sendable {
         setsockopt(connection, SOL_SOCKET, SO_RCVTIMEO, &time, socklen_t(MemoryLayout<timeval>.size))
         setsockopt(connection, SOL_SOCKET, SO_SNDTIMEO, &time, socklen_t(MemoryLayout<timeval>.size))
     }
-
-    /// Makes `folder` (and what is missing above it) with 0700 and checks it is a folder of this
-    /// user's, not a symlink, open to nobody else.
-    private static func preparePrivateFolder(_ folder: String) throws(Failure) {
-        if mkdir(folder, 0o700) != 0 && errno != EEXIST { throw .system("mkdir \(folder)", errno) }
-        var status = stat()
-        guard lstat(folder, &status) == 0 else { throw .system("stat \(folder)", errno) }
-        guard (status.st_mode & S_IFMT) == S_IFDIR, status.st_uid == getuid() else {
-            throw .unsafeFolder("\(folder) is not a folder of this user's (a symlink, or another user's); refused")
-        }
-        if status.st_mode & 0o077 != 0 && chmod(folder, 0o700) != 0 { throw .system("chmod \(folder)", errno) }
-    }
 }
 
 extension ControlSocket.Failure: ClassifiedFailure {
-    /// No daemon, no answer, no runtime folder, a socket in use: an I/O error (exit 7).
-    public var failureKind: FailureKind { .ioError }
+    /// A relative `XDG_RUNTIME_DIR`: an invalid request (exit 2). A runtime folder or a daemon of
+    /// another user: refused for safety (exit 6). No daemon, no answer, no runtime folder, a socket
+    /// in use: an I/O error (exit 7).
+    public var failureKind: FailureKind {
+        switch self {
+        case .relativeRuntimeDirectory: .invalidRequest
+        case .unsafeFolder, .untrustedPeer: .refusedForSafety
+        case .noRuntimeDirectory, .alreadyRunning, .system, .noDaemon, .noAnswer, .socketPathTooLong: .ioError
+        }
+    }
 }

@@ -72,6 +72,13 @@ public struct DaemonConfiguration: Sendable, Equatable {
         vaults.first { $0.path == path }
     }
 
+    /// The vault configured for the same real file as `path`, under whatever spelling (`/./`, `//`, a
+    /// symlinked folder): the one whose `canonicalPath` is `path`'s.
+    public func vault(sameFileAs path: String, on fileSystem: FileSystem) -> DaemonVault? {
+        let wanted = DurableFile.canonicalPath(path, on: fileSystem)
+        return vaults.first { $0.path == path || DurableFile.canonicalPath($0.path, on: fileSystem) == wanted }
+    }
+
     /// Where the file is: `$XDG_CONFIG_HOME/mypass-sync/daemon.conf`, else `~/.config/mypass-sync/daemon.conf`.
     public static var defaultPath: String {
         let environment = ProcessInfo.processInfo.environment
@@ -95,7 +102,7 @@ public struct DaemonConfiguration: Sendable, Equatable {
             throw .system(operation: .read, path: path, errno: EPERM,
                           message: "it is another user's or others may write it, and its commands would run as you (chmod go-w, or chown it)")
         }
-        return parse(String(decoding: data, as: UTF8.self))
+        return parse(String(decoding: data, as: UTF8.self)) { DurableFile.canonicalPath($0, on: .real) }
     }
 
     /// Writes the configuration to `path` durably (a temporary file, fsync, rename), 0600, its
@@ -207,10 +214,14 @@ public struct DaemonConfiguration: Sendable, Equatable {
 
     /// The configuration `text` says; each unusable line is a `Problem` and is skipped, and a
     /// section whose vault cannot be used (no credentials, a relative path, named twice) is skipped
-    /// as a whole with the number of its header line.
-    public static func parse(_ text: String) -> DaemonConfiguration {
+    /// as a whole with the number of its header line. `realFile` gives the file a path names (the
+    /// file system's `canonicalPath` when loading): sections naming one real file under different
+    /// spellings are one vault, the first used, the later ones problems.
+    public static func parse(_ text: String, realFile: (String) -> String = { $0 }) -> DaemonConfiguration {
         var configuration = DaemonConfiguration()
         var section: (line: Int, vault: DaemonVault, credentials: CredentialReference.Builder)?
+        /// The header line of each vault kept, by the real file it names.
+        var headerOfFile: [String: Int] = [:]
         func finish() {
             guard let current = section else { return }
             section = nil
@@ -220,6 +231,13 @@ public struct DaemonConfiguration: Sendable, Equatable {
                     configuration.problems.append(Problem(line: current.line, message: "\(current.vault.path) is configured twice; the first is used"))
                     return
                 }
+                let file = realFile(current.vault.path)
+                if let first = headerOfFile[file] {
+                    configuration.problems.append(Problem(line: current.line, message: "\(current.vault.path) names the same vault as line \(first) "
+                                                          + "(\(file)); the first is used, this section is skipped"))
+                    return
+                }
+                headerOfFile[file] = current.line
                 var vault = current.vault
                 vault.credentials = reference
                 configuration.vaults.append(vault)

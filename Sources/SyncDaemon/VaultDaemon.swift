@@ -156,9 +156,12 @@ public final class VaultDaemon: Sendable {
         }
     }
 
+    /// The running vault `path` names, under any spelling of its real file.
     private func vault(_ path: String) throws(ControlFailure) -> WatchedVault {
         let canonical = DurableFile.canonicalPath(path, on: state.fileSystem)
-        guard let found = shared.withLock({ shared in shared.vaults.first { $0.path == path || $0.path == canonical } }) else { throw .notConfigured(path) }
+        let running = shared.withLock { shared in shared.vaults }
+        guard let found = running.first(where: { $0.path == path || $0.path == canonical })
+            ?? running.first(where: { DurableFile.canonicalPath($0.path, on: state.fileSystem) == canonical }) else { throw .notConfigured(path) }
         return found
     }
 

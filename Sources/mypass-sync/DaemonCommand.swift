@@ -35,7 +35,10 @@ struct DaemonCommand: Command {
         [vault PATH] section to $XDG_CONFIG_HOME/mypass-sync/daemon.conf (~/.config/mypass-sync/daemon.conf) with
         references only: the password command, `password-from = keyring`, the key file's path, the challenge-response
         source; never a password. A running daemon rereads the file at once. A line of the file that cannot be used is
-        named with its number and skipped; add and remove refuse to rewrite a file that has such lines.
+        named with its number and skipped; add and remove refuse to rewrite a file that has such lines. Sections naming
+        one real file under different spellings (/./, //, a symlinked folder) are one vault: the first is used, the
+        later ones are named as problems and skipped; add of a vault configured under another spelling updates that
+        section, and pause, resume, decide and remove find a vault by any spelling.
 
         run watches every configured vault with the rules of `watch` (one inotify instance, one engine per vault: a
         vault whose key changed or whose file cannot be read does not stop the others), obtains each vault's
@@ -44,6 +47,12 @@ struct DaemonCommand: Command {
         needed, a refusal, an error; a burst of copies is one notice; never a value), rereads the configuration on
         SIGHUP, and on SIGTERM finishes a write in progress and exits 0. contrib/systemd/mypass-sync.service runs it
         as a user service.
+
+        The runtime directory ($XDG_RUNTIME_DIR, else /run/user/UID) must be an absolute path to a folder of yours, not a
+        symlink, that others may not write, and the socket's folder yours and 0700: otherwise run and every request
+        refuse (exit 6; a relative XDG_RUNTIME_DIR exit 2). A request is sent only to a daemon running as you
+        (SO_PEERCRED; another user's: exit 6, nothing sent). A watched vault that becomes a symlink is neither read nor
+        written through (an error event and notice, once) until a regular file is in its place again.
 
         status, pause, resume and decide ask the running daemon; with none running they fail with exit 7. A paused
         vault is neither read nor written until resumed. decide answers a vault under --policy ask: reload takes the
@@ -158,14 +167,17 @@ struct DaemonCommand: Command {
         vault.notices = (parsed[notify] ?? .on) == .on
         var configuration = try configurationToEdit()
         _ = try vault.credentials.open(path, on: CommandFileSystem.current)  // They must open it (exit 3 otherwise, nothing added).
-        let replacing = configuration.vault(at: path) != nil
-        if replacing {
-            configuration.vaults = configuration.vaults.map { $0.path == path ? vault : $0 }
+        // Configured already, perhaps under another spelling: that section is updated, never a second one added.
+        let existing = configuration.vault(sameFileAs: path, on: CommandFileSystem.current)
+        let replacing = existing != nil
+        if let existing {
+            vault.path = existing.path
+            configuration.vaults = configuration.vaults.map { $0.path == existing.path ? vault : $0 }
         } else {
             configuration.vaults.append(vault)
         }
         try configuration.save()
-        output.print("\(replacing ? "updated" : "added") \(path.terminalSafe) in \(DaemonConfiguration.defaultPath.terminalSafe)"
+        output.print("\(replacing ? "updated" : "added") \(vault.path.terminalSafe) in \(DaemonConfiguration.defaultPath.terminalSafe)"
                      + Self.tellRunningDaemon())
         return .success
     }
@@ -173,10 +185,11 @@ struct DaemonCommand: Command {
     private func remove(_ argument: String, output: inout StandardStreams) throws -> ExitCode {
         let path = Self.absolute(argument)
         var configuration = try configurationToEdit()
-        guard configuration.vaults.contains(where: { $0.path == path || $0.path == argument }) else {
+        guard let configured = configuration.vaults.first(where: { $0.path == argument })
+            ?? configuration.vault(sameFileAs: path, on: CommandFileSystem.current) else {
             throw CommandLineError.usage(message: "\(argument.terminalSafe) is not a configured vault (see `mypass-sync daemon list`)", command: name)
         }
-        configuration.vaults.removeAll { $0.path == path || $0.path == argument }
+        configuration.vaults.removeAll { $0.path == configured.path }
         try configuration.save()
         output.print("removed \(path.terminalSafe)" + Self.tellRunningDaemon())
         return .success

@@ -191,6 +191,44 @@ struct VaultWatcherTests {
     /// while it looks the same, and says so once; once it changes it is tried again. Shown with a
     /// copy rewritten in place to a valid one of the same size, its time put back: a run that opened
     /// it would merge it.
+    @Test("a vault replaced by a symlink (to the same database, outside the folder) is refused once, never read or written through; a copy waits until the file is back, then is merged")
+    func vaultBecomesSymlink() throws {
+        let workspace = try Workspace()
+        defer { workspace.remove() }
+        let outsideFolder = FileManager.default.temporaryDirectory.appendingPathComponent("outside-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: outsideFolder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: outsideFolder) }
+        let events = Events()
+        let watcher = VaultWatcher(path: workspace.vaultPath, key: Workspace.key, state: workspace.state, limits: .standard, policy: .merge,
+                                   copyPolicy: .merge) { events.add($0) }
+        #expect(watcher.check())
+        let started = events.all.count
+
+        // The vault moved out and linked back in; a conflict copy arrives beside the link.
+        let outside = outsideFolder.appendingPathComponent("vault.kdbx").path
+        #expect(rename(workspace.vaultPath, outside) == 0 && symlink(outside, workspace.vaultPath) == 0)
+        let outsideBytes = try Data(contentsOf: URL(fileURLWithPath: outside))
+        let original = try KDBXReader.open(outsideBytes, key: Workspace.key).vault
+        let settings = FormatSettings(version: .v4_0, cipher: .chaCha20, kdf: .aesKDF(seed: Data(repeating: 7, count: 32), rounds: 10))
+        let copy = workspace.directory.appendingPathComponent("vault.sync-conflict-20261201-120000-PHONEPH.kdbx").path
+        try KDBXWriter.serialize(try original.addingEntry(title: "From the phone", to: original.root.uuid, at: Timestamp(unixSeconds: 1_800_000_200)).vault,
+                                 settings: settings, key: Workspace.key).file.write(to: URL(fileURLWithPath: copy))
+
+        #expect(!watcher.check())
+        #expect(!watcher.check())
+        let refused = Array(events.described.dropFirst(started))
+        #expect(refused.count == 1 && refused[0].hasPrefix("error:") && refused[0].contains("symlink"), "told once: \(refused)")
+        #expect(try Data(contentsOf: URL(fileURLWithPath: outside)) == outsideBytes, "the copy was merged through the link")
+        #expect(SystemCalls.status(atPath: workspace.vaultPath, on: .real)?.isSymbolicLink == true, "the link was replaced")
+        #expect(FileManager.default.fileExists(atPath: copy))
+
+        // The file itself back in its place: the copy is merged into it.
+        #expect(unlink(workspace.vaultPath) == 0 && rename(outside, workspace.vaultPath) == 0)
+        #expect(watcher.check())
+        #expect(events.all.contains("conflictCopyMerged"), "\(events.described)")
+        #expect(try workspace.open().root.entries.map(\.title).contains("From the phone"))
+    }
+
     @Test("a failed copy is not opened again by a later run while it is unchanged; a changed one is tried again")
     func failedCopyRemembered() throws {
         let workspace = try Workspace()

@@ -67,7 +67,7 @@ public struct FolderSnapshot: Sendable {
     public enum VaultPresence: Sendable {
         /// Not there (deleted, or being replaced by a sync engine).
         case missing
-        /// There but not readable (the message says why).
+        /// There but not readable, or a symlink (the message says why): left alone.
         case failed(String)
         /// There: the version read.
         case present(Fingerprint)
@@ -101,7 +101,8 @@ public struct FolderSnapshot: Sendable {
         }
         guard transfers.isEmpty else { return (FolderSnapshot(vault: .missing, transfers: transfers, copies: copies), nil) }
         do {
-            let current = try DurableFile.read(atPath: path, on: fileSystem)
+            // Never through a symlink: a vault that became one is refused, neither read nor written.
+            let current = try DurableFile.read(atPath: path, on: fileSystem, followSymlinks: false)
             // The identity of the file read (examined by name after the read: another file there by
             // then has another inode and is not taken for it).
             let identity = FileIdentity.of(DurableFile.resolvedPath(path, on: fileSystem), on: fileSystem).flatMap {
@@ -111,7 +112,14 @@ public struct FolderSnapshot: Sendable {
         } catch .notFound {
             return (FolderSnapshot(vault: .missing, copies: copies), nil)
         } catch {
+            if SystemCalls.status(atPath: path, on: fileSystem)?.isSymbolicLink == true {
+                return (FolderSnapshot(vault: .failed(symlinkRefusal), copies: copies), nil)
+            }
             return (FolderSnapshot(vault: .failed("\(error)"), copies: copies), nil)
         }
     }
+
+    /// Why a vault whose path became a symlink is left alone (until a regular file is there again).
+    static let symlinkRefusal = "the vault is now a symlink; it is neither read nor written through one (a copy would be merged into "
+        + "whatever it points to): put the vault file itself back in its place"
 }
