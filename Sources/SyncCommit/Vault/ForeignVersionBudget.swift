@@ -19,10 +19,13 @@ public struct ForeignVersionBudget: Sendable, Equatable {
     /// hours). Size: eight times the vault's, at least 16 MiB (a version grows with a device's
     /// edits, attachments included, never eightfold). Argon2: twice the vault's memory (at least
     /// 256 MiB) and four times its iterations (at least 20); AES-KDF: four times the vault's rounds
-    /// (at least 60 million, about a second).
+    /// (at least 60 million, about a second). Inflated payload: a hundred times the vault's file (at
+    /// least 64 MiB): KeePass programs' XML compresses about twentyfold, so a version with room to grow
+    /// fits, and a small file holding gigabytes of XML is refused after 64 MiB, not read to the end.
     public init(vaultSize: Int, vaultKDF: KDFParameters, within limits: ResourceLimits) {
         sizeLimit = max(Int64(vaultSize) * 8, 16 << 20)
         var foreign = limits
+        foreign.maximumPayloadBytes = min(limits.maximumPayloadBytes, max(vaultSize.multipliedReportingOverflow(by: 100).partialValue, 64 << 20))
         var memory: UInt64 = 256 << 20, iterations: UInt64 = 20, rounds: UInt64 = 60_000_000
         switch vaultKDF {
         case .argon2(let settings):
@@ -51,9 +54,10 @@ public struct ForeignVersionBudget: Sendable, Equatable {
     /// textconv, a vault to rebuild from copies before any was synced here): what the KDFs that
     /// KeePass programs choose fit, with room — Argon2 up to 1 GiB and 16 GiB of work (memory x
     /// iterations: 64 MiB x 256, 1 GiB x 16; tens of seconds at most), AES-KDF up to 300 million
-    /// rounds (about five seconds), 256 MiB of file.
+    /// rounds (about five seconds), 256 MiB of file, 512 MiB of inflated payload.
     public static func withoutReference(within limits: ResourceLimits) -> ForeignVersionBudget {
         var foreign = limits
+        foreign.maximumPayloadBytes = min(limits.maximumPayloadBytes, 512 << 20)
         foreign.maximumArgon2MemoryBytes = min(limits.maximumArgon2MemoryBytes, 1 << 30)
         foreign.maximumArgon2Work = min(limits.maximumArgon2Work, 16 << 30)
         foreign.maximumAESKDFRounds = min(limits.maximumAESKDFRounds, 300_000_000)
