@@ -51,6 +51,7 @@ struct WatchEngineTests {
             var failedLastCheck = false
             var waitingForTransfer = false
             var preparedPaths: [String] = []
+            var copiesOutstanding = false
         }
 
         let path: String
@@ -73,6 +74,12 @@ struct WatchEngineTests {
         var waitingForTransfer: Bool { state.withLock { $0.waitingForTransfer } }
 
         func prepare(copyAt path: String) { state.withLock { $0.preparedPaths.append(path) } }
+
+        /// Whether the checks leave copies in the folder that they neither folded nor told about.
+        var copiesOutstanding: Bool {
+            get { state.withLock { $0.copiesOutstanding } }
+            set { state.withLock { $0.copiesOutstanding = newValue } }
+        }
 
         /// The copies the engine asked to open ahead.
         var prepared: [String] { state.withLock { $0.preparedPaths } }
@@ -159,6 +166,34 @@ struct WatchEngineTests {
         }
         #expect(events.all.last == .stopped)
         #expect(source.activeHandlers == 0, "the engine's handlers stay registered after it stopped")
+    }
+
+    @Test("a check that leaves a copy neither folded nor told is checked again after copyRecheck with no file event, until none is left (on a clock the test moves)")
+    func outstandingCopyRechecked() throws {
+        let clock = ManualClock()
+        let checker = CountingChecker(path: Self.directory + "/vault.kdbx", clock: clock)
+        checker.copiesOutstanding = true
+        var settings = WatchEngine.Settings()
+        settings.clock = clock
+        settings.copyRecheck = 10
+        let source = ManualSource()
+        try running([checker], settings: settings, source: source, events: Events()) { _ in
+            #expect(clock.waitUntilAsleep())
+            #expect(checker.checkTimes.count == 1, "the first check at the start")
+            clock.advance(by: 9.9)
+            #expect(clock.waitUntilAsleep())
+            #expect(checker.checkTimes.count == 1, "checked again before copyRecheck: \(checker.checkTimes)")
+            clock.advance(by: 0.1)
+            #expect(clock.waitUntilAsleep())
+            #expect(checker.checkTimes.count == 2, "no second check although a copy was left: \(checker.checkTimes)")
+            checker.copiesOutstanding = false
+            clock.advance(by: 10)
+            #expect(clock.waitUntilAsleep())
+            #expect(checker.checkTimes.count == 3, "the check that finds it still there")
+            clock.advance(by: 100)
+            #expect(clock.waitUntilAsleep())
+            #expect(checker.checkTimes.count == 3, "nothing left: no more checks without events")
+        }
     }
 
     @Test("a file rewritten more often than the quiet time is still checked, the longest debounce after its first event")

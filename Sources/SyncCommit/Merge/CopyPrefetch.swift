@@ -59,7 +59,9 @@ package final class CopyPrefetch: @unchecked Sendable {
         guard caches || parameters.pendingVersions != nil else { return }
         inFlight.insert(path)
         opened[path] = nil
-        DispatchQueue.global(qos: .userInitiated).async {
+        // A thread of its own, not the shared dispatch pool: on a two-core machine that pool runs two
+        // items at once, and other work queued there must never hold up the open a check waits for.
+        let thread = Thread {
             let result = Self.open(path, with: parameters)
             self.condition.lock()
             self.inFlight.remove(path)
@@ -67,18 +69,27 @@ package final class CopyPrefetch: @unchecked Sendable {
             self.condition.broadcast()
             self.condition.unlock()
         }
+        thread.name = "mypass-sync copy prefetch"
+        thread.start()
     }
+
+    /// The longest a check waits for an open in progress; then it opens the copy itself.
+    static let longestWait: TimeInterval = 30
 
     /// The copy at `path` opened (or refused) from content with `fingerprint`'s SHA-256 (bytes the
     /// caller read within its own size limit) under the same budget as `parameters`, if it was
-    /// (waiting for an open in progress); a version of another database than `identity` is refused.
+    /// (waiting for an open in progress, `longestWait` at most: nil after that, and the check opens the
+    /// copy itself); a version of another database than `identity` is refused.
     /// It leaves the cache either way.
     package func take(
         _ path: String, matching fingerprint: Fingerprint, under parameters: Parameters, identity: DatabaseIdentity
     ) -> Result<OpenedVault, ForeignVersion.Refusal>? {
         condition.lock()
         defer { condition.unlock() }
-        while inFlight.contains(path) { condition.wait() }
+        let deadline = Date().addingTimeInterval(Self.longestWait)
+        while inFlight.contains(path) {
+            guard condition.wait(until: deadline) || !inFlight.contains(path) else { return nil }
+        }
         guard let entry = opened.removeValue(forKey: path), entry.fingerprint.sha256 == fingerprint.sha256,
               entry.budget == parameters.budget else { return nil }
         taken += 1

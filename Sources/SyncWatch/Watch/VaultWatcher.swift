@@ -146,6 +146,8 @@ public final class VaultWatcher {
     /// Whether the last `check` failed (an error or an unreadable file, not a wait): the caller backs
     /// off before the next one.
     public private(set) var failedLastCheck = false
+    /// The last check's listing held copies neither refused and told nor reported (`VaultChecking`).
+    public private(set) var copiesOutstanding = false
     private func report(_ event: WatchEvent) {
         if event.kind.isProblem { failedLastCheck = true }
         if Reconciler.tells(event, memory: &memory) { emit(event) }
@@ -168,6 +170,9 @@ public final class VaultWatcher {
     private func check(now: Date, mayRebuild: Bool) -> Bool {
         failedLastCheck = false
         let (snapshot, bytes) = FolderSnapshot.take(of: path, on: fileSystem, naming: context.settings.copyNaming)
+        defer { copiesOutstanding = reconcilerPolicy.copies != .ignore && snapshot.copies.contains { copy in
+            memory.failedCopies[copy.path] != copy && !memory.reportedCopies.contains(copy.path)
+        } }
         if !snapshot.transfers.isEmpty {
             if !waitingForTransfer { report(.waitingForSync(vault: path, transfers: snapshot.transfers)) }
             waitingForTransfer = true

@@ -17,10 +17,14 @@ package protocol VaultChecking: AnyObject {
     var waitingForTransfer: Bool { get }
     /// A conflict copy of the vault appeared at `path` (called on the event thread: must not block).
     func prepare(copyAt path: String)
+    /// The last check's listing held conflict copies that were neither refused and told (left until
+    /// they change) nor reported: the engine looks again after `copyRecheck`, whatever the events.
+    var copiesOutstanding: Bool { get }
 }
 
 extension VaultChecking {
     func prepare(copyAt path: String) {}
+    var copiesOutstanding: Bool { false }
 }
 
 extension VaultWatcher: VaultChecking {}
@@ -79,6 +83,10 @@ public final class WatchEngine: @unchecked Sendable {
         public var retryWait: TimeInterval = 1
         /// The longest wait between two checks of a vault whose check keeps failing.
         public var maximumBackoff: TimeInterval = 60
+        /// While a check leaves conflict copies in the folder that it neither folded nor told about,
+        /// the vault is checked again this long after, event or not: a copy is never left silently
+        /// because a file event was missed or a fold was put off.
+        public var copyRecheck: TimeInterval = 10
         /// This device's settings, which the watchers' saves follow (backups, KDF salt rotation).
         public var device = DeviceSettings()
         /// The time the loop and the watchers read and sleep on (a test sets its own).
@@ -204,6 +212,11 @@ public final class WatchEngine: @unchecked Sendable {
                 let succeeded = checker.check()
                 let count = succeeded || !checker.failedLastCheck ? 0 : failures[checker.path, default: 0] + 1
                 failures[checker.path] = count
+                if succeeded && checker.copiesOutstanding {
+                    condition.lock()
+                    if due[checker.path] == nil { due[checker.path] = clock.now.addingTimeInterval(settings.copyRecheck) }
+                    condition.unlock()
+                }
                 guard !succeeded else { continue }
                 // Waiting: again after `retryWait`. Failing: backing off, doubling up to the maximum.
                 let delay = count == 0 ? settings.retryWait : min(settings.retryWait * pow(2, Double(count - 1)), settings.maximumBackoff)
