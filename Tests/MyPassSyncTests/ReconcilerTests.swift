@@ -219,10 +219,18 @@ struct ReconcilerTests {
         #expect(merged?.takeIn != nil && Set(merged?.restoreFrom ?? []) == [base.sha256, pendingWork.sha256], "\(String(describing: merged))")
         #expect(merged?.setAside == [] && merged?.replacedBaseIsHeld == false)
         #expect(merged?.takeInOnlyByRestore == true, "the rollback would be the base before anything was merged back")
-        // A decision about another version than the one on disk now: refused again, nothing taken.
-        guard case .refuse(.rollback) = Reconciler.plan(Self.snapshot(older), versions: versions, memory: &memory, now: Self.start,
-                                                        policy: .init(vault: .merge, takesRefusedVersion: true, decidedVersion: "elsewhere")) else {
+        // A decision about another version than the one on disk now: asked again, nothing taken.
+        guard case .ask = Reconciler.plan(Self.snapshot(older), versions: versions, memory: &memory, now: Self.start,
+                                          policy: .init(vault: .merge, takesRefusedVersion: true, decidedVersion: "elsewhere")) else {
             Issue.record("a version nobody decided on was taken"); return
+        }
+        // The same for a change under the ask policy: a decision to reload or merge version X never takes Y.
+        let newer = Self.version("n", try Self.editing("A", in: base.vault, password: "from elsewhere", at: 200))
+        for decision in [VaultWatcher.Policy.reload, .merge] {
+            guard case .ask = Reconciler.plan(Self.snapshot(newer), versions: .init(base: base, disk: newer), memory: &memory, now: Self.start,
+                                              policy: .init(vault: decision, decidedVersion: "the version asked about")) else {
+                Issue.record("\(decision) took a version swapped in after the question"); return
+            }
         }
         let decided = Self.reconciliation(Reconciler.plan(Self.snapshot(older), versions: versions, memory: &memory, now: Self.start,
                                                           policy: .init(vault: .reload, takesRefusedVersion: true, decidedVersion: older.sha256)))
@@ -287,7 +295,7 @@ struct ReconcilerTests {
         }
         let policy = Reconciler.Policy(vault: [VaultWatcher.Policy.merge, .reload, .ask][Int.random(in: 0..<3, using: &random)],
                                        takesRefusedVersion: Bool.random(using: &random),
-                                       decidedVersion: Bool.random(using: &random) ? disk.sha256 : nil)
+                                       decidedVersion: [disk.sha256, nil, "another version"][Int.random(in: 0..<3, using: &random)])
         var memory = Reconciler.Memory()
         let versions = Reconciler.Versions(base: base, disk: disk, pending: pending)
         let plan = Reconciler.plan(Self.snapshot(disk), versions: versions, memory: &memory, now: Self.start, policy: policy)
@@ -307,6 +315,11 @@ struct ReconcilerTests {
         case .refuse: taken = false
         case .ask: taken = false
         default: Issue.record("unexpected plan \(plan): \(context)"); return
+        }
+        // A decision names the version it is about: another one on disk is asked about, never taken.
+        if let decided = policy.decidedVersion, decided != disk.sha256 {
+            guard case .ask = plan else { Issue.record("a version nobody decided on was not asked about: \(plan), \(context)"); return }
+            return
         }
         if problem != nil { #expect(taken == decisionTakes, "refused version taken: \(taken), expected \(decisionTakes): \(context)") }
         guard case .reconcile(let reconciliation) = plan else { return }

@@ -30,8 +30,8 @@ public enum Reconciler {
         /// device's versions it lacks are set aside (`Reconciliation.setAside`), never restored later.
         /// Only the one check a decision runs sets it.
         public var takesRefusedVersion: Bool
-        /// The SHA-256 of the refused version the person decided on (nil: whichever is on disk): a
-        /// version on disk that is another one is refused again, not taken.
+        /// The SHA-256 of the version on disk the person decided on (nil: whichever is on disk): when
+        /// the file holds another one, the plan asks again (`Plan.ask`) and takes nothing.
         public var decidedVersion: String?
 
         /// A policy with these rules.
@@ -331,6 +331,9 @@ public enum Reconciler {
         case .present(let present): fingerprint = present
         }
         if let identity = snapshot.vaultIdentity { memory.noteVaultFile(identity) }
+        // A person's decision is about one version: any other on disk now (a save swapped in since
+        // the question) is asked about again, never taken under a decision nobody made about it.
+        if let decided = policy.decidedVersion, fingerprint.sha256 != decided { return .ask }
         var plan = Reconciliation()
         var takenAsItIs = false
         if let disk = versions.disk {

@@ -63,8 +63,9 @@ public enum WatcherDecision {
 
     /// Carries out `decision` on the vault at `path` with the watcher's `settings` (its graces and
     /// device rules); the check's events go to `emit`. `version`: the SHA-256 of the version on disk
-    /// the person decided about (from the `refused` or `decisionNeeded` event): a refused version that
-    /// is another one by now is not taken and not overwritten (nil: whichever is on disk).
+    /// the person decided about (from the `refused` or `decisionNeeded` event): a version on disk that
+    /// is another one by now is neither taken, merged nor overwritten, whatever the decision; the
+    /// person is asked about it (`changedSince`; nil: whichever is on disk).
     public static func apply(
         _ decision: SyncSession.Decision, toVaultAt path: String, about version: String? = nil, credentials: VaultCredentials,
         limits: ResourceLimits, state: SyncStateStore, settings: WatchEngine.Settings, emit: @escaping @Sendable (WatchEvent) -> Void = { _ in }
@@ -85,6 +86,7 @@ public enum WatcherDecision {
             let events = seen.withLock { $0 }
             let ending: Set<WatchEvent.Kind> = [.refused, .keyChanged, .decisionNeeded, .waitingForSync, .vaultMissing, .waitingForRebuild]
             if let ended = events.last(where: { $0.kind.isProblem || ending.contains($0.kind) }) {
+                if let version, case .decisionNeeded(_, let onDisk) = ended, onDisk != version { throw Failure.changedSince(path) }
                 throw Failure.checkEnded(ended)
             }
             let restored = events.contains { $0.kind == .restored }
