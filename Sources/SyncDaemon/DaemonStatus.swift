@@ -53,7 +53,7 @@ public struct DaemonStatus: Sendable, Codable, Equatable {
             switch kind {
             case .decisionNeeded, .refused: self = .needsDecision
             case .error, .keyChanged, .unreadable: self = .error
-            case .waitingForSync, .waitingForCopy, .waitingForRebuild, .vaultMissing: self = .waiting
+            case .waitingForSync, .waitingForCopy, .waitingForRebuild, .copiesWaiting, .vaultMissing: self = .waiting
             default: self = .watching
             }
         }

@@ -94,6 +94,9 @@ public struct NoticePlanner: Sendable {
                                     + "version kept aside), Overwrite puts this device's version back "
                                     + "(or `mypass-sync daemon decide \(vault) reload|overwrite`).",
                                  urgency: .critical, actions: [.reload, .overwrite])
+        case .copiesWaiting(let vault, let copies, _):
+            return DesktopNotice(vault: vault, summary: "\(name): \(copies.count == 1 ? "a conflict copy waits" : "\(copies.count) conflict copies wait")",
+                                 body: event.detail, urgency: .normal, actions: [])
         case .keyChanged(let vault), .error(let vault, _), .unreadable(let vault, _):
             return DesktopNotice(vault: vault, summary: "\(name): \(Self.problemTitle(event.kind))", body: event.detail, urgency: .critical,
                                  actions: [])

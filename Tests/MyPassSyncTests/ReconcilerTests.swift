@@ -393,6 +393,26 @@ struct ReconcilerTests {
         }
     }
 
+    @Test("copies put off for the spent allowance: retried, never remembered as failed, told once until a fold puts none off")
+    func deferredCopies() {
+        var memory = Reconciler.Memory()
+        let first = Self.copy("PLANTED", inode: 7), second = Self.copy("PLANTE2", inode: 8)
+        var plan = Reconciler.Reconciliation()
+        plan.fold = [first, second]
+        func outcome(_ copy: CopyFile, _ result: CopyFolding.Result) -> CopyFolding.Outcome {
+            CopyFolding.Outcome(copy: copy.path, engine: copy.engine, result: result, changes: [], movedTo: nil)
+        }
+        var applied = Reconciler.apply([outcome(first, .deferred), outcome(second, .deferred)], of: plan, to: &memory)
+        #expect(applied.retryLater && memory.failedCopies.isEmpty)
+        guard case .waiting(let copies)? = applied.notices.first, applied.notices.count == 1 else { Issue.record("\(applied.notices)"); return }
+        #expect(copies == [first.path, second.path])
+        applied = Reconciler.apply([outcome(first, .deferred)], of: plan, to: &memory)
+        #expect(applied.retryLater && applied.notices.isEmpty, "told again while still waiting")
+        applied = Reconciler.apply([outcome(first, .merged)], of: plan, to: &memory)
+        applied = Reconciler.apply([outcome(second, .deferred)], of: plan, to: &memory)
+        #expect(applied.notices.count == 1, "a new wait after a fold that put nothing off is told")
+    }
+
     @Test("a fold's outcomes applied to memory: merged copies forgotten as failed, refused ones remembered and told once, a copy changed meanwhile retried")
     func foldOutcomesApplied() throws {
         var memory = Reconciler.Memory()
@@ -413,6 +433,7 @@ struct ReconcilerTests {
             case .merged(let merged): "merged \(merged.copy)"
             case .retired: nil
             case .left(let copy, let reason): "left \(copy) \(reason.rawValue)"
+            case .waiting(let copies): "waiting \(copies)"
             }
         }
         #expect(told == ["merged \(good.path)", "left \(junk.path) otherDatabase"])

@@ -242,3 +242,19 @@ public struct ResourceLimits: Sendable, Equatable {
     /// The documented defaults.
     public static let standard = ResourceLimits()
 }
+
+extension KDFParameters {
+    /// Whether `other` costs the same to derive: the same function with the same rounds, or the same
+    /// Argon2 variant, memory, iterations and parallelism (the salt aside: every save may draw a new one).
+    public func hasSameCost(as other: KDFParameters) -> Bool {
+        switch (self, other) {
+        case let (.aesKDF(_, rounds), .aesKDF(_, otherRounds)):
+            rounds == otherRounds
+        case let (.argon2(settings), .argon2(otherSettings)):
+            settings.variant == otherSettings.variant && settings.memoryBytes == otherSettings.memoryBytes
+                && settings.iterations == otherSettings.iterations && settings.parallelism == otherSettings.parallelism
+        default:
+            false
+        }
+    }
+}

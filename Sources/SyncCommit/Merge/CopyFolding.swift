@@ -36,6 +36,9 @@ public enum CopyFolding {
         case tooLarge
         /// Its KDF (or payload) is beyond the budget for copies (`ForeignVersionBudget`): refused before any derivation.
         case tooCostly
+        /// The vault's allowance for opening copies is spent for now (`ForeignWorkAllowance`): left
+        /// in the folder, tried again once there is room.
+        case deferred
         /// Changed while it was being merged: left in the folder for the next pass.
         case changedMeanwhile
         /// Gone before it was read (the sync engine removed it: another device merged it): nothing
@@ -86,23 +89,26 @@ public enum CopyFolding {
     /// within its `ForeignVersionBudget`.
     package static func copyOpening(
         forVaultAt vaultPath: String, on fileSystem: FileSystem, vaultKDF: KDFParameters, key: CompositeKey, cachedKey: DerivedKey?,
-        limits: ResourceLimits
+        limits: ResourceLimits, allowance: ForeignWorkAllowance? = nil
     ) -> CopyPrefetch.Parameters {
         // The vault's size (of the file a symlink the user named leads to).
         let vaultSize = SystemCalls.status(atPath: DurableFile.resolvedPath(vaultPath, on: fileSystem), on: fileSystem).map { Int($0.size) } ?? 0
         return CopyPrefetch.Parameters(key: key, cachedKey: cachedKey, fileSystem: fileSystem,
-                                       budget: ForeignVersionBudget(vaultSize: vaultSize, vaultKDF: vaultKDF, within: limits))
+                                       budget: ForeignVersionBudget(vaultSize: vaultSize, vaultKDF: vaultKDF, within: limits).metered(by: allowance))
     }
 
     /// `fold`, using the copies `prefetched` opened ahead (the watcher's, during its debounce) where
     /// they were opened from exactly the bytes read now.
     /// `restoring`: other versions merged in the same commit after the copies (the watcher's pending
     /// versions whose content the vault lacks); the journal then calls it a restore when no copy brought anything.
+    /// `allowance`: the vault's time for opening copies, which every copy opened here counts against.
     package static func fold(
         _ copies: [ConflictCopies.Copy], into session: SyncSession, base: Vault?, key: CompositeKey, cachedKey: DerivedKey?,
-        limits: ResourceLimits, dryRun: Bool, prefetched: CopyPrefetch?, restoring: [MergeCommit.Input] = []
+        limits: ResourceLimits, dryRun: Bool, prefetched: CopyPrefetch?, restoring: [MergeCommit.Input] = [],
+        allowance: ForeignWorkAllowance? = nil
     ) throws -> Report {
-        let opening = copyOpening(forVaultAt: session.path, on: session.fileSystem, vaultKDF: session.settings.kdf, key: key, cachedKey: cachedKey, limits: limits)
+        let opening = copyOpening(forVaultAt: session.path, on: session.fileSystem, vaultKDF: session.settings.kdf, key: key, cachedKey: cachedKey,
+                                  limits: limits, allowance: allowance)
         // Each folder is opened once: reading a copy and removing it later happen in the directory
         // that was opened, even if it is swapped for a symlink meanwhile.
         var folders: [String: DirectoryHandle] = [:]
@@ -199,6 +205,7 @@ extension CopyFolding.Result {
         case .unreadable: self = .unreadable
         case .tooLarge: self = .tooLarge
         case .tooCostly: self = .tooCostly
+        case .deferred: self = .deferred
         }
     }
 

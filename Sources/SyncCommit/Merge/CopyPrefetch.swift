@@ -55,6 +55,9 @@ package final class CopyPrefetch: @unchecked Sendable {
         condition.lock()
         defer { condition.unlock() }
         guard !inFlight.contains(path) else { return }
+        // Nothing is read ahead while the vault's allowance for opening copies is spent (a copy
+        // rewritten many times a second must not be read each time): the check tries it later.
+        guard parameters.budget.allowance?.admits(at: Date()) ?? true else { return }
         let caches = openCount + inFlight.count < Self.capacity || opened[path] != nil
         guard caches || parameters.pendingVersions != nil else { return }
         inFlight.insert(path)

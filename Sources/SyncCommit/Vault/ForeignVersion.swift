@@ -22,6 +22,9 @@ public enum ForeignVersion {
         case tooLarge
         /// Its KDF (or payload) is beyond the budget: refused before any derivation.
         case tooCostly
+        /// The vault's allowance for opening versions from elsewhere is spent for now
+        /// (`ForeignWorkAllowance`): not opened yet, tried again once there is room.
+        case deferred
 
         /// The refusal of `error` from reading or opening a version.
         public init(_ error: any Error) {
@@ -41,6 +44,7 @@ public enum ForeignVersion {
             case .unreadable: "it is not a readable vault"
             case .tooLarge: "it is far larger than the vault"
             case .tooCostly: "its key derivation is far costlier than the vault's"
+            case .deferred: "the time for opening copies from elsewhere is spent for now; it waits"
             }
         }
     }
@@ -117,7 +121,18 @@ public enum ForeignVersion {
     public static func open(
         _ bytes: Data, key: CompositeKey, cachedKey: DerivedKey?, budget: ForeignVersionBudget, identity: DatabaseIdentity? = nil
     ) throws -> OpenedVault {
-        let opened = try KDBXReader.open(bytes, key: key, cachedKey: cachedKey, limits: budget.limits)
+        guard let allowance = budget.allowance else { return try open(bytes, key: key, cachedKey: cachedKey, limits: budget.limits, identity: identity) }
+        guard allowance.admits(at: Date()) else { throw Refusal.deferred }
+        let started = ContinuousClock.now
+        defer {
+            let elapsed = ContinuousClock.now - started
+            allowance.charge(Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18, endingAt: Date())
+        }
+        return try open(bytes, key: key, cachedKey: cachedKey, limits: budget.limits, identity: identity)
+    }
+
+    private static func open(_ bytes: Data, key: CompositeKey, cachedKey: DerivedKey?, limits: ResourceLimits, identity: DatabaseIdentity?) throws -> OpenedVault {
+        let opened = try KDBXReader.open(bytes, key: key, cachedKey: cachedKey, limits: limits)
         if let identity, DatabaseIdentity(opened.vault) != identity { throw Refusal.otherDatabase }
         return opened
     }

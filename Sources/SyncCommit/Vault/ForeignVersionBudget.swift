@@ -13,6 +13,20 @@ public struct ForeignVersionBudget: Sendable, Equatable {
     public let sizeLimit: Int64
     /// The caps its header and KDF are checked against before any derivation.
     public let limits: ResourceLimits
+    /// The vault's allowance of time for opening such versions, shared by all of them (nil: none kept).
+    public private(set) var allowance: ForeignWorkAllowance?
+
+    /// This budget, with the openings under it counted against `allowance`.
+    public func metered(by allowance: ForeignWorkAllowance?) -> ForeignVersionBudget {
+        var metered = self
+        metered.allowance = allowance
+        return metered
+    }
+
+    /// Budgets are equal when their caps are (the allowance is the vault's, not a cap).
+    public static func == (lhs: ForeignVersionBudget, rhs: ForeignVersionBudget) -> Bool {
+        lhs.sizeLimit == rhs.sizeLimit && lhs.limits == rhs.limits
+    }
 
     /// The budget for versions of a vault of `vaultSize` bytes whose KDF is `vaultKDF`, within
     /// `limits` (Argon2 at 2 GiB x 10,000 iterations is within the caps for a vault the user opens:

@@ -91,8 +91,11 @@ public struct FolderSnapshot: Sendable {
     }
 
     /// The folder of the vault at `path` on `fileSystem` as it is now (copies named by `naming`), with
-    /// the vault's bytes when it was read.
-    static func take(of path: String, on fileSystem: FileSystem, naming: ConflictCopies.Naming) -> (snapshot: FolderSnapshot, bytes: Data?) {
+    /// the vault's bytes when it was read; a vault file larger than `vaultSizeLimit` is not read (a
+    /// sparse file of gigabytes planted in its place must not fill the memory).
+    static func take(
+        of path: String, on fileSystem: FileSystem, naming: ConflictCopies.Naming, vaultSizeLimit: Int64 = FileReading.maximumSize
+    ) -> (snapshot: FolderSnapshot, bytes: Data?) {
         let transfers = SyncTransfers.inProgress(for: path, on: fileSystem)
         let copies = ConflictCopies.find(for: path, on: fileSystem, naming: naming).compactMap { copy -> CopyFile? in
             guard let (identity, changed) = SystemCalls.identity(atPath: copy.path, on: fileSystem) else { return nil }
@@ -102,7 +105,7 @@ public struct FolderSnapshot: Sendable {
         guard transfers.isEmpty else { return (FolderSnapshot(vault: .missing, transfers: transfers, copies: copies), nil) }
         do {
             // Never through a symlink: a vault that became one is refused, neither read nor written.
-            let current = try DurableFile.read(atPath: path, on: fileSystem, followSymlinks: false)
+            let current = try DurableFile.read(atPath: path, on: fileSystem, followSymlinks: false, limit: vaultSizeLimit)
             // The identity of the file read (examined by name after the read: another file there by
             // then has another inode and is not taken for it).
             let identity = FileIdentity.of(DurableFile.resolvedPath(path, on: fileSystem), on: fileSystem).flatMap {
@@ -111,6 +114,10 @@ public struct FolderSnapshot: Sendable {
             return (FolderSnapshot(vault: .present(current.fingerprint), copies: copies, vaultIdentity: identity), current.bytes)
         } catch .notFound {
             return (FolderSnapshot(vault: .missing, copies: copies), nil)
+        } catch .tooLarge(_, let size) {
+            let message = "the vault file is \(size) bytes, far larger than the version this device synced (at most \(vaultSizeLimit) "
+                + "bytes are read); not read"
+            return (FolderSnapshot(vault: .failed(message), copies: copies), nil)
         } catch {
             if SystemCalls.status(atPath: path, on: fileSystem)?.isSymbolicLink == true {
                 return (FolderSnapshot(vault: .failed(symlinkRefusal), copies: copies), nil)

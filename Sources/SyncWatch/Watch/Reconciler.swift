@@ -118,6 +118,9 @@ public enum Reconciler {
         var ownWrite: Fingerprint?
         /// The problem last told (an error, an unreadable file).
         var lastProblem: (kind: WatchEvent.Kind, detail: String)?
+        /// Copies were put off because the vault's allowance for opening them was spent, and that was
+        /// told (once, until a fold puts none off).
+        var deferralTold = false
 
         /// Nothing remembered yet.
         public init() {}
@@ -161,6 +164,9 @@ public enum Reconciler {
         case retired(CopyFolding.Outcome)
         /// Refused, and left where it is until it changes (told once).
         case left(copy: String, reason: ForeignVersion.Refusal)
+        /// Put off: the vault's allowance for opening copies from elsewhere is spent for now (told once
+        /// for all of them, until a fold puts none off).
+        case waiting(copies: [String])
     }
 
     /// What a fold's outcomes mean: the copies merged or retired are forgotten as failed, refused
@@ -171,8 +177,18 @@ public enum Reconciler {
     ) -> (notices: [CopyNotice], retryLater: Bool) {
         var notices: [CopyNotice] = []
         var retryLater = plan.retryAt != nil
+        let deferred = outcomes.filter { $0.result == .deferred }.map(\.copy)
+        if deferred.isEmpty {
+            memory.deferralTold = false
+        } else {
+            retryLater = true
+            if !memory.deferralTold { notices.append(.waiting(copies: deferred)) }
+            memory.deferralTold = true
+        }
         for outcome in outcomes {
             switch outcome.result {
+            case .deferred:
+                break  // told above, tried again once the allowance has room
             case .merged, .nothingNew:
                 memory.failedCopies[outcome.copy] = nil
                 memory.failureReasons[outcome.copy] = nil

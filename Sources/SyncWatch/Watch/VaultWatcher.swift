@@ -1,4 +1,4 @@
-internal import Foundation
+package import Foundation
 internal import Synchronization
 public import SyncFiles
 public import SyncState
@@ -52,6 +52,11 @@ public final class VaultWatcher {
     private var waitingForRebuild = false
     /// The vault's file identity last written to `SeenVaultFiles`.
     private var notedVaultFile: FileIdentity?
+    /// The key derived for each vault header seen (by its KDF's fingerprint): never derived twice.
+    private var vaultKeys: [Data: DerivedKey] = [:]
+    /// The time this vault may spend opening versions from elsewhere (copies, the rollback evidence,
+    /// a rebuild candidate, copies opened ahead), counted across them and over time.
+    package let allowance: ForeignWorkAllowance
     /// A sync engine's transfer into the folder was reported and is still awaited.
     public private(set) var waitingForTransfer = false
 
@@ -65,8 +70,9 @@ public final class VaultWatcher {
     /// waiting for the conflict copy with this device's newer version (0: refused at once).
     /// `clock`: the time `check()` decides at (graces, holds).
     public init(context: VaultContext, policy: Reconciler.Policy, clock: any WatchClock = SystemClock(),
-                emit: @escaping @Sendable (WatchEvent) -> Void) {
+                allowance: ForeignWorkAllowance = ForeignWorkAllowance(), emit: @escaping @Sendable (WatchEvent) -> Void) {
         self.context = context
+        self.allowance = allowance
         self.clock = clock
         self.reconcilerPolicy = policy
         self.emit = emit
@@ -131,7 +137,7 @@ public final class VaultWatcher {
     private func rememberCopyOpening(for bytes: Data, inode: UInt64) {
         guard let header = try? KDBXReader.header(of: bytes) else { return }
         var opening = CopyFolding.copyOpening(forVaultAt: path, on: fileSystem, vaultKDF: header.kdf, key: key,
-                                                  cachedKey: cachedKey, limits: limits)
+                                              cachedKey: cachedKey, limits: limits, allowance: allowance)
         // A copy is a version this device saw (often its own, renamed aside by the sync engine,
         // perhaps another program's save the watcher never read): kept before the engine can
         // overwrite it with a same-named copy from elsewhere.
@@ -148,6 +154,8 @@ public final class VaultWatcher {
     public private(set) var failedLastCheck = false
     /// The last check's listing held copies neither refused and told nor reported (`VaultChecking`).
     public private(set) var copiesOutstanding = false
+    /// The last check put copies off until the vault's allowance has room again (`VaultChecking`).
+    package private(set) var retryNotBefore: Date?
     private func report(_ event: WatchEvent) {
         if event.kind.isProblem { failedLastCheck = true }
         if Reconciler.tells(event, memory: &memory) { emit(event) }
@@ -169,7 +177,14 @@ public final class VaultWatcher {
 
     private func check(now: Date, mayRebuild: Bool) -> Bool {
         failedLastCheck = false
-        let (snapshot, bytes) = FolderSnapshot.take(of: path, on: fileSystem, naming: context.settings.copyNaming)
+        retryNotBefore = nil
+        // The version this device synced measures how large the vault file may be to be read at all:
+        // the budget for versions from elsewhere, and at least 256 MiB (an attachment added elsewhere
+        // grows a small vault many times over).
+        let record = state.base(for: path)
+        let vaultSizeLimit = record.map { max(ForeignVersionBudget(measuredAgainst: $0.bytes, within: limits).sizeLimit, 256 << 20) }
+            ?? FileReading.maximumSize
+        let (snapshot, bytes) = FolderSnapshot.take(of: path, on: fileSystem, naming: context.settings.copyNaming, vaultSizeLimit: vaultSizeLimit)
         defer { copiesOutstanding = reconcilerPolicy.copies != .ignore && snapshot.copies.contains { copy in
             memory.failedCopies[copy.path] != copy && !memory.reportedCopies.contains(copy.path)
         } }
@@ -190,12 +205,11 @@ public final class VaultWatcher {
         missingReported = false
         waitingForRebuild = false
         rememberCopyOpening(for: bytes, inode: fingerprint.inode)
-        let record = state.base(for: path)
         var versions = Reconciler.Versions(base: nil, disk: nil)
         if let record { versions.base = version(record.bytes, sha256: record.record.fingerprint.sha256) }
         if record?.record.fingerprint.sameContent(as: fingerprint) != true {
             do {
-                let opened = try KDBXReader.open(bytes, key: key, cachedKey: cachedKey, limits: limits)
+                let opened = try openVaultFile(bytes, baseBytes: record?.bytes)
                 cachedKey = opened.derivedKey
                 openedVersions[fingerprint.sha256] = opened
                 versions.disk = Reconciler.Version(sha256: fingerprint.sha256, vault: opened.vault)
@@ -242,7 +256,8 @@ public final class VaultWatcher {
             var refused: [(copy: CopyFile, reason: ForeignVersion.Refusal)] = []
             copyHoldsNewer = copyHoldsNewerVersions(than: disk.vault, base: base.vault, baseBytes: record?.bytes,
                                                     copies: snapshot.copies.filter { memory.failedCopies[$0.path] != $0 }, refused: &refused)
-            for (copy, reason) in refused { memory.copyFailed(copy, reason: reason) }
+            // A copy put off for the allowance is not a failed one: it is opened once there is room.
+            for (copy, reason) in refused where reason != .deferred { memory.copyFailed(copy, reason: reason) }
             if !refused.isEmpty { saveFailedCopies() }
         }
         let plan = Reconciler.plan(snapshot, versions: versions, memory: &memory, now: now, policy: reconcilerPolicy,
@@ -343,6 +358,7 @@ public final class VaultWatcher {
     /// synced, else the vault's file now; `ForeignVersionBudget(measuredAgainst:)`).
     private func foreignBudget(measuredAgainst reference: Data?) -> ForeignVersionBudget {
         ForeignVersionBudget(measuredAgainst: reference ?? (try? FileReading.readAll(atPath: path, on: fileSystem, limit: FileReading.maximumSize)), within: limits)
+            .metered(by: allowance)
     }
 
     /// The copies (path -> SHA-256) whose bytes are among `kept` (read within `budget`'s size).
@@ -362,6 +378,42 @@ public final class VaultWatcher {
     private func version(_ bytes: Data, sha256: String) -> Reconciler.Version? {
         try? openedVersion(bytes, sha256: sha256)
     }
+
+    /// The vault file's `bytes` opened. Anyone who can write into the folder can change its header
+    /// without the password, so a file whose key derivation costs other than the version this device
+    /// synced (`baseBytes`) is a version from elsewhere until it opens: held to the foreign budget
+    /// measured against that version, and refused before any derivation beyond it. Each distinct
+    /// header's key is derived once (`vaultKeys`): a file touched or rewritten with the same header is
+    /// not derived again, whether it opened or not.
+    private func openVaultFile(_ bytes: Data, baseBytes: Data?) throws -> OpenedVault {
+        let header = try KDBXReader.header(of: bytes)
+        var openLimits = limits
+        // A person's decision (`resolve --reload`) takes it with the vault's own limits.
+        if !reconcilerPolicy.takesRefusedVersion, let baseBytes, let baseHeader = try? KDBXReader.header(of: baseBytes),
+           !header.kdf.hasSameCost(as: baseHeader.kdf) {
+            openLimits = ForeignVersionBudget(measuredAgainst: baseBytes, within: limits).limits
+            do {
+                try header.kdf.check(against: openLimits)
+            } catch {
+                throw VaultFileRefusal.costlierKeyDerivation("\(error)")
+            }
+        }
+        let fingerprint = header.kdf.fingerprint
+        let derived: DerivedKey
+        if let known = vaultKeys[fingerprint] {
+            derived = known
+        } else if let cachedKey, cachedKey.kdf == header.kdf {
+            derived = cachedKey
+        } else {
+            derived = try DerivedKey(compositeKey: key, kdf: header.kdf, limits: openLimits, version: header.version)
+        }
+        if vaultKeys.count >= Self.vaultKeysKept { vaultKeys.removeAll() }
+        vaultKeys[fingerprint] = derived
+        return try KDBXReader.open(bytes, key: key, cachedKey: derived, limits: openLimits)
+    }
+
+    /// How many headers' keys are kept (a few: the vault's own, and what was planted in its place).
+    private static let vaultKeysKept = 4
 
     /// `bytes` opened with the vault's key (once per content), or why they do not open.
     private func openedVersion(_ bytes: Data, sha256: String) throws -> Reconciler.Version {
@@ -439,7 +491,7 @@ public final class VaultWatcher {
             let session = try SyncSession(context: context, onDisk: opened, bytes: bytes, fingerprint: fingerprint)
             let folded = try CopyFolding.fold(plan.fold.map(\.copy), into: session, base: opened.vault, key: key,
                                                   cachedKey: opened.derivedKey, limits: limits, dryRun: false,
-                                                  prefetched: prefetch, restoring: restoring)
+                                                  prefetched: prefetch, restoring: restoring, allowance: allowance)
             if folded.wroteVault {
                 Reconciler.wrote(session.fingerprint, in: &memory)
                 // The version written is the next check's base: kept open, not parsed again.
@@ -462,7 +514,12 @@ public final class VaultWatcher {
                     report(.conflictCopyRetired(vault: path, copy: outcome.copy, keptAs: outcome.movedTo ?? ""))
                 case .left(let copy, let reason):
                     report(.conflictCopyLeft(vault: path, copy: copy, reason: CopyFolding.Result(reason)))
+                case .waiting(let copies):
+                    report(.copiesWaiting(vault: path, copies: copies, until: allowance.nextRoom(at: Date())))
                 }
+            }
+            if folded.outcomes.contains(where: { $0.result == .deferred }) {
+                retryNotBefore = clock.now.addingTimeInterval(allowance.nextRoom(at: Date()).timeIntervalSinceNow)
             }
             return !retryLater
         } catch SaveError.changedOnDisk {

@@ -20,11 +20,15 @@ package protocol VaultChecking: AnyObject {
     /// The last check's listing held conflict copies that were neither refused and told (left until
     /// they change) nor reported: the engine looks again after `copyRecheck`, whatever the events.
     var copiesOutstanding: Bool { get }
+    /// A check that waits: not to be tried again before this time (copies put off until the vault's
+    /// allowance for opening them has room); nil: after the engine's usual wait.
+    var retryNotBefore: Date? { get }
 }
 
 extension VaultChecking {
     func prepare(copyAt path: String) {}
     var copiesOutstanding: Bool { false }
+    var retryNotBefore: Date? { nil }
 }
 
 extension VaultWatcher: VaultChecking {}
@@ -87,6 +91,11 @@ public final class WatchEngine: @unchecked Sendable {
         /// the vault is checked again this long after, event or not: a copy is never left silently
         /// because a file event was missed or a fold was put off.
         public var copyRecheck: TimeInterval = 10
+        /// How long each vault may spend opening versions from elsewhere within `foreignOpeningWindow`
+        /// (`ForeignWorkAllowance`): planted copies, however many or however often rewritten, cost no more.
+        public var foreignOpeningTime: TimeInterval = 20
+        /// The window `foreignOpeningTime` is counted in.
+        public var foreignOpeningWindow: TimeInterval = 600
         /// This device's settings, which the watchers' saves follow (backups, KDF salt rotation).
         public var device = DeviceSettings()
         /// The time the loop and the watchers read and sleep on (a test sets its own).
@@ -127,7 +136,8 @@ public final class WatchEngine: @unchecked Sendable {
                     policy: Reconciler.Policy(vault: settings.policy, copies: settings.copyPolicy, foreignCopyGrace: settings.copyGrace,
                                               rollbackHold: settings.rollbackHold, rebuildGrace: settings.rebuildGrace,
                                               takesRefusedVersion: settings.takesRefusedVersion, decidedVersion: settings.decidedVersion),
-                    clock: settings.clock, emit: emit)
+                    clock: settings.clock, allowance: ForeignWorkAllowance(seconds: settings.foreignOpeningTime, per: settings.foreignOpeningWindow),
+                    emit: emit)
             }
         }
     }
@@ -221,7 +231,8 @@ public final class WatchEngine: @unchecked Sendable {
                 // Waiting: again after `retryWait`. Failing: backing off, doubling up to the maximum.
                 let delay = count == 0 ? settings.retryWait : min(settings.retryWait * pow(2, Double(count - 1)), settings.maximumBackoff)
                 condition.lock()
-                if due[checker.path] == nil { due[checker.path] = clock.now.addingTimeInterval(delay + settings.debounce) }
+                let retry = max(clock.now.addingTimeInterval(delay + settings.debounce), checker.retryNotBefore ?? .distantPast)
+                if due[checker.path] == nil { due[checker.path] = retry }
                 condition.unlock()
             }
             condition.lock()

@@ -50,6 +50,9 @@ public enum WatchEvent: Sendable, Equatable {
     case waitingForCopy(vault: String, problem: Reconciler.Refusal, hold: Double)
     /// A sync engine is transferring the vault or a copy into the folder (its temporary files named).
     case waitingForSync(vault: String, transfers: [String])
+    /// Conflict copies wait: the vault's allowance of time for opening versions from elsewhere
+    /// (`ForeignWorkAllowance`) is spent; they are tried again once it has room, at `until`.
+    case copiesWaiting(vault: String, copies: [String], until: Date)
     /// Events were lost (the inotify queue overflowed) or a folder came back: the vault is checked again.
     case rescan(vault: String)
     /// File events cannot be used (the watch limit, say): the folders are polled.
@@ -61,7 +64,7 @@ public enum WatchEvent: Sendable, Equatable {
     public enum Kind: String, Sendable, Encodable, CaseIterable {
         case baseRecorded, conflictCopyFound, conflictCopyLeft, conflictCopyMerged, conflictCopyRetired, decisionNeeded, error,
              keyChanged, ownWriteIgnored, refused, reloaded, restored, unreadable, vaultBack, vaultMissing, rebuiltFromCopy,
-             waitingForRebuild, waitingForCopy, waitingForSync, rescan, pollingOnly, stopped
+             waitingForRebuild, waitingForCopy, waitingForSync, copiesWaiting, rescan, pollingOnly, stopped
 
         /// A problem: reported once until something else happens, and the engine backs off.
         public var isProblem: Bool { self == .error || self == .unreadable }
@@ -89,6 +92,7 @@ public enum WatchEvent: Sendable, Equatable {
         case .waitingForRebuild: .waitingForRebuild
         case .waitingForCopy: .waitingForCopy
         case .waitingForSync: .waitingForSync
+        case .copiesWaiting: .copiesWaiting
         case .rescan: .rescan
         case .pollingOnly: .pollingOnly
         case .stopped: .stopped
@@ -102,7 +106,8 @@ public enum WatchEvent: Sendable, Equatable {
              .conflictCopyMerged(let vault, _, _, _, _), .conflictCopyRetired(let vault, _, _), .decisionNeeded(let vault, _),
              .error(let vault, _), .keyChanged(let vault), .ownWriteIgnored(let vault), .refused(let vault, _, _),
              .reloaded(let vault, _), .restored(let vault, _), .unreadable(let vault, _), .vaultBack(let vault),
-             .vaultMissing(let vault), .rebuiltFromCopy(let vault, _), .waitingForRebuild(let vault, _, _), .waitingForCopy(let vault, _, _), .waitingForSync(let vault, _), .rescan(let vault):
+             .vaultMissing(let vault), .rebuiltFromCopy(let vault, _), .waitingForRebuild(let vault, _, _), .waitingForCopy(let vault, _, _), .waitingForSync(let vault, _), .rescan(let vault),
+             .copiesWaiting(let vault, _, _):
             vault
         case .pollingOnly, .stopped:
             ""
@@ -150,6 +155,8 @@ public enum WatchEvent: Sendable, Equatable {
             "\(problem); waiting up to \(Int(hold)) s for a conflict copy that holds the newer versions"
         case .waitingForSync(_, let transfers):
             "a sync engine is transferring \(transfers.joined(separator: ", ")); waiting until it is done"
+        case .copiesWaiting(_, let copies, let until):
+            "\(copies.count) conflict cop\(copies.count == 1 ? "y waits" : "ies wait") until \(ISO8601DateFormatter().string(from: until)): opening versions from elsewhere took this vault's allowance of time (copies planted to keep the computer busy cannot)"
         case .rescan: "inotify queue overflowed; checking again"
         case .pollingOnly(let reason): reason
         case .stopped: "the watch was stopped"

@@ -1,0 +1,14 @@
+/// Why the watcher does not open the vault file itself.
+public enum VaultFileRefusal: Error, Sendable, CustomStringConvertible {
+    /// Its key derivation changed since this device synced it and is beyond the budget for versions
+    /// from elsewhere (someone with access to the folder can raise it without the password).
+    case costlierKeyDerivation(String)
+
+    public var description: String {
+        switch self {
+        case .costlierKeyDerivation(let reason):
+            "its key derivation changed since this device last synced it and is far costlier (\(reason)); not derived "
+                + "(if you strengthened it yourself, `mypass-sync resolve VAULT --reload` takes it on this device)"
+        }
+    }
+}
