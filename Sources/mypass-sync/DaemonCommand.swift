@@ -44,7 +44,8 @@ struct DaemonCommand: Command {
         vault whose key changed or whose file cannot be read does not stop the others), obtains each vault's
         credentials once, serves the control socket $XDG_RUNTIME_DIR/mypass-sync/daemon.sock (its folder 0700; a peer
         of another user is refused), sends desktop notices (app name mypass-sync: a conflict copy merged, a decision
-        needed, a refusal, an error; a burst of copies is one notice; never a value), rereads the configuration on
+        needed, a refusal, an error; the copies of a burst, merged or not, are one notice of at most 1,000
+        characters, names cut and controls escaped; never a value), rereads the configuration on
         SIGHUP, and on SIGTERM finishes a write in progress and exits 0. contrib/systemd/mypass-sync.service runs it
         as a user service.
 

@@ -12,7 +12,8 @@ struct GitCommand: Command {
     let arguments = """
           merge-driver            After `--`, git's %O %A %B %P: the result is written into <current> only when the merge
                                   succeeded; exit 0 merged, 1 not merged (git then marks a conflict).
-          textconv                A stable line-per-property text of the vault (protected values masked); a version that
+          textconv                A stable line-per-property text of the vault (the password and every secret field
+                                  masked whatever its flag, attachments by size); a version that
                                   cannot be opened gives one line saying why, exit 0, so `git log -p` goes on.
           install                 Adds `\(GitSetup.attributesLine)` to .gitattributes and the driver and
                                   textconv to the repository's (or, with --global, your) git settings.
