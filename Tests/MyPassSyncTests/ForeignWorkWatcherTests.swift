@@ -25,36 +25,62 @@ struct ForeignWorkWatcherTests {
         try KDBXWriter.serialize(changed, settings: settings, key: Workspace.key).file.write(to: workspace.directory.appendingPathComponent(name))
     }
 
-    @Test("with the allowance spent by the first copy, the others wait, told once; once the window has room they are folded")
+    /// Writes junk under a conflict name: the vault's bytes with its payload's last bytes flipped
+    /// (what anyone can plant without the password: it never opens).
+    private func plantJunk(_ workspace: Workspace, index: Int) throws {
+        var bytes = [UInt8](try workspace.bytes())
+        for offset in 1...16 { bytes[bytes.count - offset] ^= 0xA5 }
+        try Data(bytes).write(to: workspace.directory.appendingPathComponent("vault.sync-conflict-20261204-10102\(index)-JUNKJU\(index).kdbx"))
+    }
+
+    @Test("junk that fails to open spends the allowance; then every copy waits, told once; once the window has room the junk is left and the real copy folded")
     func copiesWaitForRoom() throws {
         let workspace = try Workspace()
         defer { workspace.remove() }
         let events = Mutex<[WatchEvent]>([])
-        // Any opening spends this allowance; the window is short so that the test sees it refill.
-        let allowance = ForeignWorkAllowance(seconds: 0.000_001, per: 3)
+        // Any failed opening spends this allowance; the window is short so that the test sees it refill.
+        let allowance = ForeignWorkAllowance(seconds: 0.000_001, per: 2)
         let watcher = VaultWatcher(context: VaultContext(path: workspace.vaultPath, key: Workspace.key, limits: .standard, state: workspace.state),
                                    policy: Reconciler.Policy(), allowance: allowance) { event in events.withLock { $0.append(event) } }
         #expect(watcher.check())
-        for index in 1...4 { try plantCopy(workspace, index: index) }
+        for index in 1...3 { try plantJunk(workspace, index: index) }
         #expect(!watcher.check(), "copies put off: the check waits")
-        let kinds = events.withLock { $0.map(\.kind) }
-        #expect(kinds.filter { $0 == .conflictCopyMerged }.count == 1, "one copy opened within the allowance: \(kinds)")
+        var kinds = events.withLock { $0.map(\.kind) }
+        #expect(kinds.filter { $0 == .conflictCopyLeft }.count == 1, "one junk copy opened within the allowance: \(kinds)")
         guard case .copiesWaiting(_, let waiting, let until)? = events.withLock({ $0.first { $0.kind == .copiesWaiting } }) else {
             Issue.record("not told: \(kinds)"); return
         }
-        #expect(waiting.count == 3 && until > Date(), "\(waiting), \(until)")
+        #expect(waiting.count == 2 && until > Date(), "\(waiting), \(until)")
         #expect(watcher.retryNotBefore.map { $0 > Date().addingTimeInterval(1) } == true, "retried before the window has room")
+        // A real copy arriving meanwhile waits too, and nobody is told twice.
+        try plantCopy(workspace, index: 1)
         #expect(!watcher.check())
         #expect(events.withLock { $0.filter { $0.kind == .copiesWaiting }.count } == 1, "told again while still waiting")
-        // Once the window has room, one more copy is opened per opening that fits (here: one each time).
         var rounds = 0
-        while events.withLock({ $0.filter { $0.kind == .conflictCopyMerged }.count }) < 4 && rounds < 12 {
+        while !(events.withLock({ $0.contains { $0.kind == .conflictCopyMerged } }) && events.withLock({ $0.filter { $0.kind == .conflictCopyLeft }.count }) == 3),
+              rounds < 12 {
             Thread.sleep(until: max(Date(), allowance.nextRoom(at: Date())).addingTimeInterval(0.05))
             _ = watcher.check()
             rounds += 1
         }
+        kinds = events.withLock { $0.map(\.kind) }
+        #expect(kinds.filter { $0 == .conflictCopyLeft }.count == 3 && kinds.contains(.conflictCopyMerged), "\(kinds)")
         let titles = try KDBXReader.open(try workspace.bytes(), key: Workspace.key).vault.root.entries.map(\.title)
-        #expect((1...4).allSatisfy { titles.contains("Planted \($0)") }, "\(titles)")
-        #expect(try workspace.strayFiles().filter { $0.contains("sync-conflict") }.isEmpty, "a copy was left")
+        #expect(titles.contains("Planted 1"), "\(titles)")
+    }
+
+    @Test("copies that open are not counted: four real copies with their own key derivations fold at once under a spent-looking allowance")
+    func openingCopiesNotCounted() throws {
+        let workspace = try Workspace()
+        defer { workspace.remove() }
+        let events = Mutex<[WatchEvent]>([])
+        let allowance = ForeignWorkAllowance(seconds: 0.000_001, per: 600)
+        let watcher = VaultWatcher(context: VaultContext(path: workspace.vaultPath, key: Workspace.key, limits: .standard, state: workspace.state),
+                                   policy: Reconciler.Policy(), allowance: allowance) { event in events.withLock { $0.append(event) } }
+        #expect(watcher.check())
+        for index in 1...4 { try plantCopy(workspace, index: index) }
+        #expect(watcher.check())
+        #expect(events.withLock { $0.filter { $0.kind == .conflictCopyMerged }.count } == 4, "\(events.withLock { $0.map(\.kind) })")
+        #expect(allowance.admits(at: Date()))
     }
 }

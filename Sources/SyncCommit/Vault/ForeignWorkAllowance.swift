@@ -1,11 +1,13 @@
 public import Foundation
 internal import Synchronization
 
-/// How much time one vault may spend opening versions from elsewhere (deriving their keys, inflating
-/// and parsing them) within a sliding window: the per-version budget (`ForeignVersionBudget`) bounds
-/// one planted copy, this bounds them together and over time — eight copies each at the per-copy
-/// maximum, or one copy rewritten every fraction of a second, cost at most `seconds` per `window`,
-/// after which copies wait (`ForeignVersion.Refusal.deferred`) until the window has room again.
+/// How much time one vault may spend on versions from elsewhere that fail to open (deriving their
+/// keys, inflating and parsing them) within a sliding window: the per-version budget
+/// (`ForeignVersionBudget`) bounds one planted copy, this bounds them together and over time — eight
+/// copies each at the per-copy maximum, or one copy rewritten every fraction of a second, cost at
+/// most `seconds` per `window`, after which copies wait (`ForeignVersion.Refusal.deferred`) until the
+/// window has room again. A version that opens is not counted: it was made with the vault's key,
+/// which junk planted by someone without it never is.
 /// Shared by the threads that open a vault's copies (the check and the copies opened ahead).
 public final class ForeignWorkAllowance: Sendable {
     /// The time that counts.
