@@ -101,6 +101,8 @@ public final class VaultDaemon: Sendable {
                     outcome.added.append(wanted.path)
                 }
                 let vault = WatchedVault(wanted)
+                // A pause is a person's decision: it outlives the daemon until `resume`.
+                vault.paused = VaultPause(state: state, vaultPath: DurableFile.canonicalPath(wanted.path, on: state.fileSystem)).isPaused
                 start.append(vault)
                 kept.append(vault)
             }
@@ -166,9 +168,15 @@ public final class VaultDaemon: Sendable {
     }
 
     /// Pauses `path`: its engine stops after the check in progress; nothing is read or written
-    /// until `resume` (which checks it at once, so what happened meanwhile is seen then).
+    /// until `resume` (which checks it at once, so what happened meanwhile is seen then). The pause is
+    /// kept in the sync state (`VaultPause`): a restarted daemon keeps the vault paused.
     public func pause(_ path: String) throws(ControlFailure) {
         let vault = try vault(path)
+        do {
+            try VaultPause(state: state, vaultPath: DurableFile.canonicalPath(vault.path, on: state.fileSystem)).pause()
+        } catch {
+            throw .decisionFailed("\(path): the pause could not be kept in the sync state: \(error)")
+        }
         vault.paused = true
         vault.stop()
         vault.waitUntilStopped()
@@ -177,6 +185,11 @@ public final class VaultDaemon: Sendable {
     /// Resumes `path` (a vault whose credentials failed tries them again).
     public func resume(_ path: String) throws(ControlFailure) {
         let vault = try vault(path)
+        do {
+            try VaultPause(state: state, vaultPath: DurableFile.canonicalPath(vault.path, on: state.fileSystem)).resume()
+        } catch {
+            throw .decisionFailed("\(path): the pause could not be ended in the sync state: \(error)")
+        }
         vault.paused = false
         start(vault)
     }

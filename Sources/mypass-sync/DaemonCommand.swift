@@ -56,7 +56,8 @@ struct DaemonCommand: Command {
         written through (an error event and notice, once) until a regular file is in its place again.
 
         status, pause, resume and decide ask the running daemon; with none running they fail with exit 7. A paused
-        vault is neither read nor written until resumed. decide answers a vault under --policy ask: reload takes the
+        vault is neither read nor written until resumed, also by a daemon started again (the pause is kept in the
+        sync state). decide answers a vault under --policy ask: reload takes the
         disk's version, overwrite writes this device's over it (the disk's kept as a backup), merge merges them. It
         also answers a version the watcher refused under any policy: for a rollback to an older version merge puts
         this device's newer values back into it, reload takes it as it is, overwrite writes this device's over it;
