@@ -1,5 +1,4 @@
 internal import MyPassCore
-internal import KDBXFormat
 internal import MyPassSync
 
 /// The entry point: picks the command, runs it, and is the one place that turns errors into

@@ -50,6 +50,12 @@ struct ListCommand: Command {
     let usage = "mypass-sync ls <vault> [<group>] [-R] [credentials]"
     let recursive = Flag("--recursive", "-R", help: "List subgroups too.")
     let editing = EditingOptions()
+    var notes: String {
+        """
+        A group ends in /. A title or group name holding / or \\ is printed with it escaped, \\/ and \\\\, as an
+        entry path is written in every command: an entry titled "a/b" in /Internet is `show VAULT '/Internet/a\\/b'`.
+        """
+    }
 
     func run(arguments: [String], output: inout StandardStreams) throws -> ExitCode {
         let parsed = try parse(arguments, count: 1...2)
