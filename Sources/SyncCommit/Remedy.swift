@@ -13,6 +13,9 @@ public enum Remedy: Sendable, Equatable {
     case sshKeyLogin
     /// Raise the cap on the KDF's memory, if the file is trusted.
     case raiseKDFMemoryCap
+    /// Open the vault once with its own limits (its version becomes this device's base), if its
+    /// size or key derivation was changed on purpose.
+    case takeVaultAsBase
 }
 
 /// An error that knows what a person can do about it.

@@ -1,7 +1,8 @@
 internal import Foundation
 public import SyncCommit
-internal import KDBXFormat
+public import KDBXFormat
 public import SyncFiles
+public import SyncState
 internal import SyncCredentials
 internal import MyPassCrypto
 
@@ -61,15 +62,22 @@ public struct CredentialReference: Sendable, Equatable {
         return nil
     }
 
-    /// The vault at `path` on `fileSystem` read and opened with the credentials these references give
-    /// (the one way every command opens a vault: `VaultFile.read`, then `unlock`); the credentials, to be kept.
-    public func open(_ path: String, on fileSystem: FileSystem) throws -> (file: VaultFile, credentials: VaultCredentials) {
-        let file = try VaultFile.read(path, on: fileSystem)
+    /// The vault at `vaultPath` checked with the credentials these references give, on `standIn`
+    /// (the vault, or the copy standing in for it while it is missing): read under the rule for a
+    /// credential check (`VaultFile.readForCredentialCheck`: the budget for versions from elsewhere,
+    /// measured against the base in `state`, where it applies; else `limits`), then opened; the
+    /// credentials, to be kept.
+    public func open(
+        _ vaultPath: String, standIn: String, state: SyncStateStore, limits: ResourceLimits = .standard, on fileSystem: FileSystem
+    ) throws -> (file: VaultFile, credentials: VaultCredentials) {
+        let checked = try VaultFile.readForCredentialCheck(vault: vaultPath, standIn: standIn, state: state, limits: limits, on: fileSystem)
+        let file = checked.file
         let keyFileBytes = try keyFile.map { try FileReading.readAll(atPath: $0, on: fileSystem) }
         let component = try challengeResponseComponent()
         switch password {
         case .keyring:
-            let found = try DesktopKeyring.unlock(file, keyFile: keyFileBytes, challengeResponse: component)
+            let found = try DesktopKeyring.unlock(file, keyFile: keyFileBytes, challengeResponse: component,
+                                                  candidates: checked.derivations(atMost: DesktopKeyring.maximumCandidates))
             return (file, found.credentials)
         case .command(let line):
             let plain = try VaultCredentials(password: try PasswordCommand(line).password(), keyFile: keyFileBytes)

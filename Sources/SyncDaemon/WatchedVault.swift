@@ -56,7 +56,7 @@ final class WatchedVault: Sendable {
                 }
                 finished.leave()
             }
-            guard let credentials = obtainCredentials(on: state.fileSystem, naming: device.copyNaming, onEvent: onEvent) else { return }
+            guard let credentials = obtainCredentials(state: state, naming: device.copyNaming, onEvent: onEvent) else { return }
             var settings = configuration.engineSettings
             settings.device = device
             // A version refused before this start (then a decision failed, a pause, a reread) was held
@@ -79,15 +79,21 @@ final class WatchedVault: Sendable {
     }
 
     /// The credentials, obtained once (the vault, or while a sync engine has renamed both versions
-    /// aside, one of those copies named as `naming` says, stands for it).
-    private func obtainCredentials(on fileSystem: FileSystem, naming: ConflictCopies.Naming, onEvent: @Sendable (WatchEvent) -> Void)
+    /// aside, one of those copies named as `naming` says, stands for it), checked on a file read
+    /// under the rule for a credential check against the base in `state`.
+    private func obtainCredentials(state: SyncStateStore, naming: ConflictCopies.Naming, onEvent: @Sendable (WatchEvent) -> Void)
         -> (key: VaultCredentials, limits: ResourceLimits)? {
         if let kept = shared.withLock({ $0.credentials }) { return kept }
         do {
-            let opened = try configuration.credentials.open(VaultWatcher.standIn(for: path, on: fileSystem, naming: naming), on: fileSystem)
-            let obtained = (opened.credentials, opened.file.limits)
+            let standIn = VaultWatcher.standIn(for: path, on: state.fileSystem, naming: naming)
+            let limits = ResourceLimits.standard
+            let opened = try configuration.credentials.open(path, standIn: standIn, state: state, limits: limits, on: state.fileSystem)
+            let obtained = (opened.credentials, limits)
             shared.withLock { $0.credentials = obtained }
             return obtained
+        } catch let refusal as CredentialCheckRefusal {
+            onEvent(.error(vault: path, message: "the configured credentials were not checked: \(refusal)"))
+            return nil
         } catch {
             onEvent(.error(vault: path, message: "the configured credentials do not open the vault: \(error)"))
             return nil

@@ -124,6 +124,9 @@ enum CommandLineTool {
         case .serverCredentialsInNetrc: "Put the server's credentials in ~/.netrc or a file given with --netrc-file."
         case .sshKeyLogin: "SFTP logs in with SSH keys: ssh-agent or --identity."
         case .raiseKDFMemoryCap: "If you trust this file, raise the cap with --max-kdf-memory <bytes>."
+        case .takeVaultAsBase:
+            "If the vault was changed on purpose, open it once with `mypass-sync ls <vault>` (same --state-dir): the version it opens "
+                + "becomes this device's base."
         case nil: nil
         }
     }

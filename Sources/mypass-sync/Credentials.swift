@@ -36,13 +36,34 @@ struct CredentialOptions: OptionGroup {
         try VaultFile.read(path, on: CommandFileSystem.current, maximumKDFMemory: parsed[maxKDFMemory])
     }
 
+    /// The caps for a vault the user opens: the defaults, with `--max-kdf-memory` when given.
+    func limits(_ parsed: ParsedArguments) -> ResourceLimits {
+        var limits = ResourceLimits.standard
+        if let memory = parsed[maxKDFMemory] { limits.maximumArgon2MemoryBytes = memory }
+        return limits
+    }
+
+    /// The credentials for a watched vault, checked on `standIn` (the vault, or the copy standing in
+    /// for it while it is missing) read under the library's rule for that check: held to the budget
+    /// for versions from elsewhere where it applies, before any password is asked for, and no more
+    /// keyring candidates derived than fit it.
+    func credentials(_ parsed: ParsedArguments, forWatching vault: String, standIn: String, state: SyncStateStore, command: String)
+        throws -> VaultCredentials {
+        let checked = try VaultFile.readForCredentialCheck(vault: vault, standIn: standIn, state: state, limits: limits(parsed),
+                                                           on: CommandFileSystem.current)
+        if parsed[passwordFrom] == .keyring {
+            try checkSources(parsed, command: command)
+            return try keyringUnlock(parsed, file: checked.file, candidates: checked.derivations(atMost: DesktopKeyring.maximumCandidates))
+                .credentials
+        }
+        return try typedCredentials(parsed, for: checked.file.path, command: command)
+    }
+
     /// A version of a vault that did not come from this device (a git blob) opened with the
     /// credentials, within the budget for versions with nothing to measure against: its KDF checked
     /// before any password is asked for, and no more keyring candidates derived than fit it.
     func unlockForeign(_ parsed: ParsedArguments, path: String, command: String) throws -> UnlockedVault {
-        var limits = ResourceLimits.standard
-        if let memory = parsed[maxKDFMemory] { limits.maximumArgon2MemoryBytes = memory }
-        let budget = ForeignVersionBudget.withoutReference(within: limits)
+        let budget = ForeignVersionBudget.withoutReference(within: limits(parsed))
         let file = try VaultFile.read(path, on: CommandFileSystem.current, within: budget)
         if parsed[passwordFrom] == .keyring {
             try checkSources(parsed, command: command)

@@ -168,7 +168,8 @@ struct DaemonCommand: Command {
         vault.rebuildGrace = parsed[rebuildGrace] ?? vault.rebuildGrace
         vault.notices = (parsed[notify] ?? .on) == .on
         var configuration = try configurationToEdit()
-        _ = try vault.credentials.open(path, on: CommandFileSystem.current)  // They must open it (exit 3 otherwise, nothing added).
+        // They must open it (exit 3 otherwise, nothing added).
+        _ = try vault.credentials.open(path, standIn: path, state: stateOptions.state(parsed), on: CommandFileSystem.current)
         // Configured already, perhaps under another spelling: that section is updated, never a second one added.
         let existing = configuration.vault(sameFileAs: path, on: CommandFileSystem.current)
         let replacing = existing != nil

@@ -26,9 +26,12 @@ struct WatchCommand: Command {
     func run(arguments: [String], output: inout StandardStreams) throws -> ExitCode {
         let parsed = try parse(arguments, count: 1...Int.max)
         let device = try DeviceSettings.load()
-        // Checked before the password (a vault that rclone bisync renamed aside: one of its copies).
-        let first = try credentials.read(parsed, path: VaultWatcher.standIn(for: parsed.positionals[0], on: CommandFileSystem.current, naming: device.copyNaming))
-        let vaultCredentials = try credentials.credentials(parsed, for: first.path, command: name)  // Asked once.
+        let state = try stateOptions.state(parsed)
+        // Checked before the password (a vault that rclone bisync renamed aside: one of its copies). Asked once.
+        let vault = parsed.positionals[0]
+        let vaultCredentials = try credentials.credentials(
+            parsed, forWatching: vault, standIn: VaultWatcher.standIn(for: vault, on: CommandFileSystem.current, naming: device.copyNaming),
+            state: state, command: name)
         var settings = WatchEngine.Settings()
         settings.policy = parsed[policy] ?? settings.policy
         settings.copyPolicy = parsed[copyPolicy] ?? settings.copyPolicy
@@ -43,8 +46,8 @@ struct WatchCommand: Command {
             settings.rollbackHold = 0
         }
         let printer = EventPrinter(json: parsed[json])
-        let engine = WatchEngine(vaults: parsed.positionals, credentials: vaultCredentials, limits: first.limits,
-                                 state: try stateOptions.state(parsed), settings: settings) { printer.print($0) }
+        let engine = WatchEngine(vaults: parsed.positionals, credentials: vaultCredentials, limits: credentials.limits(parsed),
+                                 state: state, settings: settings) { printer.print($0) }
         if parsed[once] {
             engine.runOnce()
             return printer.worstProblem ?? .success

@@ -31,9 +31,12 @@ public struct VaultFile: Sendable {
 
     /// Reads a version of a vault that did not come from this device (a git blob for textconv) once,
     /// within `budget` (`ForeignVersion`): its size before reading, its KDF before any password is
-    /// asked for; every open of it is held to the budget's caps.
-    public static func read(_ path: String, on fileSystem: FileSystem = .real, within budget: ForeignVersionBudget) throws -> VaultFile {
-        let (bytes, fingerprint) = try ForeignVersion.read(atPath: path, on: fileSystem, followSymlinks: true, budget: budget)
+    /// asked for; every open of it is held to the budget's caps. A symlink is followed only when
+    /// `followSymlinks` (a file the user named, not one found in a synced folder).
+    public static func read(
+        _ path: String, on fileSystem: FileSystem = .real, within budget: ForeignVersionBudget, followSymlinks: Bool = true
+    ) throws -> VaultFile {
+        let (bytes, fingerprint) = try ForeignVersion.read(atPath: path, on: fileSystem, followSymlinks: followSymlinks, budget: budget)
         let header = try KDBXReader.header(of: bytes)
         try header.kdf.check(against: budget.limits)
         return VaultFile(path: path, fingerprint: fingerprint, bytes: bytes, header: header, limits: budget.limits, fileSystem: fileSystem)
