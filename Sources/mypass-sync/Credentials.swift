@@ -2,7 +2,6 @@ internal import Foundation
 internal import MyPassCore
 internal import MyPassCrypto
 internal import MyPassSync
-internal import KDBXFormat
 
 /// Where a password may come from besides standard input and the prompt.
 enum PasswordStore: String, CaseIterable, Sendable {
@@ -37,10 +36,8 @@ struct CredentialOptions: OptionGroup {
     }
 
     /// The caps for a vault the user opens: the defaults, with `--max-kdf-memory` when given.
-    func limits(_ parsed: ParsedArguments) -> ResourceLimits {
-        var limits = ResourceLimits.standard
-        if let memory = parsed[maxKDFMemory] { limits.maximumArgon2MemoryBytes = memory }
-        return limits
+    func limits(_ parsed: ParsedArguments) -> VaultLimits {
+        VaultFile.userLimits(maximumKDFMemory: parsed[maxKDFMemory])
     }
 
     /// The credentials for a watched vault, checked on `standIn` (the vault, or the copy standing in
@@ -208,7 +205,7 @@ struct ChallengeResponseOptions: OptionGroup {
     }
 
     /// The component the options name (nil: none); at most one.
-    func component(_ parsed: ParsedArguments) throws -> (any ChallengeResponse)? {
+    func component(_ parsed: ParsedArguments) throws -> (any ChallengeResponseComponent)? {
         let chosen = [parsed[yubikey] != nil, parsed[secret] != nil, parsed[command] != nil].filter { $0 }.count
         guard chosen <= 1 else {
             throw CommandLineError.usage(message: "--yubikey, --challenge-response-secret and --challenge-response-command exclude each other",

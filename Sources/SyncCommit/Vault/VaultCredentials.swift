@@ -29,3 +29,7 @@ public struct VaultCredentials: Sendable {
         VaultCredentials(key: key.adding(challengeResponse))
     }
 }
+
+/// A challenge-response component of a vault's key (a YubiKey slot, a secret, a command), as the
+/// commands pass it around.
+public typealias ChallengeResponseComponent = ChallengeResponse

@@ -24,9 +24,14 @@ public struct VaultFile: Sendable {
     /// Reads `path` on `fileSystem` once and checks its header and KDF against `limits` (default
     /// caps, with `maximumKDFMemory` when given).
     public static func read(_ path: String, on fileSystem: FileSystem = .real, maximumKDFMemory: UInt64? = nil) throws -> VaultFile {
+        try read(path, on: fileSystem, limits: userLimits(maximumKDFMemory: maximumKDFMemory))
+    }
+
+    /// The caps for a vault the user opens: the defaults, with `maximumKDFMemory` when given.
+    public static func userLimits(maximumKDFMemory: UInt64?) -> VaultLimits {
         var limits = ResourceLimits.standard
         if let maximumKDFMemory { limits.maximumArgon2MemoryBytes = maximumKDFMemory }
-        return try read(path, on: fileSystem, limits: limits)
+        return limits
     }
 
     /// Reads a version of a vault that did not come from this device (a git blob for textconv) once,
@@ -129,3 +134,6 @@ public struct VaultCopy: Sendable {
         return copy
     }
 }
+
+/// The caps a vault is opened within (KDF cost, payload size), as the commands pass them around.
+public typealias VaultLimits = ResourceLimits
