@@ -26,19 +26,22 @@ public struct DesktopNotice: Sendable, Equatable {
     /// A notice about `vault`; `summary` and `body` are made inert (`InertText`: no line break,
     /// control or bidirectional override of a name reaches the server raw) and cut to their maximum.
     public init(vault: String, summary: String, body: String, urgency: Urgency, actions: [SyncSession.Decision]) {
+        self.init(vault: vault, summary: summary, bodyLines: [body], urgency: urgency, actions: actions)
+    }
+
+    /// A notice whose body is `bodyLines`, each made inert on its own (a line break inside one is
+    /// escaped like any other control) and shown on a line of its own; the whole cut to its maximum.
+    public init(vault: String, summary: String, bodyLines: [String], urgency: Urgency, actions: [SyncSession.Decision]) {
         self.vault = vault
         self.summary = InertText.escaped(summary, limit: Self.maximumSummaryLength)
-        self.body = Self.bounded(body)
+        self.body = Self.bounded(bodyLines)
         self.urgency = urgency
         self.actions = actions
     }
 
-    /// `body` with each line made inert (the lines the planner writes are kept apart) and the whole cut.
-    private static func bounded(_ body: String) -> String {
-        let lines = body.split(separator: "\n", omittingEmptySubsequences: false).map { InertText.escaped(String($0)) }
-        let joined = lines.joined(separator: "\n")
+    private static func bounded(_ lines: [String]) -> String {
+        let joined = lines.map { InertText.escaped($0) }.joined(separator: "\n")
         guard joined.count > maximumBodyLength else { return joined }
         return String(joined.prefix(maximumBodyLength - 1)) + "…"
     }
 }
-

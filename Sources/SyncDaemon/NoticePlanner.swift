@@ -167,7 +167,7 @@ public struct NoticePlanner: Sendable {
                            : burst.left == 1 ? "a conflict copy was not merged" : "\(burst.left) conflict copies were not merged")
             body.append("Not merged (\(burst.leftReasons.sorted().joined(separator: ", "))): " + burst.leftNames.text)
         }
-        return DesktopNotice(vault: vault, summary: "\(fileName(vault)): " + summary.joined(separator: ", "), body: body.joined(separator: "\n"),
+        return DesktopNotice(vault: vault, summary: "\(fileName(vault)): " + summary.joined(separator: ", "), bodyLines: body,
                              urgency: burst.left > 0 ? .critical : .normal, actions: [])
     }
 }

@@ -294,6 +294,8 @@ struct DaemonConfigurationTests {
             for notice in planner.due(at: now) {
                 #expect(notice.body.count <= DesktopNotice.maximumBodyLength && !notice.body.unicodeScalars.contains { $0 != "\n" && hostile.prefix(7).contains($0) },
                         "seed \(seed): \(notice.body.prefix(200))")
+                // One line for the merged copies, one for those not merged: a name's line break never makes another.
+                #expect(notice.body.split(separator: "\n", omittingEmptySubsequences: false).count <= 2, "seed \(seed): a forged line: \(notice.body.prefix(300))")
                 #expect(!notice.summary.unicodeScalars.contains { hostile.prefix(7).contains($0) }, "seed \(seed)")
                 #expect(collectedSince.removeValue(forKey: notice.vault) != nil, "seed \(seed): two notices for one burst of \(notice.vault)")
             }
