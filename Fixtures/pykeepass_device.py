@@ -114,6 +114,9 @@ def apply(kp, op, when):
         group = find_group(kp, op["group"])
         kp.move_group(group, find_group(kp, op["to"]))
         moved(group, when)
+        if op.get("touch"):
+            # As KeePass 2 does: the move bumps the group's LastModificationTime too.
+            touch(group, when)
     elif kind == "renameGroup":
         group = find_group(kp, op["group"])
         group.name = op["name"]

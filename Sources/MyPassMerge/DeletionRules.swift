@@ -16,27 +16,36 @@ struct DeletionRules {
         case keptInRecycleBin(deletedAt: Timestamp)
     }
 
-    /// Entry `present`, which `other` does not hold. With an ancestor the outcome depends only on
-    /// whether `present` changed since it, never on how its change and the deletion are timed: a
-    /// deletion of a changed entry never saw that change, so the entry goes to the recycle bin with
-    /// it, whichever device's edit meets the deletion first (three devices converge and no edit is
-    /// lost). Without an ancestor, KeePass's time rule.
+    /// Entry `present`, which `other` does not hold. With an ancestor: unchanged since it, deleted; a
+    /// change newer than the deletion keeps it where that change left it (restored); an older change
+    /// the deletion never saw sends it to the recycle bin with it. Without an ancestor, KeePass's time
+    /// rule.
     func entry(_ present: VaultIndex.EntryRecord, absentFrom other: VaultIndex, newestThere: () -> Timestamp) -> Outcome {
         let ancestor = base?.entries[present.entry.uuid]
-        // Edited or moved since the ancestor: a change the deleting side never saw.
-        let changed = ancestor.map { Self.edited(present.entry, since: $0.entry) || present.parent != $0.parent } ?? false
+        // Edited or moved since the ancestor (also moved away and back, MERGE.md rule 14): a change the
+        // deleting side never saw.
+        let changed = ancestor.map {
+            Self.edited(present.entry, since: $0.entry) || present.parent != $0.parent
+                || present.entry.times.locationChanged > $0.entry.times.locationChanged
+        } ?? false
         if let deletedAt = other.tombstones[present.entry.uuid] {
             guard ancestor != nil else {
                 return deletedAt <= Self.lastChange(of: present.entry.times) ? .kept : .deleted(certainDropAt: nil)
             }
-            return changed ? .keptInRecycleBin(deletedAt: deletedAt) : .deleted(certainDropAt: nil)
+            return changed ? Self.keptAgainst(deletionAt: deletedAt, of: present) : .deleted(certainDropAt: nil)
         }
         guard baseIsCertain, let ancestor else { return .kept }  // Absence is not deletion.
         // Dropped without a tombstone from a certain base, timed from the version the dropping side
         // saw (the same time whichever device the drop reaches this entry through).
         let droppedAt = Self.dropTime(after: Self.lastChange(of: changed ? ancestor.entry.times : present.entry.times),
                                       newestThere: newestThere())
-        return changed ? .keptInRecycleBin(deletedAt: droppedAt) : .deleted(certainDropAt: droppedAt)
+        return changed ? Self.keptAgainst(deletionAt: droppedAt, of: present) : .deleted(certainDropAt: droppedAt)
+    }
+
+    /// An entry changed since the ancestor, deleted at `deletedAt` on the other side (MERGE.md rule 7):
+    /// a change newer than the deletion keeps it in place; an older one goes to the recycle bin.
+    static func keptAgainst(deletionAt deletedAt: Timestamp, of present: VaultIndex.EntryRecord) -> Outcome {
+        lastChange(of: present.entry.times) > deletedAt ? .kept : .keptInRecycleBin(deletedAt: deletedAt)
     }
 
     /// The tombstone time for group `present` when `other` dropped it without one from a certain base

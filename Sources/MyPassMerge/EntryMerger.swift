@@ -53,40 +53,53 @@ struct EntryMerger {
 
     private typealias Pick = ThreeWay<Entry>.Pick
 
-    private var threeWay: ThreeWay<Entry> {
-        ThreeWay(ancestor: ancestor, local: local, remote: remote, localActive: localActive, remoteActive: remoteActive,
-                 conflictRule: .conflictFieldChangedLater)
-    }
-
-    private func pick<T: Equatable>(_ value: (Entry) -> T) -> Pick {
-        threeWay.pick(value)
+    /// The three-way choice, with each side's history items newer than the ancestor (to see a value
+    /// changed back to the ancestor's, MERGE.md rule 14).
+    private func makeThreeWay() -> ThreeWay<Entry> {
+        var threeWay = ThreeWay(ancestor: ancestor, local: local, remote: remote, localActive: localActive, remoteActive: remoteActive,
+                                conflictRule: .conflictFieldChangedLater)
+        if let since = ancestor?.times.lastModified {
+            threeWay.localEarlier = local.history.filter { $0.times.lastModified > since }
+            threeWay.remoteEarlier = remote.history.filter { $0.times.lastModified > since }
+        }
+        return threeWay
     }
 
     /// The side whose line already holds every version of the other — its current version and every
-    /// item of its history its limit (`maxItems`) left room for: its version is the merge, history
-    /// included. Nil when each side has something new (a history item the other lacks is something
-    /// new: taking the other whole would lose it).
-    func containingSide(maxItems: Int) -> Entry? {
-        if local.times.lastModified >= remote.times.lastModified, holdsEveryVersion(of: remote, in: local, maxItems: maxItems),
-           !cleanedHistory(remote) {
+    /// item of its history its limits left room for: its version is the merge, history included. Nil
+    /// when each side has something new (a history item the other lacks is something new: taking the
+    /// other whole would lose it).
+    func containingSide(maxItems: Int, maxSize: Int64, binarySize: (BinaryID) -> Int) -> Entry? {
+        if local.times.lastModified >= remote.times.lastModified,
+           holdsEveryVersion(of: remote, in: local, maxItems: maxItems, maxSize: maxSize, binarySize: binarySize), !cleanedHistory(remote) {
             return local
         }
-        if remote.times.lastModified >= local.times.lastModified, holdsEveryVersion(of: local, in: remote, maxItems: maxItems),
-           !cleanedHistory(local) {
+        if remote.times.lastModified >= local.times.lastModified,
+           holdsEveryVersion(of: local, in: remote, maxItems: maxItems, maxSize: maxSize, binarySize: binarySize), !cleanedHistory(local) {
             return remote
         }
         return nil
     }
 
-    /// Whether `container`'s history holds `other`'s current version and every item of its history.
-    /// At its history limit (`maxItems`) holding `other`'s current version is enough: its older items
-    /// were trimmed there after it, as the limit allows, and taking them in again would trim others
-    /// (the same merge made twice would not agree).
-    private func holdsEveryVersion(of other: Entry, in container: Entry, maxItems: Int) -> Bool {
-        guard container.history.contains(where: { $0.isSameVersion(as: other) }) else { return false }
-        if maxItems >= 0 && container.history.count >= maxItems { return true }
+    /// Whether `container`'s line holds `other`'s current version (as its own, or in its history) and
+    /// every item of its history. At its history limit (`maxItems`) holding `other`'s current version in
+    /// its history is enough: its older items were trimmed there after it, as the limit allows, and
+    /// taking them in again would trim others (the same merge made twice would not agree). The same
+    /// version holds `other`'s items it lacks when they are older than all of its own and its limits
+    /// leave no room for them: merged in, they would be trimmed first (MERGE.md rule 15).
+    private func holdsEveryVersion(of other: Entry, in container: Entry, maxItems: Int, maxSize: Int64,
+                                   binarySize: (BinaryID) -> Int) -> Bool {
+        let sameVersion = container.isSameVersion(as: other)
+        guard sameVersion || container.history.contains(where: { $0.isSameVersion(as: other) }) else { return false }
+        if !sameVersion && maxItems >= 0 && container.history.count >= maxItems { return true }
         let held = Set(container.history.map(VersionKey.init))
-        return other.history.allSatisfy { held.contains(VersionKey($0)) }
+        let missing = other.history.filter { !held.contains(VersionKey($0)) }
+        guard sameVersion, !missing.isEmpty, let oldestHeld = container.history.first?.times.lastModified,
+              missing.allSatisfy({ $0.times.lastModified < oldestHeld }) else { return missing.isEmpty }
+        var probe = container
+        probe.history = missing + container.history
+        probe.trimHistory(maxItems: maxItems, maxSize: maxSize, binarySize: binarySize)
+        return probe.history.count <= container.history.count
     }
 
     /// Whether `side` removed history items the base's version has (a user cleaned history there).
@@ -116,10 +129,11 @@ struct EntryMerger {
         if local.hasSameContent(as: remote) && local.customData != remote.customData && local.history.map(VersionKey.init) == remote.history.map(VersionKey.init) {
             return Outcome(entry: local)
         }
-        let container = containingSide(maxItems: historyMaxItems)
+        let container = containingSide(maxItems: historyMaxItems, maxSize: historyMaxSize, binarySize: binarySize)
         // Nothing to decide when one side holds the other's version, unless an explanation is wanted.
         if let container, explaining == nil { return whole(container) }
         let remoteWins = remoteIsNewer
+        let threeWay = makeThreeWay()
         var merged = local
         var fromRemote: [String] = []
         var conflicts: [String] = []
@@ -131,7 +145,7 @@ struct EntryMerger {
         /// in the explanation.
         func resolve<T: Equatable>(_ name: String, _ value: (Entry) -> T, state: (T) -> FieldState,
                                    order: (T) -> String = orderOfValue, _ apply: () -> Void) {
-            let choice = pick(value)
+            let choice = threeWay.pick(value)
             let later = choice == .conflict ? remoteChangedLater(value, order: order) : nil
             if explaining != nil, var decided = threeWay.decision(name, value, state: state,
                                                                  takesRemote: choice == .remote || later?.0 == true) {
@@ -298,10 +312,14 @@ struct EntryMerger {
         // The versions this merge combined are never trimmed by it (MERGE.md rule 10): one that lost a
         // conflict keeps its value, and each is how the next merge with that side knows it as an
         // ancestor (trimmed, the same merge made again would find a conflict and add history).
+        // A side whose version holds the merged content made the same change as the merge's result:
+        // one change, no history item for it (MERGE.md rule 15). A side whose version is the ancestor
+        // changed nothing: its version is the other side's past, trimmed there as the limits allow.
         var losers = Set<VersionKey>()
         for version in [local, remote] {
             let versionKey = key(version)
-            guard versionKey != mergedKey else { continue }
+            guard versionKey != mergedKey, !version.hasSameContent(as: outcome.entry),
+                  ancestor.map({ !version.isSameVersion(as: $0) }) ?? true else { continue }
             keep(version.withoutHistory, as: versionKey)
             losers.insert(versionKey)
         }

@@ -12,6 +12,16 @@ struct ThreeWay<Object> {
     let remoteActive: Bool
     /// The rule named when both sides changed a property (entries: by each field's change time).
     var conflictRule: FieldDecision.Rule = .conflictNewerWins
+    /// Each side's versions newer than the ancestor before its current one (an entry's history): a
+    /// value back at the ancestor's after one of them held another was changed back (MERGE.md rule 14).
+    var localEarlier: [Object] = []
+    var remoteEarlier: [Object] = []
+
+    /// Whether a side changed a property: its value differs from the ancestor's, or is the ancestor's
+    /// again after a version since held another.
+    private func changed<T: Equatable>(_ value: (Object) -> T, _ current: T, base: T, earlier: [Object]) -> Bool {
+        current != base || earlier.contains { value($0) != base }
+    }
 
     /// Which side a property's value comes from: a value edited on one side only comes from that side;
     /// edited on both (differently) is a conflict; edited on neither keeps the ancestor's value.
@@ -21,7 +31,8 @@ struct ThreeWay<Object> {
         if l == r { return .local }
         guard let ancestor else { return .conflict }
         let b = value(ancestor)
-        switch (localActive && l != b, remoteActive && r != b) {
+        switch (localActive && changed(value, l, base: b, earlier: localEarlier),
+                remoteActive && changed(value, r, base: b, earlier: remoteEarlier)) {
         case (true, true): return .conflict
         case (false, true): return .remote
         case (true, false): return .local
@@ -35,7 +46,8 @@ struct ThreeWay<Object> {
         guard let ancestor else { return l == r ? nil : .noAncestorNewerWins }
         let b = value(ancestor)
         if l == r { return l == b ? nil : .bothSameValue }
-        switch (localActive && l != b, remoteActive && r != b) {
+        switch (localActive && changed(value, l, base: b, earlier: localEarlier),
+                remoteActive && changed(value, r, base: b, earlier: remoteEarlier)) {
         case (true, true): return conflictRule
         case (false, true): return .onlyRemoteChanged
         case (true, false): return .onlyLocalChanged

@@ -108,7 +108,8 @@ private final class MergeRun {
                 let fields = GroupMerger(ancestor: known ?? inferred, ancestorIsInferred: inferred != nil,
                                          local: mine.group, remote: theirs.group).merge()
                 var group = fields.group
-                let parent = mergeParent(base: base?.groups[id]?.parent, local: mine.parent, remote: theirs.parent,
+                let parent = mergeParent(base: base?.groups[id].map { ($0.parent, $0.group.times.locationChanged) },
+                                         local: mine.parent, remote: theirs.parent,
                                          localTime: mine.group.times.locationChanged, remoteTime: theirs.group.times.locationChanged)
                 if parent.fromRemote {
                     group.times.locationChanged = theirs.group.times.locationChanged
@@ -168,12 +169,24 @@ private final class MergeRun {
     /// removed), so its version stands for the ancestor and the other side's field changes are taken.
     /// Nil when neither side or both sides are explained so.
     private func inferredAncestor(ofGroup id: UUID, _ mine: Group, _ theirs: Group) -> Group? {
-        switch (Self.timeIsExplainedByChildren(of: id, in: local, comparedWith: remote),
-                Self.timeIsExplainedByChildren(of: id, in: remote, comparedWith: local)) {
+        switch (Self.timeIsExplainedByChildren(of: id, in: local, comparedWith: remote)
+                    || Self.timeIsExplainedByOwnMove(of: id, in: local, comparedWith: remote),
+                Self.timeIsExplainedByChildren(of: id, in: remote, comparedWith: local)
+                    || Self.timeIsExplainedByOwnMove(of: id, in: remote, comparedWith: local)) {
         case (true, false): mine
         case (false, true): theirs
         default: nil
         }
+    }
+
+    /// Whether group `id`'s LastModificationTime in `side` is the moment (within 2 s) of its own move,
+    /// which `other` does not have (KeePass 2 bumps a group's time when it moves it): the move changed
+    /// none of the group's own fields (MERGE.md rule 11).
+    static func timeIsExplainedByOwnMove(of id: UUID, in side: VaultIndex, comparedWith other: VaultIndex) -> Bool {
+        guard let record = side.groups[id], let otherRecord = other.groups[id] else { return false }
+        let times = record.group.times
+        guard record.parent != otherRecord.parent, times.locationChanged > otherRecord.group.times.locationChanged else { return false }
+        return abs(times.lastModified.secondsSinceYearOne - times.locationChanged.secondsSinceYearOne) <= 2
     }
 
     /// Whether group `id`'s LastModificationTime in `side` is the moment (within 2 s) of a change of
@@ -215,7 +228,8 @@ private final class MergeRun {
         for (id, pairing) in zip(ids, pairings) {
             switch (local.entries[id], remote.entries[id], pairing) {
             case let (mine?, theirs?, .same?):
-                let parent = mergeParent(base: base?.entries[id]?.parent, local: mine.parent, remote: theirs.parent,
+                let parent = mergeParent(base: base?.entries[id].map { ($0.parent, $0.entry.times.locationChanged) },
+                                         local: mine.parent, remote: theirs.parent,
                                          localTime: mine.entry.times.locationChanged, remoteTime: theirs.entry.times.locationChanged)
                 entries[id] = (mine.entry, parent.uuid ?? mine.parent)
                 if explaining != nil && mine.parent != theirs.parent {
@@ -223,7 +237,8 @@ private final class MergeRun {
                 }
             case let (mine?, theirs?, .merged(outcome, source)?):
                 var entry = outcome.entry
-                let parent = mergeParent(base: base?.entries[id]?.parent, local: mine.parent, remote: theirs.parent,
+                let parent = mergeParent(base: base?.entries[id].map { ($0.parent, $0.entry.times.locationChanged) },
+                                         local: mine.parent, remote: theirs.parent,
                                          localTime: mine.entry.times.locationChanged, remoteTime: theirs.entry.times.locationChanged)
                 entry.times.locationChanged = parent.fromRemote ? theirs.entry.times.locationChanged : mine.entry.times.locationChanged
                 entry.previousParentGroup = parent.fromRemote ? theirs.entry.previousParentGroup : mine.entry.previousParentGroup
@@ -435,12 +450,17 @@ private final class MergeRun {
 
     /// An entry in different groups on the two sides.
     private func explainMove(mine: VaultIndex.EntryRecord, theirs: VaultIndex.EntryRecord, parent: UUID) {
-        let baseParent = base?.entries[mine.entry.uuid]?.parent
+        let baseRecord = base?.entries[mine.entry.uuid]
+        let baseParent = baseRecord?.parent
+        // A side in the base's place with a newer LocationChanged moved back (MERGE.md rule 14).
+        func moved(_ record: VaultIndex.EntryRecord) -> Bool? {
+            baseRecord.map { record.parent != $0.parent || record.entry.times.locationChanged > $0.entry.times.locationChanged }
+        }
         func place(_ group: UUID?, _ index: VaultIndex) -> FieldState {
             guard let group else { return .absent }
             return .value(group == index.rootUUID ? "/" : index.path(ofGroup: group))
         }
-        let rule: FieldDecision.Rule = switch (baseParent.map { $0 != mine.parent }, baseParent.map { $0 != theirs.parent }) {
+        let rule: FieldDecision.Rule = switch (moved(mine), moved(theirs)) {
         case (true?, false?): .onlyLocalChanged
         case (false?, true?): .onlyRemoteChanged
         default: .moveByLocationChanged
@@ -471,13 +491,15 @@ private final class MergeRun {
 
     // MARK: Parents, bins, tree
 
-    /// The merged parent: a move on one side wins; moves on both sides: the newer LocationChanged.
-    private func mergeParent(base: UUID?, local: UUID?, remote: UUID?, localTime: Timestamp, remoteTime: Timestamp)
+    /// The merged parent: a move on one side wins; moves on both sides: the newer LocationChanged. A
+    /// side back in the base's place with a LocationChanged newer than the base's moved back: a move
+    /// too (MERGE.md rule 14).
+    private func mergeParent(base: (parent: UUID?, time: Timestamp)?, local: UUID?, remote: UUID?, localTime: Timestamp, remoteTime: Timestamp)
         -> (uuid: UUID?, fromRemote: Bool) {
         // Same place on both sides: the later move's bookkeeping (LocationChanged, PreviousParentGroup).
         guard local != remote else { return (local, remoteTime > localTime) }
         if let base {
-            let localMoved = local != base, remoteMoved = remote != base
+            let localMoved = local != base.parent || localTime > base.time, remoteMoved = remote != base.parent || remoteTime > base.time
             if localMoved != remoteMoved { return remoteMoved ? (remote, true) : (local, false) }
         }
         if remoteTime != localTime { return remoteTime > localTime ? (remote, true) : (local, false) }

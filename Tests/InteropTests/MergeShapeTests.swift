@@ -201,3 +201,74 @@ struct MergeShapeTests {
         })
     }
 }
+
+/// Shapes users reported (MERGE.md rules 7, 11, 14, 15), made by the real clients.
+@Suite("Reported merge shapes made by pykeepass and keepassxc-cli", .serialized)
+struct ReportedMergeShapeTests {
+    typealias V = ShapeVault
+    let shapes = MergeShapeTests()
+
+    @Test("keepassxc-cli deletes an entry for good, pykeepass edits it later: with and without a base it stays in its group, restored")
+    func editAfterPermanentDeletion() throws {
+        try shapes.devices({ devices in
+            try devices.keepassxc("laptop", "rm", [], "Internet/GitHub")
+            try devices.keepassxc("laptop", "rm", [], "Recycle Bin/GitHub")
+            // The phone's edit comes after the laptop's deletion (keepassxc-cli uses the wall clock).
+            try devices.pykeepass([ClientDevices.PyJob(device: "phone", clock: Timestamp.now().adding(5), ops: [
+                ["op": "setField", "entry": V.github.uuidString, "key": "Notes", "value": "still used"],
+            ])])
+        }, check: { devices in
+            try EveryWay(devices: devices).check { result, label in
+                let kept = try #require(result.vault.find(V.github), "\(label): the edit was destroyed")
+                #expect(!kept.inRecycleBin && result.vault.root.entry(V.github)?.1 == V.internet, "\(label): not where the edit left it")
+                #expect(kept.entry.notes == "still used", "\(label)")
+                #expect(!result.vault.deletedObjects.contains { $0.uuid == V.github }, "\(label)")
+            }
+        })
+    }
+
+    @Test("a group renamed on one device and moved later on the other by a client that bumps its time: both kept without a base")
+    func renameThenTouchingMove() throws {
+        try shapes.devices({ devices in
+            try devices.pykeepass([
+                shapes.job("phone", after: 0, [["op": "renameGroup", "group": V.internet.uuidString, "name": "Web"]]),
+                shapes.job("laptop", after: 5, [["op": "moveGroup", "group": V.internet.uuidString, "to": V.bank.uuidString, "touch": true]]),
+            ])
+        }, check: { devices in
+            try EveryWay(devices: devices).check { result, label in
+                #expect(result.vault.findGroup(V.internet)?.name == "Web", "\(label): the rename was lost")
+                #expect(result.vault.parent(ofGroup: V.internet) == V.bank, "\(label): the move was lost")
+            }
+        })
+    }
+
+    @Test("an entry moved back to its group after syncing the other device's move: the move back wins (rule 14)")
+    func moveBackAfterSync() throws {
+        try shapes.devices({ devices in
+            try devices.pykeepass([shapes.job("laptop", after: 0, [["op": "moveEntry", "entry": V.github.uuidString, "group": V.bank.uuidString]])])
+            try FileManager.default.removeItem(at: devices.path("phone"))
+            try FileManager.default.copyItem(at: devices.path("laptop"), to: devices.path("phone"))
+            try devices.pykeepass([shapes.job("phone", after: 5, [["op": "moveEntry", "entry": V.github.uuidString, "group": V.internet.uuidString]])])
+        }, check: { devices in
+            try EveryWay(devices: devices).check { result, label in
+                #expect(result.vault.root.entry(V.github)?.1 == V.internet, "\(label): the move back was lost")
+            }
+        })
+    }
+
+    @Test("the same password, URL and user name set on both devices add no history item")
+    func sameChangeOnBoth() throws {
+        try shapes.devices({ devices in
+            let ops: [[String: Any]] = [["op": "setField", "entry": V.github.uuidString, "key": "Password", "value": "same-pw"],
+                                        ["op": "setField", "entry": V.chase.uuidString, "key": "URL", "value": "https://same.example"],
+                                        ["op": "setField", "entry": V.old.uuidString, "key": "UserName", "value": "same-user"]]
+            try devices.pykeepass([shapes.job("laptop", after: 0, ops), shapes.job("phone", after: 7, ops)])
+        }, check: { devices in
+            try EveryWay(devices: devices).check { result, label in
+                for id in [V.github, V.chase, V.old] {
+                    #expect(result.vault.find(id)?.entry.history.count == 1, "\(label): a copy of the same change went to history")
+                }
+            }
+        })
+    }
+}

@@ -228,8 +228,8 @@ struct MergeOrderTests {
         let other = UUID(uuidString: "E0000000-0000-0000-0000-000000000002")!
         // a deletes the entry for good; b edits it (a deletion that never saw the edit: recycled);
         // c sends another entry to its own new recycle bin.
-        let a = try base.deletingEntry(SmallVault.entry, permanently: true, at: SmallVault.at(10))
-        let b = try SmallVault.setting("Notes", "edited", at: 20, in: base)
+        let a = try base.deletingEntry(SmallVault.entry, permanently: true, at: SmallVault.at(20))
+        let b = try SmallVault.setting("Notes", "edited", at: 10, in: base)
         let c = try base.deletingEntry(other, at: SmallVault.at(30))
         let results = try SmallVault.mergedInOrders(base, a, b, c)
         let bins = results.map(\.meta.recycleBinUUID)

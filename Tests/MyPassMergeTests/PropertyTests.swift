@@ -87,15 +87,57 @@ struct RandomReplicas {
     }
 }
 
-/// Every entry version a vault holds: (entry, time, content digest), current ones and history.
-private func versions(_ vault: Vault) -> Set<String> {
+/// Every entry content a vault holds: (entry, content digest), current ones and history (or current
+/// ones only). Keyed by content, not time: the same change made on both sides is one change kept once
+/// (MERGE.md rule 15), and no value is lost while a version of that content is kept.
+private func versions(_ vault: Vault, currentOnly: Bool = false) -> Set<String> {
     var result = Set<String>()
     for (entry, _) in vault.root.allEntries() {
-        for version in [entry.withoutHistory] + entry.history {
-            result.insert("\(entry.uuid)|\(version.times.lastModified.secondsSinceYearOne)|\(version.contentDigest.base64EncodedString())")
+        for version in [entry.withoutHistory] + (currentOnly ? [] : entry.history) {
+            result.insert("\(entry.uuid)|\(version.contentDigest.base64EncodedString())")
         }
     }
     return result
+}
+
+/// The history limits of generated case `seed`: most unlimited, some by count (1 or 2 items), some by
+/// size (a few versions' worth), so that second merges are checked at small limits too.
+private func historyLimits(seed: UInt64) -> (items: Int, size: Int64) {
+    switch seed % 7 {
+    case 3: (Int(seed % 2) + 1, -1)
+    case 5: (-1, 600)
+    default: (-1, -1)
+    }
+}
+
+/// Where entries kept against a permanent deletion must end up (MERGE.md rule 7): one side deleted
+/// the entry (a tombstone), the other edited or moved it later than the deletion: the result has it
+/// in the group that edit left it in (or a recycle bin, when the edit put it in one). Problems found.
+private func misplaced(_ merged: Vault, _ one: Vault, _ two: Vault, base: Vault?) -> [String] {
+    var problems: [String] = []
+    for (keeper, deleter) in [(one, two), (two, one)] {
+        let tombstones = Dictionary(deleter.deletedObjects.map { ($0.uuid, $0.deletedAt) }, uniquingKeysWith: max)
+        for (entry, _) in keeper.root.allEntries() {
+            guard let deletedAt = tombstones[entry.uuid], deleter.root.entry(entry.uuid) == nil,
+                  let (kept, keptParent) = keeper.root.entry(entry.uuid) else { continue }
+            let lastChange = max(kept.times.lastModified, kept.times.locationChanged)
+            guard lastChange > deletedAt else { continue }
+            if let baseEntry = base?.root.entry(entry.uuid) {
+                let changed = baseEntry.0.times.lastModified != kept.times.lastModified || baseEntry.1 != keptParent
+                    || baseEntry.0.times.locationChanged != kept.times.locationChanged
+                guard changed else { continue }
+            }
+            guard let (_, parent) = merged.root.entry(entry.uuid) else {
+                problems.append("\(entry.uuid) edited after its deletion is gone")
+                continue
+            }
+            let inBinEitherWay = keeper.isInRecycleBin(group: keptParent) && merged.isInRecycleBin(group: parent)
+            if parent != keptParent && !inBinEitherWay {
+                problems.append("\(entry.uuid) edited after its deletion is not where the edit left it")
+            }
+        }
+    }
+    return problems
 }
 
 @Suite("Merge properties on random replicas (seeded)")
@@ -107,7 +149,10 @@ struct PropertyTests {
         var failures: [String] = []
         for seed in 1...UInt64(Self.cases) {
             var maker = RandomReplicas(seed: seed)
-            let base = try maker.baseVault()
+            var base = try maker.baseVault()
+            let limits = historyLimits(seed: seed)
+            base.meta.historyMaxItems = limits.items
+            base.meta.historyMaxSize = limits.size
             let localTime = Timestamp(secondsSinceYearOne: maker.start.secondsSinceYearOne + 86_400)
             let remoteTime = Timestamp(secondsSinceYearOne: localTime.secondsSinceYearOne + Int64.random(in: -30...30, using: &maker.random))
             let local = try maker.edit(base, count: Int.random(in: 0...6, using: &maker.random), firstTime: localTime)
@@ -119,7 +164,12 @@ struct PropertyTests {
             let merged = try VaultMerger.merge(base: ancestor, local: local, remote: remote)
             let mergedVersions = versions(merged.vault)
             let deleted = Set(merged.vault.deletedObjects.map(\.uuid))
-            for version in versions(local).union(versions(remote)) {
+            // At a history limit, older versions may be trimmed; the versions a merge combines never are.
+            // A side's current version that is the base's changed nothing: the other side's edits
+            // superseded it, and the limits may have trimmed it there.
+            let limited = limits != (-1, -1)
+            let superseded = limited && ancestor != nil ? versions(ancestor!, currentOnly: true) : []
+            for version in versions(local, currentOnly: limited).union(versions(remote, currentOnly: limited)).subtracting(superseded) {
                 let uuid = UUID(uuidString: String(version.prefix { $0 != "|" }))!
                 if !mergedVersions.contains(version) && !deleted.contains(uuid) {
                     failures.append("seed \(seed): lost a version of \(uuid)")
@@ -133,11 +183,21 @@ struct PropertyTests {
             }
             // Idempotence is a property of merging against a true common ancestor (a watcher records the
             // merged result as its next base, so it never merges against LOCAL again).
-            for input in [local, remote] where seed % 5 != 1 {
-                let again = try VaultMerger.merge(base: ancestor, local: merged.vault, remote: input)
-                if again.vault != merged.vault || !again.changes.isEmpty {
-                    failures.append("seed \(seed): not idempotent: \(Differences.describe(merged.vault, again.vault)) \(again.changes)")
+            // Merged again with either input, at any history limit, with the base handed over as certain
+            // (`--base`) too; a remembered base or none is checked without limits only (see
+            // docs/merge-rules.md: at a limit of one item such a merge cannot tell a trimmed ancestor
+            // from a conflict's loser).
+            for certain in [false, true] where seed % 5 != 1 && (certain ? ancestor != nil : !limited) {
+                let first = certain ? try VaultMerger.merge(base: ancestor, baseIsCertain: true, local: local, remote: remote) : merged
+                for input in [local, remote] {
+                    let again = try VaultMerger.merge(base: ancestor, baseIsCertain: certain, local: first.vault, remote: input)
+                    if again.vault != first.vault || !again.changes.isEmpty {
+                        failures.append("seed \(seed): not idempotent\(certain ? " (certain base)" : ""): \(Differences.describe(first.vault, again.vault)) \(again.changes.map { "\($0.kind) \($0.title)" })")
+                    }
                 }
+            }
+            if seed % 5 != 1 {
+                failures += misplaced(merged.vault, local, remote, base: ancestor).map { "seed \(seed): \($0)" }
             }
             if try VaultMerger.merge(base: ancestor, local: local, remote: remote).vault != merged.vault {
                 failures.append("seed \(seed): not deterministic")
@@ -162,12 +222,12 @@ struct PropertyTests {
             let firstMerge = try VaultMerger.merge(base: base, local: replicas[0], remote: replicas[1])
             let secondMerge = try VaultMerger.merge(base: base, local: firstMerge.vault, remote: replicas[2])
             let all = secondMerge.vault
-            let kept = versions(all)
+            let kept = versions(all, currentOnly: false)
             // Versions older than a deletion are removed by rule 7 (and logged as deleted); a later
             // edit on another device may restore the entry with its own versions only.
             let loggedDeletions = (firstMerge.changes + secondMerge.changes).filter { $0.kind == .deleted }.compactMap(\.uuid)
             let deleted = Set(all.deletedObjects.map(\.uuid)).union(loggedDeletions)
-            for version in replicas.map(versions).reduce(Set(), { $0.union($1) }) {
+            for version in replicas.map({ versions($0) }).reduce(Set(), { $0.union($1) }) {
                 let uuid = UUID(uuidString: String(version.prefix { $0 != "|" }))!
                 if !kept.contains(version) && !deleted.contains(uuid) {
                     failures.append("seed \(seed): lost a version of \(uuid)")

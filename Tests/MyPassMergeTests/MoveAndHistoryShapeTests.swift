@@ -1,0 +1,94 @@
+import Foundation
+import MyPassCore
+import MyPassMerge
+import Testing
+
+@Suite("Moves with renames, changes back, second merges and the same change twice (rules 11, 14, 15)")
+struct MoveAndHistoryShapeTests {
+    typealias B = ShapeBase
+
+    @Test("a group renamed on one device and moved later on the other (the move bumping its modification time, as KeePass 2 does) keeps both without a base")
+    func renameThenMoveThatBumpsTime() throws {
+        let base = try B.make()
+        let renamer = try base.renamingGroup(B.work, to: "Job", at: B.at(10))
+        var mover = try base.movingGroup(B.work, to: B.personal, at: B.at(20))
+        mover = try mover.updatingGroup(B.work, at: B.at(20)) { $0.times.lastModified = B.at(20) }
+        try B.everyWay(base, renamer, mover) { result, local, remote, label in
+            #expect(result.vault.root.group(B.work)?.name == "Job", "\(label): the rename was lost")
+            #expect(result.vault.root.pathToGroup(B.work)?.dropLast().last == B.personal, "\(label): the move was lost")
+            let ancestor = label.hasSuffix("no base") ? nil : base
+            #expect(B.secondMergeChanges(ancestor, result.vault, [local, remote]).isEmpty, "\(label)")
+        }
+    }
+
+    @Test("one device empties the recycle bin, the other restores one entry from it and edits another there: a second merge with either input changes nothing",
+          arguments: [(10, 20), (20, 10)] as [(Int64, Int64)])
+    func emptiedBinAgainstRestoreAndEdit(emptiedAt: Int64, editedAt: Int64) throws {
+        let base = try B.make()
+        let emptier = try base.deletingEntry(B.old, permanently: true, at: B.at(emptiedAt))
+            .deletingEntry(B.spare, permanently: true, at: B.at(emptiedAt))
+        let restorer = try base.movingEntry(B.old, to: B.work, at: B.at(editedAt))
+            .updatingEntry(B.spare, at: B.at(editedAt)) { $0.setField("Notes", .plain("kept in the bin")) }
+        try B.everyWay(base, emptier, restorer, withoutBase: false) { result, local, remote, label in
+            #expect(B.parent(of: B.spare, in: result.vault) == B.bin, "\(label): the edited entry left the bin")
+            #expect(result.vault.root.entry(B.spare)?.0.notes == "kept in the bin", "\(label)")
+            #expect(B.secondMergeChanges(base, result.vault, [local, remote]).isEmpty, "\(label)")
+        }
+    }
+
+    @Test("60 KiB attachments replaced on both sides under a 100 KiB history limit: a second merge with either input trims nothing",
+          arguments: [true, false])
+    func replacedAttachmentsAtSizeLimit(withBase: Bool) throws {
+        var base = try B.make(historyMaxSize: 100 * 1024)
+        base = try base.attaching(Data(repeating: 0, count: 60 * 1024), named: "scan.pdf", to: B.mail, at: B.at(1))
+        let local = try base.attaching(Data(repeating: 1, count: 60 * 1024), named: "scan.pdf", to: B.mail, replacing: true, at: B.at(10))
+        let remote = try base.attaching(Data(repeating: 2, count: 60 * 1024), named: "scan.pdf", to: B.mail, replacing: true, at: B.at(20))
+        try B.everyWay(base, local, remote, withBase: withBase, withoutBase: !withBase) { result, one, two, label in
+            let mail = try #require(result.vault.root.entry(B.mail)?.0)
+            let held = ([mail] + mail.history).compactMap { result.vault.attachmentData(named: "scan.pdf", of: $0)?.first }
+            #expect(held.contains(1) && held.contains(2), "\(label): one side's bytes are lost")
+            #expect(B.secondMergeChanges(withBase ? base : nil, result.vault, [one, two]).isEmpty, "\(label)")
+        }
+    }
+
+    @Test("a move back to the base's group after syncing the other device's move is a change (rule 14): the later move wins")
+    func moveBackIsAChange() throws {
+        let base = try B.make()
+        let mover = try base.movingEntry(B.mail, to: B.personal, at: B.at(10))
+        let movedBack = try mover.movingEntry(B.mail, to: B.work, at: B.at(20))
+        try B.everyWay(base, mover, movedBack) { result, local, remote, label in
+            #expect(B.parent(of: B.mail, in: result.vault) == B.work, "\(label): the move back was lost")
+            let ancestor = label.hasSuffix("no base") ? nil : base
+            #expect(B.secondMergeChanges(ancestor, result.vault, [local, remote]).isEmpty, "\(label)")
+        }
+    }
+
+    @Test("a field set back to the base's value after syncing the other device's change is a change (rule 14): the later change wins")
+    func fieldBackIsAChange() throws {
+        let base = try B.make()
+        let changed = try base.updatingEntry(B.mail, at: B.at(10)) { $0.setField("Password", .plain("mail-1")) }
+        // The device that changed it edits another field later: neither side holds the other's version.
+        let changer = try changed.updatingEntry(B.mail, at: B.at(30)) { $0.setField("URL", .plain("https://mail.example")) }
+        let changedBack = try changed.updatingEntry(B.mail, at: B.at(20)) { $0.setField("Password", .plain("mail-0")) }
+        try B.everyWay(base, changer, changedBack) { result, local, remote, label in
+            let mail = result.vault.root.entry(B.mail)?.0
+            #expect(mail?.text("Password") == "mail-0" && mail?.url == "https://mail.example", "\(label): the change back was lost")
+            let ancestor = label.hasSuffix("no base") ? nil : base
+            #expect(B.secondMergeChanges(ancestor, result.vault, [local, remote]).isEmpty, "\(label)")
+        }
+    }
+
+    @Test("the same value set on both devices is one change: no history item for it, in any merge", arguments: ["Password", "URL", "UserName"])
+    func sameChangeOnBothAddsNoHistory(field: String) throws {
+        let base = try B.make()
+        let one = try base.updatingEntry(B.mail, at: B.at(10)) { $0.setField(field, .plain("same-new")) }
+        let two = try base.updatingEntry(B.mail, at: B.at(20)) { $0.setField(field, .plain("same-new")) }
+        try B.everyWay(base, one, two) { result, local, remote, label in
+            let mail = try #require(result.vault.root.entry(B.mail)?.0)
+            #expect(mail.text(field) == "same-new" && mail.history.count == 1, "\(label): \(mail.history.count) history items")
+            #expect(!result.changes.contains { $0.kind == .historyMerged }, "\(label)")
+            let ancestor = label.hasSuffix("no base") ? nil : base
+            #expect(B.secondMergeChanges(ancestor, result.vault, [local, remote]).isEmpty, "\(label)")
+        }
+    }
+}
