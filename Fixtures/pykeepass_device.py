@@ -77,6 +77,17 @@ def set_history_max_items(kp, count):
     kp._xpath("/KeePassFile/Meta/HistoryMaxItems", first=True).text = str(count)
 
 
+def set_meta(kp, name, text):
+    """Sets Meta child `name` (a path below Meta, e.g. MemoryProtection/ProtectURL), creating it when missing."""
+    element = kp._xpath("/KeePassFile/Meta", first=True)
+    for part in name.split("/"):
+        child = element.find(part)
+        if child is None:
+            child = etree.SubElement(element, part)
+        element = child
+    element.text = text
+
+
 def apply(kp, op, when):
     kind = op["op"]
     if kind == "setField":
@@ -179,6 +190,14 @@ def apply(kp, op, when):
         moved(entry, when)
     elif kind == "listLiveAsDeleted":
         add_tombstone(kp, op["entry"], when)
+    elif kind == "memoryProtection":
+        # A settings dialog's change: the flag, and SettingsChanged as KeePass sets it.
+        set_meta(kp, "MemoryProtection/" + op["flag"], "True" if op["value"] else "False")
+        set_meta(kp, "SettingsChanged", kp._encode_time(when))
+    elif kind == "recycleBin":
+        set_meta(kp, "RecycleBinEnabled", "True")
+        set_meta(kp, "RecycleBinUUID", base64.b64encode(uuidlib.UUID(op["group"]).bytes).decode())
+        set_meta(kp, "RecycleBinChanged", kp._encode_time(when))
     elif kind == "historyMaxItems":
         set_history_max_items(kp, op["value"])
     else:

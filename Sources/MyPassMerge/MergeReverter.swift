@@ -182,7 +182,12 @@ private struct Reversal {
         revert("HistoryMaxSize", { $0.historyMaxSize }) { $0.historyMaxSize = old.historyMaxSize; $0.settingsChanged = time }
         revert("MaintenanceHistoryDays", { $0.maintenanceHistoryDays }) { $0.maintenanceHistoryDays = old.maintenanceHistoryDays; $0.settingsChanged = time }
         revert("Color", { $0.color }) { $0.color = old.color; $0.settingsChanged = time }
-        revert("MemoryProtection", { $0.memoryProtection }) { $0.memoryProtection = old.memoryProtection; $0.settingsChanged = time }
+        for flag in MemoryProtectionFlag.allCases {
+            revert(flag.elementName, { flag.isOn(in: $0.memoryProtection) }) {
+                flag.set(flag.isOn(in: old.memoryProtection), in: &$0.memoryProtection)
+                $0.settingsChanged = time
+            }
+        }
         if !fields.isEmpty {
             reverted.append(Change(.metaChanged, .meta, uuid: nil, path: "/", title: vault.meta.databaseName, fields: fields))
         }

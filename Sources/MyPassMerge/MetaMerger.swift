@@ -74,7 +74,13 @@ struct MetaMerger {
         let settings: (Meta) -> Timestamp? = { $0.settingsChanged }
         resolve("MaintenanceHistoryDays", { $0.maintenanceHistoryDays }, time: settings) { $0.maintenanceHistoryDays = remote.maintenanceHistoryDays }
         resolve("Color", { $0.color }, time: settings) { $0.color = remote.color }
-        resolve("MemoryProtection", { $0.memoryProtection }, time: settings) { $0.memoryProtection = remote.memoryProtection }
+        // Each memory-protection flag is a setting of its own (MERGE.md rule 11): one side protecting
+        // user names and the other unprotecting URLs keeps both choices.
+        for flag in MemoryProtectionFlag.allCases {
+            resolve(flag.elementName, { flag.isOn(in: $0.memoryProtection) }, time: settings) {
+                flag.set(flag.isOn(in: remote.memoryProtection), in: &$0.memoryProtection)
+            }
+        }
         resolve("HistoryMaxItems", { $0.historyMaxItems }, time: settings) { $0.historyMaxItems = remote.historyMaxItems }
         resolve("HistoryMaxSize", { $0.historyMaxSize }, time: settings) { $0.historyMaxSize = remote.historyMaxSize }
         resolve("MasterKeyChangeRec", { $0.masterKeyChangeRecommended }, time: settings) { $0.masterKeyChangeRecommended = remote.masterKeyChangeRecommended }

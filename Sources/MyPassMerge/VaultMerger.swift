@@ -69,6 +69,7 @@ private final class MergeRun {
         mergeGroups()
         mergeEntries()
         foldRecycleBins()
+        keepNamedRecycleBin()
         recycleEntriesKeptFromDeletion()
         restoreParentsOfSurvivors()
         removeCycles()
@@ -530,18 +531,17 @@ private final class MergeRun {
         return UUID(uuid: bytes)
     }
 
-    /// Both devices created a recycle bin: keep the older one (a client's over one a merge made), move the other's contents into it,
-    /// and drop the other with a tombstone (MERGE.md rule 9).
+    /// Both devices made a recycle bin: keep the one the merged setting names (a client's over one a
+    /// merge made), move the other's contents into it, and drop the other with a tombstone (MERGE.md
+    /// rules 9 and 11, `RecycleBinChoice`).
     private func foldRecycleBins() {
         guard let localBin = local.vault.meta.recycleBinUUID, let remoteBin = remote.vault.meta.recycleBinUUID,
-              localBin != remoteBin, let kept = groups[localBin], let other = groups[remoteBin] else { return }
-        // A bin a merge made (for an entry a deletion never saw) gives way to one a client made: which
-        // of them exists depends on the order devices merge in, and every order must keep the same.
-        let made = Self.mergeMadeBin(root: local.rootUUID)
-        let keepLocal = localBin == made || remoteBin == made
-            ? remoteBin == made
-            : (kept.group.times.created, localBin.uuidString) <= (other.group.times.created, remoteBin.uuidString)
-        let (keep, drop) = keepLocal ? (localBin, remoteBin) : (remoteBin, localBin)
+              let kept = groups[localBin], let other = groups[remoteBin],
+              let choice = RecycleBinChoice.fold(localBin: localBin, remoteBin: remoteBin, named: meta.recycleBinUUID,
+                                                 mergeMade: Self.mergeMadeBin(root: local.rootUUID),
+                                                 localHolds: { self.local.groups[$0] != nil }, remoteHolds: { self.remote.groups[$0] != nil })
+        else { return }
+        let (keep, drop) = (choice.keep, choice.drop)
         // The fold is a change of its own, one second after everything it touches, so that later
         // merges with either input see it as the newer state.
         var latest = max(kept.group.times.lastModified, other.group.times.lastModified,
@@ -565,6 +565,23 @@ private final class MergeRun {
         meta.recycleBinChanged = foldTime
         changes.append(Change(.recycleBinMerged, .group, uuid: keep, path: "/" + VaultPath.escaped(groups[keep]?.group.name ?? "Recycle Bin"),
                               title: groups[keep]?.group.name ?? "Recycle Bin", detail: "two recycle bins folded into one"))
+    }
+
+    /// The group the merged `RecycleBinUUID` names travels with the setting: never deleted while the
+    /// setting names it (MERGE.md rule 11). Kept as a change newer than the deletion it overrides, so
+    /// that merging the result again with the deleting side keeps it.
+    private func keepNamedRecycleBin() {
+        guard let bin = meta.recycleBinUUID, groups[bin] == nil, var record = local.groups[bin] ?? remote.groups[bin] else { return }
+        let deletedAt = [tombstones[bin], local.tombstones[bin], remote.tombstones[bin]].compactMap { $0 }.max()
+        if let deletedAt, deletedAt >= record.group.times.lastModified {
+            record.group.times.lastModified = Timestamp(secondsSinceYearOne: deletedAt.secondsSinceYearOne + 1)
+        }
+        groups[bin] = (record.group, record.parent)
+        tombstones[bin] = nil
+        // Relative to the local vault: a group it holds was not restored.
+        guard local.groups[bin] == nil else { return }
+        changes.append(Change(.restored, .group, uuid: bin, path: remote.path(ofGroup: bin),
+                              title: record.group.name, detail: "kept: the recycle bin setting names it"))
     }
 
     /// A deleted group that still holds surviving entries or groups is kept (restored); a missing

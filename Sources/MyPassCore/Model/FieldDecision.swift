@@ -37,6 +37,9 @@ public struct FieldDecision: Sendable, Hashable, Codable {
         case droppedFromCertainBase
         /// Moved on both sides: the later LocationChanged won; moved on one side: that move.
         case moveByLocationChanged
+        /// The key derivation changed differently on both sides and the newer change weakens it (fewer
+        /// rounds, less memory or iterations, AES-KDF over Argon2): the stronger KDF kept (MERGE.md rule 13).
+        case strongerKDFKept
     }
 
     /// Where the ancestor came from.

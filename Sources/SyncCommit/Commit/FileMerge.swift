@@ -64,12 +64,16 @@ public enum FileMerge {
         request.progress?(.opening(copies: request.copies.count))
         let (unlocked, opened) = try file.unlock(credentials, withCopies: request.copies, copyCredentials: request.copyCredentials)
         let base: MergeCommit.Base
+        // The base's format: its file's header (MERGE.md rule 13: the ancestor of the cipher and KDF).
+        var baseFormat: FormatSettings?
         if let basePath = request.basePath {
-            let given = try unlocked.openCopy(atPath: basePath).vault
-            guard DatabaseIdentity(given) == DatabaseIdentity(unlocked.vault) else { throw MergeRefusal.baseOfAnotherDatabase(basePath) }
-            base = .given(given)
+            let copy = try unlocked.openCopy(atPath: basePath)
+            guard DatabaseIdentity(copy.vault) == DatabaseIdentity(unlocked.vault) else { throw MergeRefusal.baseOfAnotherDatabase(basePath) }
+            base = .given(copy.vault)
+            baseFormat = copy.opened.settings
         } else if let remembered = unlocked.rememberedBase(in: request.state) {
             base = .remembered(remembered)
+            baseFormat = unlocked.rememberedBaseFormat(in: request.state)
         } else {
             base = .none
         }
@@ -81,7 +85,8 @@ public enum FileMerge {
                 let ownKey = request.copyCredentials.map { _ in
                     MergeCommit.AdoptedKey(key: copy.credentials.key, settings: copy.opened.settings, derivedKey: copy.opened.derivedKey)
                 }
-                inputs.append(MergeCommit.Input(name: path, vault: copy.vault, sha256: copy.bytesSHA256, base: base, ownKey: ownKey))
+                inputs.append(MergeCommit.Input(name: path, vault: copy.vault, sha256: copy.bytesSHA256, base: base, ownKey: ownKey,
+                                                formats: MergeCommit.Formats(input: copy.opened.settings, base: baseFormat)))
             case .failure(.wrongCredentials): throw MergeRefusal.keyRotated(path)
             case .failure(let error): throw error
             }
@@ -89,7 +94,7 @@ public enum FileMerge {
         for (index, input) in inputs.enumerated() {
             request.progress?(.merging(copy: input.name, index: index + 1, count: inputs.count))
         }
-        let merged = try MergeCommit.merge(inputs, into: unlocked.vault)
+        let merged = try MergeCommit.merge(inputs, into: unlocked.vault, format: unlocked.opened.settings)
         var report = MergeReport()
         report.sections = merged.steps.map { .init(remote: $0.source, changes: $0.changes, warnings: $0.warnings, explanation: $0.decisions) }
         report.dryRun = request.dryRun
@@ -100,10 +105,10 @@ public enum FileMerge {
                     UnlockedVault(file: file, opened: OpenedVault(vault: unlocked.vault, settings: $0.settings, derivedKey: $0.derivedKey),
                                   credentials: VaultCredentials(key: $0.key))
                 } ?? unlocked
-                try writer.writeVerified(merged.vault, toPath: outputPath)
+                try writer.writeVerified(merged.vault, format: merged.format.map(VaultFormat.init(settings:)), toPath: outputPath)
                 report.written = outputPath
             } else {
-                if merged.bringsContent || merged.adoptedKey != nil { request.progress?(.saving(path: file.path)) }
+                if merged.bringsContent || merged.adoptedKey != nil || merged.format != nil { request.progress?(.saving(path: file.path)) }
                 let session = try unlocked.session(state: request.state, keepsBackup: request.keepsBackup, settings: request.settings)
                 let outcome = try MergeCommit.commit(merged, through: session, journal: .merge)
                 if !outcome.mergedFromDisk.isEmpty {

@@ -65,14 +65,31 @@ package enum MergeCommit {
         /// The credentials it was opened with, when they are not the vault's (its key was changed on
         /// another device): a newer key change than the vault's is adopted by the result.
         package let ownKey: AdoptedKey?
+        /// The format its file was read in and the base's (nil: not known, the vault's format is kept).
+        package let formats: Formats?
 
         /// The version `vault`, called `name`, opened from bytes hashing to `sha256`, merged against `base`.
-        package init(name: String, vault: Vault, sha256: String?, base: Base, ownKey: AdoptedKey? = nil) {
+        package init(name: String, vault: Vault, sha256: String?, base: Base, ownKey: AdoptedKey? = nil, formats: Formats? = nil) {
             self.name = name
             self.vault = vault
             self.sha256 = sha256
             self.base = base
             self.ownKey = ownKey
+            self.formats = formats
+        }
+    }
+
+    /// The formats an input's cipher, KDF and compression are merged with (MERGE.md rule 13).
+    package struct Formats {
+        /// The format the input's file was read in.
+        package let input: FormatSettings
+        /// The format of the base's file, when the base is a file that was read.
+        package let base: FormatSettings?
+
+        /// An input read in `input`, its base read in `base`.
+        package init(input: FormatSettings, base: FormatSettings?) {
+            self.input = input
+            self.base = base
         }
     }
 
@@ -95,13 +112,13 @@ package enum MergeCommit {
         /// The input's name.
         package let source: String
         /// What it changed in the snapshot.
-        package let changes: [Change]
+        package var changes: [Change]
         /// What the merge noticed without stopping (trimmed history, a rotated key).
         package var warnings: [String]
         /// Whether the input changed the snapshot's content (false: everything it holds was there already).
         package let newContent: Bool
         /// How each property the two differed on was decided.
-        package let decisions: [FieldDecision]
+        package var decisions: [FieldDecision]
     }
 
     /// The inputs merged in memory.
@@ -114,13 +131,17 @@ package enum MergeCommit {
         package let inputs: [Input]
         /// The key the result is written with when an input carried a newer one.
         package let adoptedKey: AdoptedKey?
+        /// The cipher, KDF and compression the result is written with when they are not the vault's
+        /// own (an input changed them: MERGE.md rule 13).
+        package let format: FormatSettings?
 
         /// `vault`, the merge of `inputs`, which brought `steps`.
-        package init(vault: Vault, steps: [Step], inputs: [Input], adoptedKey: AdoptedKey? = nil) {
+        package init(vault: Vault, steps: [Step], inputs: [Input], adoptedKey: AdoptedKey? = nil, format: FormatSettings? = nil) {
             self.vault = vault
             self.steps = steps
             self.inputs = inputs
             self.adoptedKey = adoptedKey
+            self.format = format
         }
 
         /// Whether any input changed the snapshot's content.
@@ -148,13 +169,30 @@ package enum MergeCommit {
     /// `inputs` merged one after the other into `vault` (no I/O). An input opened with its own key
     /// whose key change is newer than the vault's (and any earlier such input's) makes the result
     /// carry that key change and be written with that key (docs/merge-rules.md, rotated keys).
-    package static func merge(_ inputs: [Input], into vault: Vault) throws -> Merged {
+    /// `format`: the format the vault's file was read in; with it, each input's cipher, KDF and
+    /// compression are merged in too (`FormatMerge`), and `Merged.format` says what to write.
+    package static func merge(_ inputs: [Input], into vault: Vault, format: FormatSettings? = nil) throws -> Merged {
         var merged = vault
         var steps: [Step] = []
         var adopted: (input: Input, key: AdoptedKey)?
+        var written = format
         let never = Timestamp(secondsSinceYearOne: 0)
         for input in inputs {
+            let formatStep = written.flatMap { current in
+                input.formats.map { formats in
+                    // The base's format only where the base itself is used for this input.
+                    FormatMerge.merge(ancestor: input.base.fitting(merged, input.vault).flatMap { base in
+                                          formats.base.map { .init(settings: $0, settingsChanged: base.meta.settingsChanged) } },
+                                      local: .init(settings: current, settingsChanged: merged.meta.settingsChanged),
+                                      remote: .init(settings: formats.input, settingsChanged: input.vault.meta.settingsChanged))
+                }
+            }
             var (result, step) = try merge(input.vault, from: input.name, into: merged, base: input.base)
+            if let formatStep {
+                step.record(formatStep, title: result.meta.databaseName)
+                written = formatStep.settings
+                result.meta.settingsChanged = formatStep.settingsChanged
+            }
             if let ownKey = input.ownKey,
                (input.vault.meta.masterKeyChanged ?? never) > ((adopted?.input.vault ?? vault).meta.masterKeyChanged ?? never) {
                 adopted = (input, ownKey)
@@ -168,13 +206,15 @@ package enum MergeCommit {
             merged.meta.masterKeyChangeRecommended = rotated.masterKeyChangeRecommended
             merged.meta.masterKeyChangeForced = rotated.masterKeyChangeForced
         }
-        return Merged(vault: merged, steps: steps, inputs: inputs, adoptedKey: adopted?.key)
+        return Merged(vault: merged, steps: steps, inputs: inputs, adoptedKey: adopted?.key,
+                      format: written.flatMap { FormatMerge.sameChoice($0, format) ? nil : $0 })
     }
 
     /// Writes `merged` through `session` (whose snapshot it was merged into) and journals it once as
     /// `kind`; nothing is written or journaled when the file already holds its content.
     package static func commit(_ merged: Merged, through session: SyncSession, journal kind: MergeJournal.Kind) throws -> Outcome {
         if let key = merged.adoptedKey { session.adoptCredentials(key: key.key, settings: key.settings, derivedKey: key.derivedKey) }
+        if let format = merged.format { session.adoptFormat(format) }
         // A merge that brought content into a snapshot of the file's content is known to differ from
         // the file; one that brought none is compared with it (only its form may differ).
         session.takeMerge(merged.vault, content: merged.bringsContent && session.matchesDisk ? .knownToDiffer : .compareWithFile)

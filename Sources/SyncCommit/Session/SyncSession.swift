@@ -241,6 +241,12 @@ public final class SyncSession {
         credentialsAdopted = true
     }
 
+    /// From the next save on, writes in `settings` (a merge took another device's cipher, KDF or
+    /// compression: MERGE.md rule 13), with the same key; the key is derived anew for a new KDF.
+    package func adoptFormat(_ settings: FormatSettings) {
+        self.settings = settings
+    }
+
     /// Replaces the working snapshot (an edit made through the vault's edit functions).
     public func update(_ vault: Vault) {
         self.vault = vault

@@ -139,6 +139,11 @@ extension UnlockedVault {
     public func convert(_ change: FormatChange, dropUnsupported: Bool, toPath target: String) throws -> Conversion {
         var settings = try change.apply(to: opened.settings)
         var vault = opened.vault
+        // A new cipher, KDF or compression is a settings change: a merge without a base decides by it (MERGE.md rule 13).
+        let current = opened.settings
+        if settings.cipher != current.cipher || KDFChoice(settings.kdf) != KDFChoice(current.kdf) || settings.compression != current.compression {
+            vault.meta.settingsChanged = .now()
+        }
         // A version asked for is written or refused, never silently raised.
         let gaps = change.version.map { VersionFit.gaps(in: vault, settings: settings, writtenAs: $0.kdbx) } ?? []
         if let version = change.version, !gaps.isEmpty {

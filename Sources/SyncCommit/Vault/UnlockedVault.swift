@@ -55,6 +55,12 @@ public final class UnlockedVault: Sendable {
         return state.baseVault(for: path, key: key, cachedKey: opened.derivedKey, limits: file.limits)
     }
 
+    /// The format of the version this device last synced (its file's header), for merging the cipher and KDF.
+    package func rememberedBaseFormat(in state: SyncStateStore) -> FormatSettings? {
+        guard let bytes = state.base(for: path)?.bytes, let header = try? KDBXReader.header(of: bytes) else { return nil }
+        return FormatSettings(header)
+    }
+
     /// Records the version read as this device's base when it is a new one (a failure only costs
     /// the next merge its base).
     public func recordAsBase(in state: SyncStateStore) {

@@ -1,0 +1,26 @@
+internal import KDBXFormat
+internal import MyPassCore
+
+extension MergeCommit.Step {
+    /// Records how an input's format was merged (MERGE.md rule 13): the decisions for `--explain`;
+    /// a change naming the parts taken from the input, with the cipher and KDF written and why; when
+    /// the vault's own format is kept against a different one, the same sentence as a warning (the
+    /// file does not change, so a merge of the result again logs nothing).
+    mutating func record(_ format: FormatMerge.Outcome, title: String) {
+        decisions += format.decisions
+        guard let note = format.note else { return }
+        if format.changedParts.isEmpty {
+            warnings.append("format: " + note)
+        } else {
+            changes.append(Change(.metaChanged, .meta, uuid: nil, path: "/", title: title, fields: format.changedParts, detail: note))
+        }
+    }
+}
+
+extension FormatMerge {
+    /// Whether `a` and `b` write the same container version, cipher, KDF (salt aside) and compression.
+    static func sameChoice(_ a: FormatSettings, _ b: FormatSettings?) -> Bool {
+        guard let b else { return false }
+        return a.version == b.version && sameParts(a, b)
+    }
+}
