@@ -1,4 +1,5 @@
-internal import KDBXFormat
+package import KDBXFormat
+package import SyncState
 internal import MyPassCore
 
 extension MergeCommit.Step {
@@ -22,5 +23,14 @@ extension FormatMerge {
     static func sameChoice(_ a: FormatSettings, _ b: FormatSettings?) -> Bool {
         guard let b else { return false }
         return a.version == b.version && sameParts(a, b)
+    }
+}
+
+extension MergeCommit.Formats {
+    /// The format of the version this device last synced of the vault at `vaultPath` (its file's
+    /// header), the ancestor of the cipher and KDF; nil when there is none.
+    package static func rememberedBase(in state: SyncStateStore, vaultPath: String) -> FormatSettings? {
+        guard let bytes = state.base(for: vaultPath)?.bytes, let header = try? KDBXReader.header(of: bytes) else { return nil }
+        return FormatSettings(header)
     }
 }

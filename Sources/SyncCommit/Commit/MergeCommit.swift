@@ -250,9 +250,18 @@ package enum MergeCommit {
             // Against the version this session's work was made from (the file it read, or last
             // merged with): the state's record may be a version another writer on this device
             // recorded since, which the work never held. Used only where both sides descend from it.
-            let (merged, step) = try merge(current.disk.vault, from: session.path, into: session.vault,
+            var (merged, step) = try merge(current.disk.vault, from: session.path, into: session.vault,
                                            base: session.workMadeFrom.map { .remembered($0) } ?? .none)
+            // The other writer's cipher, KDF and compression are merged too (MERGE.md rule 13): a
+            // stronger KDF saved meanwhile is not written over by this session's older one.
+            let format = FormatMerge.merge(
+                ancestor: session.workMadeFromFormat.map { .init(settings: $0, settingsChanged: session.workMadeFrom?.meta.settingsChanged) },
+                local: .init(settings: session.settings, settingsChanged: session.vault.meta.settingsChanged),
+                remote: .init(settings: current.disk.settings, settingsChanged: current.disk.vault.meta.settingsChanged))
+            step.record(format, title: merged.meta.databaseName)
+            merged.meta.settingsChanged = format.settingsChanged
             session.takeMerge(merged, over: current)
+            session.adoptFormat(format.settings)
             if let wrote = try session.saveHoldingLock().wroteFile {
                 if wrote, let kind {
                     session.journalMerge(kind, before: current.diskBytes, inputs: [.init(name: session.path + " (on disk)", bytes: current.diskBytes)],

@@ -142,10 +142,14 @@ public enum CopyFolding {
             }
         }
         // The base only where both sides descend from it; else each entry's ancestor is inferred.
+        // Each copy's cipher, KDF and compression are merged too (MERGE.md rule 13), against the
+        // synced version's: a stronger KDF chosen on another device survives its conflict copy.
+        let baseFormat = base == nil ? nil : MergeCommit.Formats.rememberedBase(in: session.state, vaultPath: session.path)
         let inputs = readCopies.map {
-            MergeCommit.Input(name: $0.copy.path, vault: $0.opened.vault, sha256: $0.fingerprint.sha256, base: base.map { .remembered($0) } ?? .none)
+            MergeCommit.Input(name: $0.copy.path, vault: $0.opened.vault, sha256: $0.fingerprint.sha256, base: base.map { .remembered($0) } ?? .none,
+                              formats: MergeCommit.Formats(input: $0.opened.settings, base: baseFormat))
         }
-        let merged = try MergeCommit.merge(inputs + restoring, into: vault)
+        let merged = try MergeCommit.merge(inputs + restoring, into: vault, format: session.settings)
         let taken = zip(readCopies, merged.steps).map { item, step in
             (copy: item.copy, bytes: item.bytes, fingerprint: item.fingerprint, changes: step.newContent ? step.changes : [],
              newContent: step.newContent, explanation: step.newContent ? step.decisions : [])

@@ -275,6 +275,10 @@ public final class SyncSession {
     /// the one this device last synced.
     package var workMadeFrom: Vault? { diskContent?.vault ?? base() }
 
+    /// The format of the file this session's work was made from, when it read one (the ancestor of
+    /// the cipher and KDF when another writer's version is merged in).
+    package var workMadeFromFormat: FormatSettings? { diskContent?.settings }
+
     /// The rule every write after a merge obeys, in this one place: a merge whose content equals the
     /// file's is not written (its different form, access times or a new KDF salt would be a new
     /// version to every sync engine, and two devices writing the same merge make a new conflict).

@@ -57,8 +57,7 @@ public final class UnlockedVault: Sendable {
 
     /// The format of the version this device last synced (its file's header), for merging the cipher and KDF.
     package func rememberedBaseFormat(in state: SyncStateStore) -> FormatSettings? {
-        guard let bytes = state.base(for: path)?.bytes, let header = try? KDBXReader.header(of: bytes) else { return nil }
-        return FormatSettings(header)
+        MergeCommit.Formats.rememberedBase(in: state, vaultPath: path)
     }
 
     /// Records the version read as this device's base when it is a new one (a failure only costs

@@ -201,9 +201,11 @@ private struct Merger {
             throw RemoteFailure.tooCostly(url: url, detail: detail)
         }
         let theirs = try opened.get().vault
-        let baseVault = base.flatMap { try? KDBXReader.open($0, key: credentials.key, cachedKey: nil, limits: file.limits).vault }
-        let input = MergeCommit.Input(name: url, vault: theirs, sha256: SHA256.hexHash(bytes), base: baseVault.map { .remembered($0) } ?? .none)
-        let merged = try MergeCommit.merge([input], into: unlocked.vault)
+        let baseOpened = base.flatMap { try? KDBXReader.open($0, key: credentials.key, cachedKey: nil, limits: file.limits) }
+        // The server's cipher, KDF and compression are merged too (MERGE.md rule 13), against the base's.
+        let input = MergeCommit.Input(name: url, vault: theirs, sha256: SHA256.hexHash(bytes), base: baseOpened.map { .remembered($0.vault) } ?? .none,
+                                      formats: MergeCommit.Formats(input: try opened.get().settings, base: baseOpened?.settings))
+        let merged = try MergeCommit.merge([input], into: unlocked.vault, format: unlocked.opened.settings)
         let step = merged.steps[0]
         // A dry run says whether the merge would write; otherwise the pipeline decides and writes.
         var wrote = merged.bringsContent
