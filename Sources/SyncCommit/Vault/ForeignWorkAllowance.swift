@@ -17,10 +17,10 @@ public final class ForeignWorkAllowance: Sendable {
     /// The openings counted, oldest first: when each ended and how long it took.
     private let spent = Mutex<[(end: Date, seconds: TimeInterval)]>([])
 
-    /// An allowance of `seconds` of opening per `window` (defaults: 20 s per ten minutes, a thirtieth
-    /// of a core on average however often copies are planted, and two or three copies at the
-    /// per-copy maximum; a fold of a few real copies takes a second or two).
-    public init(seconds: TimeInterval = 20, per window: TimeInterval = 600) {
+    /// An allowance of `seconds` of failed opening per `window` (defaults: 10 s per ten minutes, a
+    /// sixtieth of a core on average however often junk is planted, and one or two copies at the
+    /// per-copy maximum; real copies open and are not counted).
+    public init(seconds: TimeInterval = 10, per window: TimeInterval = 600) {
         self.seconds = seconds
         self.window = window
     }

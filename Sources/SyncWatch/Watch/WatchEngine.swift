@@ -91,9 +91,10 @@ public final class WatchEngine: @unchecked Sendable {
         /// the vault is checked again this long after, event or not: a copy is never left silently
         /// because a file event was missed or a fold was put off.
         public var copyRecheck: TimeInterval = 10
-        /// How long each vault may spend opening versions from elsewhere within `foreignOpeningWindow`
-        /// (`ForeignWorkAllowance`): planted copies, however many or however often rewritten, cost no more.
-        public var foreignOpeningTime: TimeInterval = 20
+        /// How long each vault may spend on versions from elsewhere that fail to open, within
+        /// `foreignOpeningWindow` (`ForeignWorkAllowance`): planted copies, however many or however
+        /// often rewritten, cost no more.
+        public var foreignOpeningTime: TimeInterval = 10
         /// The window `foreignOpeningTime` is counted in.
         public var foreignOpeningWindow: TimeInterval = 600
         /// This device's settings, which the watchers' saves follow (backups, KDF salt rotation).
