@@ -175,7 +175,7 @@ let package = Package(
         ),
         .testTarget(
             name: "InteropTests",
-            dependencies: ["KDBXFormat", "MyPassCore", "MyPassCrypto", "MyPassMerge", "TestSupport"],
+            dependencies: ["KDBXFormat", "MyPassCore", "MyPassCrypto", "MyPassMerge", "SyncCommit", "TestSupport"],
             swiftSettings: strictSettings
         ),
         .testTarget(

@@ -56,6 +56,13 @@ def custom_data(element, key, value):
         etree.SubElement(item, "Value").text = value
 
 
+class Holder:
+    """An XML element seen as pykeepass sees its own objects (for `custom_data` on Meta)."""
+
+    def __init__(self, element):
+        self._element = element
+
+
 def add_association(entry, window, sequence):
     autotype = entry._element.find("AutoType")
     association = etree.SubElement(autotype, "Association")
@@ -178,8 +185,12 @@ def apply(kp, op, when):
         touch(entry, when)
     elif kind == "trashEntry":
         entry = find_entry(kp, op["entry"])
-        kp.trash_entry(entry)
-        moved(entry, when)
+        if kp._xpath("/KeePassFile/Meta/RecycleBinEnabled", first=True).text == "False":
+            # The recycle bin switched off: a deletion is permanent (as in KeePass).
+            kp.delete_entry(entry)
+        else:
+            kp.trash_entry(entry)
+            moved(entry, when)
     elif kind == "deleteEntry":
         kp.delete_entry(find_entry(kp, op["entry"]))
     elif kind == "deleteGroup":
@@ -200,6 +211,45 @@ def apply(kp, op, when):
         set_meta(kp, "RecycleBinChanged", kp._encode_time(when))
     elif kind == "historyMaxItems":
         set_history_max_items(kp, op["value"])
+        if op.get("settingsChanged"):
+            set_meta(kp, "SettingsChanged", kp._encode_time(when))
+    elif kind == "metaText":
+        # DatabaseName, DatabaseDescription or DefaultUserName, with its own *Changed time and SettingsChanged.
+        set_meta(kp, op["field"], op["value"])
+        set_meta(kp, op["field"] + "Changed", kp._encode_time(when))
+        set_meta(kp, "SettingsChanged", kp._encode_time(when))
+    elif kind == "metaSetting":
+        # A setting timed by SettingsChanged only (Color, MaintenanceHistoryDays, HistoryMaxSize, ...).
+        set_meta(kp, op["field"], str(op["value"]))
+        set_meta(kp, "SettingsChanged", kp._encode_time(when))
+    elif kind == "recycleBinEnabled":
+        set_meta(kp, "RecycleBinEnabled", "True" if op["value"] else "False")
+        set_meta(kp, "RecycleBinChanged", kp._encode_time(when))
+        set_meta(kp, "SettingsChanged", kp._encode_time(when))
+    elif kind == "newRecycleBin":
+        # A new group chosen as the recycle bin (the old bin stays, as an ordinary group).
+        group = kp.add_group(kp.root_group, op["name"])
+        group._element.find("UUID").text = base64.b64encode(uuidlib.UUID(op["uuid"]).bytes).decode()
+        for tag in ("CreationTime", "LastModificationTime", "LastAccessTime", "LocationChanged"):
+            group._set_times_property(tag, when)
+        set_meta(kp, "RecycleBinEnabled", "True")
+        set_meta(kp, "RecycleBinUUID", base64.b64encode(uuidlib.UUID(op["uuid"]).bytes).decode())
+        set_meta(kp, "RecycleBinChanged", kp._encode_time(when))
+        set_meta(kp, "SettingsChanged", kp._encode_time(when))
+    elif kind == "customIcon":
+        meta = kp._xpath("/KeePassFile/Meta", first=True)
+        icons = meta.find("CustomIcons")
+        if icons is None:
+            icons = etree.SubElement(meta, "CustomIcons")
+        icon = etree.SubElement(icons, "Icon")
+        etree.SubElement(icon, "UUID").text = base64.b64encode(uuidlib.UUID(op["uuid"]).bytes).decode()
+        etree.SubElement(icon, "Data").text = op["data"]
+    elif kind == "metaCustomData":
+        custom_data(Holder(kp._xpath("/KeePassFile/Meta", first=True)), op["key"], op.get("value"))
+    elif kind == "emptyRecycleBin":
+        bin_group = kp.recyclebin_group
+        if bin_group is not None:
+            kp.empty_group(bin_group)
     else:
         raise ValueError("unknown operation " + kind)
 

@@ -30,8 +30,13 @@ struct ClientDevices {
         try KDBXReader.open(Data(contentsOf: path(device)), key: key).vault
     }
 
-    func write(_ vault: Vault, as device: String) throws {
-        try KDBXWriter.serialize(vault, settings: Self.settings, key: key).file.write(to: path(device))
+    /// `device`'s file opened: its content and the format it was read in.
+    func openFile(_ device: String) throws -> OpenedVault {
+        try KDBXReader.open(Data(contentsOf: path(device)), key: key)
+    }
+
+    func write(_ vault: Vault, as device: String, settings: FormatSettings = settings) throws {
+        try KDBXWriter.serialize(vault, settings: settings, key: key).file.write(to: path(device))
     }
 
     func remove() { try? FileManager.default.removeItem(at: directory) }

@@ -2,7 +2,8 @@ import Foundation
 import MyPassCore
 
 /// The third device: this library applies an edit script's pykeepass operations with its own edits
-/// (a deletion here writes a tombstone, as KeePass does).
+/// (a deletion here writes a tombstone, as KeePass does); its conversion, if any, sets SettingsChanged
+/// (the format itself is the script's `convert`).
 enum LibraryDevice {
     static func apply(_ script: EditScript, to base: Vault, from start: Timestamp) throws -> Vault {
         var vault = base
@@ -46,6 +47,52 @@ enum LibraryDevice {
                 vault = try vault.movingGroup(group!, to: destination, at: time)
             case "historyMaxItems":
                 vault.meta.historyMaxItems = op["value"] as! Int
+                if op["settingsChanged"] as? Bool == true { vault.meta.settingsChanged = time }
+            case "metaText":
+                switch op["field"] as! String {
+                case "DatabaseName": (vault.meta.databaseName, vault.meta.databaseNameChanged) = (value, time)
+                case "DatabaseDescription": (vault.meta.databaseDescription, vault.meta.databaseDescriptionChanged) = (value, time)
+                default: (vault.meta.defaultUserName, vault.meta.defaultUserNameChanged) = (value, time)
+                }
+                vault.meta.settingsChanged = time
+            case "metaSetting":
+                switch op["field"] as! String {
+                case "Color": vault.meta.color = value
+                case "MaintenanceHistoryDays": vault.meta.maintenanceHistoryDays = op["value"] as! Int
+                default: vault.meta.historyMaxSize = Int64(op["value"] as! Int)
+                }
+                vault.meta.settingsChanged = time
+            case "memoryProtection":
+                let on = op["value"] as! Bool
+                switch op["flag"] as! String {
+                case "ProtectTitle": vault.meta.memoryProtection.protectTitle = on
+                case "ProtectUserName": vault.meta.memoryProtection.protectUserName = on
+                case "ProtectPassword": vault.meta.memoryProtection.protectPassword = on
+                case "ProtectURL": vault.meta.memoryProtection.protectURL = on
+                default: vault.meta.memoryProtection.protectNotes = on
+                }
+                vault.meta.settingsChanged = time
+            case "recycleBinEnabled":
+                vault.meta.recycleBinEnabled = op["value"] as! Bool
+                vault.meta.recycleBinChanged = time
+                vault.meta.settingsChanged = time
+            case "newRecycleBin":
+                vault = try vault.addingGroup(named: op["name"] as! String, to: vault.root.uuid, at: time, uuid: UUID(uuidString: op["uuid"] as! String)!).vault
+                vault.meta.recycleBinEnabled = true
+                vault.meta.recycleBinUUID = UUID(uuidString: op["uuid"] as! String)!
+                vault.meta.recycleBinChanged = time
+                vault.meta.settingsChanged = time
+            case "customIcon":
+                vault.meta.customIcons.append(CustomIcon(uuid: UUID(uuidString: op["uuid"] as! String)!, data: Data(base64Encoded: op["data"] as! String)!))
+            case "metaCustomData":
+                vault.meta.customData.append(CustomDataItem(key: op["key"] as! String, value: value))
+            case "emptyRecycleBin":
+                guard let bin = vault.meta.recycleBinUUID, let group = vault.root.group(bin) else { continue }
+                var inside: [UUID] = []
+                group.forEachGroup { group, _ in inside += group.entries.map(\.uuid) }
+                for uuid in inside { vault = try vault.deletingEntry(uuid, permanently: true, at: time) }
+            case "restoreEntry":
+                vault = try vault.movingEntry(entry!, to: group!, at: time)
             case "addEntry":
                 vault = try vault.addingEntry(title: op["title"] as! String, userName: "", password: "", url: "", to: group!, at: time,
                                               uuid: UUID(uuidString: op["uuid"] as! String)!).vault
@@ -53,6 +100,8 @@ enum LibraryDevice {
                 continue
             }
         }
+        // The conversion (`convert`), a settings change of its own.
+        if script.convert != nil { vault.meta.settingsChanged = time.adding(1) }
         return vault
     }
 }
