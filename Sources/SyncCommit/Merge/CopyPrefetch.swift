@@ -62,9 +62,10 @@ package final class CopyPrefetch: @unchecked Sendable {
         guard caches || parameters.pendingVersions != nil else { return }
         inFlight.insert(path)
         opened[path] = nil
-        // A thread of its own, not the shared dispatch pool: on a two-core machine that pool runs two
-        // items at once, and other work queued there must never hold up the open a check waits for.
-        let thread = Thread {
+        // A serial queue of its own, not the shared dispatch pool: on a two-core machine that pool runs
+        // two items at once, and other work queued there must never hold up the open a check waits
+        // for; one at a time, so a folder of planted copies costs one thread, not one each.
+        queue.async {
             let result = Self.open(path, with: parameters)
             self.condition.lock()
             self.inFlight.remove(path)
@@ -72,9 +73,10 @@ package final class CopyPrefetch: @unchecked Sendable {
             self.condition.broadcast()
             self.condition.unlock()
         }
-        thread.name = "mypass-sync copy prefetch"
-        thread.start()
     }
+
+    /// Where copies are opened ahead, one after another (a queue of its own gets a thread of its own).
+    private let queue = DispatchQueue(label: "mypass-sync copy prefetch", qos: .userInitiated)
 
     /// The longest a check waits for an open in progress; then it opens the copy itself.
     static let longestWait: TimeInterval = 30
