@@ -53,6 +53,28 @@ struct VaultHeaderTrustTests {
         #expect(watcher.check())
     }
 
+    @Test("a derivation strengthened beyond the budget on purpose is accepted by opening the vault once on this device (what `ls` does): then watched as before")
+    func strengthenedOnPurposeAccepted() throws {
+        let workspace = try Workspace()
+        defer { workspace.remove() }
+        let events = Mutex<[WatchEvent]>([])
+        let watcher = VaultWatcher(path: workspace.vaultPath, key: Workspace.key, state: workspace.state, limits: .standard, policy: .merge,
+                                   copyPolicy: .merge) { event in events.withLock { $0.append(event) } }
+        #expect(watcher.check())
+        // 80 million rounds: beyond the budget measured against 10 (60 million), about a second here.
+        let strengthened = try KDBXWriter.serialize(try KDBXReader.open(try workspace.bytes(), key: Workspace.key).vault,
+                                                    settings: FormatSettings(version: .v4_0, cipher: .chaCha20,
+                                                                             kdf: .aesKDF(seed: Data(repeating: 5, count: 32), rounds: 80_000_000)),
+                                                    key: Workspace.key).file
+        try replaceVault(workspace, with: strengthened)
+        #expect(!watcher.check())
+        #expect(events.withLock { $0.last?.detail.contains("`mypass-sync ls VAULT`") } == true, "\(events.withLock { $0.map(\.detail) })")
+        // The person opens it once with the vault's own limits: the version becomes this device's base.
+        let unlocked = try VaultFile.read(workspace.vaultPath).unlock(try VaultCredentials(password: "sync-test"))
+        unlocked.recordAsBase(in: workspace.state)
+        #expect(watcher.check(), "still refused after it was accepted: \(events.withLock { $0.last?.detail ?? "" })")
+    }
+
     @Test("a header changed within the budget is derived once: a touched or rewritten file with the same header is not derived again")
     func changedHeaderDerivedOnce() throws {
         let workspace = try Workspace()

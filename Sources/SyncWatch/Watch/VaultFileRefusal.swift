@@ -8,7 +8,7 @@ public enum VaultFileRefusal: Error, Sendable, CustomStringConvertible {
         switch self {
         case .costlierKeyDerivation(let reason):
             "its key derivation changed since this device last synced it and is far costlier (\(reason)); not derived "
-                + "(if you strengthened it yourself, `mypass-sync resolve VAULT --reload` takes it on this device)"
+                + "(if you strengthened it yourself, open the vault once on this device, `mypass-sync ls VAULT`, to accept it)"
         }
     }
 }
