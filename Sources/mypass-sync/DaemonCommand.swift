@@ -95,7 +95,7 @@ struct DaemonCommand: Command {
             return try add(rest[0], parsed, output: &output)
         case "remove":
             try expect(1, "one vault")
-            return try remove(rest[0], output: &output)
+            return try remove(rest[0], state: try stateOptions.state(parsed), output: &output)
         case "list":
             try expect(0, "no vault")
             return try list(json: parsed[json], output: &output)
@@ -185,7 +185,7 @@ struct DaemonCommand: Command {
         return .success
     }
 
-    private func remove(_ argument: String, output: inout StandardStreams) throws -> ExitCode {
+    private func remove(_ argument: String, state: SyncStateStore, output: inout StandardStreams) throws -> ExitCode {
         let path = Self.absolute(argument)
         var configuration = try configurationToEdit()
         guard let configured = configuration.vaults.first(where: { $0.path == argument })
@@ -194,6 +194,8 @@ struct DaemonCommand: Command {
         }
         configuration.vaults.removeAll { $0.path == configured.path }
         try configuration.save()
+        // A pause belongs to the configured vault: the same vault added again later is watched.
+        try? VaultPause(state: state, vaultPath: DurableFile.canonicalPath(configured.path, on: CommandFileSystem.current)).resume()
         output.print("removed \(path.terminalSafe)" + Self.tellRunningDaemon())
         return .success
     }

@@ -35,4 +35,22 @@ struct DaemonPauseRestartTests {
         #expect(third.state(of: vault) != "paused")
         _ = third.end()
     }
+
+    @Test("a vault removed while paused and added again is watched: the pause went with it")
+    func pauseEndsWithRemove() throws {
+        let home = try DaemonHome()
+        defer { try? FileManager.default.removeItem(at: home.root) }
+        let vault = try home.vault("personal.kdbx", from: CLIFixtures.kdbx4)
+        let command = try home.passwordCommand(CLIFixtures.kdbx4Password, name: "personal.pw")
+        #expect(try home.tool(["daemon", "add", vault, "--password-command", command]).status == 0)
+        let first = try DaemonProcess(home)
+        #expect(first.waitFor("baseRecorded", vault: vault), "\(first.outputText)")
+        #expect(try home.tool(["daemon", "pause", vault]).status == 0)
+        #expect(first.end() == 0)
+        #expect(try home.tool(["daemon", "remove", vault]).status == 0)
+        #expect(try home.tool(["daemon", "add", vault, "--password-command", command]).status == 0)
+        let second = try DaemonProcess(home)
+        #expect(second.state(of: vault) != "paused", "a pause outlived the vault's removal")
+        _ = second.end()
+    }
 }

@@ -69,4 +69,19 @@ struct DecisionVersionTests {
             #expect(workspace.state.base(for: path)?.record.fingerprint.sha256 != base)
         }
     }
+
+    @Test("a check that stops to ask a person leaves no copy 'outstanding': the engine does not make it again every few seconds (one question, not one a re-check)")
+    func questionIsNotRechecked() throws {
+        let workspace = try Workspace()
+        defer { workspace.remove() }
+        let watcher = VaultWatcher(path: workspace.vaultPath, key: Workspace.key, state: workspace.state, limits: .standard, policy: .ask,
+                                   copyPolicy: .merge) { _ in }
+        #expect(watcher.check())
+        _ = try saveElsewhere(workspace, at: 100) { vault in
+            try vault.addingEntry(title: "Asked about", password: "x", to: vault.root.uuid, at: Timestamp(unixSeconds: 1_800_000_100)).vault
+        }
+        try workspace.bytes().write(to: workspace.directory.appendingPathComponent("vault.sync-conflict-20261204-101010-PHONE01.kdbx"))
+        #expect(watcher.check())
+        #expect(!watcher.copiesOutstanding, "a question would be asked again at every re-check")
+    }
 }

@@ -101,14 +101,16 @@ public enum CopyFolding {
     /// they were opened from exactly the bytes read now.
     /// `restoring`: other versions merged in the same commit after the copies (the watcher's pending
     /// versions whose content the vault lacks); the journal then calls it a restore when no copy brought anything.
-    /// `allowance`: the vault's time for opening copies, which every copy opened here counts against.
+    /// `budget`: the caller's budget for this fold's copies (the watcher's, one per check; nil: measured
+    /// against the vault file now).
     package static func fold(
         _ copies: [ConflictCopies.Copy], into session: SyncSession, base: Vault?, key: CompositeKey, cachedKey: DerivedKey?,
         limits: ResourceLimits, dryRun: Bool, prefetched: CopyPrefetch?, restoring: [MergeCommit.Input] = [],
-        allowance: ForeignWorkAllowance? = nil
+        budget: ForeignVersionBudget? = nil
     ) throws -> Report {
-        let opening = copyOpening(forVaultAt: session.path, on: session.fileSystem, vaultKDF: session.settings.kdf, key: key, cachedKey: cachedKey,
-                                  limits: limits, allowance: allowance)
+        let opening = budget.map { CopyPrefetch.Parameters(key: key, cachedKey: cachedKey, fileSystem: session.fileSystem, budget: $0) }
+            ?? copyOpening(forVaultAt: session.path, on: session.fileSystem, vaultKDF: session.settings.kdf, key: key, cachedKey: cachedKey,
+                           limits: limits)
         // Each folder is opened once: reading a copy and removing it later happen in the directory
         // that was opened, even if it is swapped for a symlink meanwhile.
         var folders: [String: DirectoryHandle] = [:]

@@ -30,6 +30,14 @@ package final class CopyPrefetch: @unchecked Sendable {
         package var ownInodes: Set<UInt64> = []
         /// Keep every copy that opens (no grace for other devices' copies), not only this device's own.
         package var makesEveryCopyPending = true
+
+        /// Copies opened with `key` (no derivation where `cachedKey` fits) on `fileSystem`, within `budget`.
+        package init(key: CompositeKey, cachedKey: DerivedKey?, fileSystem: FileSystem, budget: ForeignVersionBudget) {
+            self.key = key
+            self.cachedKey = cachedKey
+            self.fileSystem = fileSystem
+            self.budget = budget
+        }
     }
 
     /// An empty cache.

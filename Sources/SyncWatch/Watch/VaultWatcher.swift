@@ -52,6 +52,9 @@ public final class VaultWatcher {
     private var waitingForRebuild = false
     /// The vault's file identity last written to `SeenVaultFiles`.
     private var notedVaultFile: FileIdentity?
+    /// The budget for versions from elsewhere in the check in progress, computed once from its
+    /// snapshot (`check`), so that every step of one check holds them to the same caps.
+    private var budget = ForeignVersionBudget.withoutReference(within: .standard)
     /// The key derived for each vault header seen (by its KDF's fingerprint): never derived twice.
     private var vaultKeys: [Data: DerivedKey] = [:]
     /// The time this vault may spend opening versions from elsewhere (copies, the rollback evidence,
@@ -134,10 +137,8 @@ public final class VaultWatcher {
     }
 
     /// Keeps how copies of the vault file read now (`bytes`, inode `inode`) are opened, for `prepare`.
-    private func rememberCopyOpening(for bytes: Data, inode: UInt64) {
-        guard let header = try? KDBXReader.header(of: bytes) else { return }
-        var opening = CopyFolding.copyOpening(forVaultAt: path, on: fileSystem, vaultKDF: header.kdf, key: key,
-                                              cachedKey: cachedKey, limits: limits, allowance: allowance)
+    private func rememberCopyOpening(for bytes: Data, inode: UInt64, budget: ForeignVersionBudget) {
+        var opening = CopyPrefetch.Parameters(key: key, cachedKey: cachedKey, fileSystem: fileSystem, budget: budget)
         // A copy is a version this device saw (often its own, renamed aside by the sync engine,
         // perhaps another program's save the watcher never read): kept before the engine can
         // overwrite it with a same-named copy from elsewhere.
@@ -182,10 +183,18 @@ public final class VaultWatcher {
         // the budget for versions from elsewhere, and at least 256 MiB (an attachment added elsewhere
         // grows a small vault many times over).
         let record = state.base(for: path)
-        let vaultSizeLimit = record.map { max(ForeignVersionBudget(measuredAgainst: $0.bytes, within: limits).sizeLimit, 256 << 20) }
-            ?? FileReading.maximumSize
+        let synced = record.map { foreignBudget(measuredAgainst: $0.bytes) }
+        let vaultSizeLimit = synced.map { max($0.sizeLimit, 256 << 20) } ?? FileReading.maximumSize
         let (snapshot, bytes) = FolderSnapshot.take(of: path, on: fileSystem, naming: context.settings.copyNaming, vaultSizeLimit: vaultSizeLimit)
-        defer { copiesOutstanding = reconcilerPolicy.copies != .ignore && snapshot.copies.contains { copy in
+        // One budget for every version from elsewhere this check reads (the rollback evidence, the
+        // copies folded and opened ahead, a rebuild candidate): measured against the version this
+        // device synced, else the vault file this check read.
+        budget = synced ?? foreignBudget(measuredAgainst: bytes)
+        // Only a check that planned the copies can leave one behind: one that stopped for a person's
+        // decision, a changed key or a refusal has said why, and is not made again for the copies.
+        copiesOutstanding = false
+        var plannedCopies = false
+        defer { copiesOutstanding = plannedCopies && reconcilerPolicy.copies != .ignore && snapshot.copies.contains { copy in
             memory.failedCopies[copy.path] != copy && !memory.reportedCopies.contains(copy.path)
         } }
         if !snapshot.transfers.isEmpty {
@@ -204,12 +213,12 @@ public final class VaultWatcher {
         if missingReported { report(.vaultBack(vault: path)) }
         missingReported = false
         waitingForRebuild = false
-        rememberCopyOpening(for: bytes, inode: fingerprint.inode)
+        rememberCopyOpening(for: bytes, inode: fingerprint.inode, budget: budget)
         var versions = Reconciler.Versions(base: nil, disk: nil)
         if let record { versions.base = version(record.bytes, sha256: record.record.fingerprint.sha256) }
         if record?.record.fingerprint.sameContent(as: fingerprint) != true {
             do {
-                let opened = try openVaultFile(bytes, baseBytes: record?.bytes)
+                let opened = try openVaultFile(bytes, baseBytes: record?.bytes, budget: budget)
                 cachedKey = opened.derivedKey
                 openedVersions[fingerprint.sha256] = opened
                 versions.disk = Reconciler.Version(sha256: fingerprint.sha256, vault: opened.vault)
@@ -225,7 +234,7 @@ public final class VaultWatcher {
         // A kept version that is still beside the vault as a copy is the copy's business (folded,
         // then retired here): not opened and merged a second time.
         let kept = pending.list()
-        copiesPending = kept.isEmpty ? [:] : copiesHeld(in: kept, copies: snapshot.copies, budget: foreignBudget(measuredAgainst: record?.bytes))
+        copiesPending = kept.isEmpty ? [:] : copiesHeld(in: kept, copies: snapshot.copies, budget: budget)
         for kept in kept where !copiesPending.values.contains(kept.sha256) {
             // Gone, or no longer opening with this key (changed since): the Reconciler retires it. A
             // read or open that failed for another reason (an I/O error, a resource cap) leaves it
@@ -254,7 +263,7 @@ public final class VaultWatcher {
         var copyHoldsNewer = false
         if Reconciler.needsRollbackEvidence(versions, policy: reconcilerPolicy), let base = versions.base, let disk = versions.disk {
             var refused: [(copy: CopyFile, reason: ForeignVersion.Refusal)] = []
-            copyHoldsNewer = copyHoldsNewerVersions(than: disk.vault, base: base.vault, baseBytes: record?.bytes,
+            copyHoldsNewer = copyHoldsNewerVersions(than: disk.vault, base: base.vault,
                                                     copies: snapshot.copies.filter { memory.failedCopies[$0.path] != $0 }, refused: &refused)
             // A copy put off for the allowance is not a failed one: it is opened once there is room.
             for (copy, reason) in refused where reason != .deferred { memory.copyFailed(copy, reason: reason) }
@@ -280,6 +289,7 @@ public final class VaultWatcher {
             return true
         case .reconcile(let reconciliation):
             waitingForCopy = false
+            plannedCopies = true
             return carryOut(reconciliation, versions: versions, bytes: bytes, fingerprint: fingerprint)
         }
     }
@@ -324,9 +334,13 @@ public final class VaultWatcher {
         let base = state.base(for: path)
         let identity = base.flatMap { version($0.bytes, sha256: $0.record.fingerprint.sha256) }.map { DatabaseIdentity($0.vault) }
         let read: ForeignVersion.OpenedCopy
-        switch ForeignVersion.openCopy(atPath: copy.path, on: fileSystem, key: key, cachedKey: cachedKey, budget: foreignBudget(measuredAgainst: base?.bytes),
+        switch ForeignVersion.openCopy(atPath: copy.path, on: fileSystem, key: key, cachedKey: cachedKey, budget: budget,
                                        identity: identity) {
         case .gone: return false  // gone since the listing: the next check sees it
+        case .refused(.deferred):
+            // Waiting for the allowance is not a failure: tried again once it has room, never remembered.
+            retryNotBefore = clock.now.addingTimeInterval(allowance.nextRoom(at: Date()).timeIntervalSinceNow)
+            return false
         case .refused(let refusal):
             if Reconciler.refused(copy, for: refusal, in: &memory) {
                 report(.conflictCopyLeft(vault: path, copy: copy.path, reason: CopyFolding.Result(refusal)))
@@ -354,11 +368,10 @@ public final class VaultWatcher {
         return true
     }
 
-    /// The budget for versions from elsewhere, measured against `reference` (the version this device
-    /// synced, else the vault's file now; `ForeignVersionBudget(measuredAgainst:)`).
+    /// The budget for versions from elsewhere measured against `reference` (nil: none to measure
+    /// against), counted against the vault's allowance.
     private func foreignBudget(measuredAgainst reference: Data?) -> ForeignVersionBudget {
-        ForeignVersionBudget(measuredAgainst: reference ?? (try? FileReading.readAll(atPath: path, on: fileSystem, limit: FileReading.maximumSize)), within: limits)
-            .metered(by: allowance)
+        ForeignVersionBudget(measuredAgainst: reference, within: limits).metered(by: allowance)
     }
 
     /// The copies (path -> SHA-256) whose bytes are among `kept` (read within `budget`'s size).
@@ -385,19 +398,38 @@ public final class VaultWatcher {
     /// measured against that version, and refused before any derivation beyond it. Each distinct
     /// header's key is derived once (`vaultKeys`): a file touched or rewritten with the same header is
     /// not derived again, whether it opened or not.
-    private func openVaultFile(_ bytes: Data, baseBytes: Data?) throws -> OpenedVault {
+    private func openVaultFile(_ bytes: Data, baseBytes: Data?, budget: ForeignVersionBudget) throws -> OpenedVault {
         let header = try KDBXReader.header(of: bytes)
         var openLimits = limits
         // A person's decision (`resolve --reload`) takes it with the vault's own limits.
         if !reconcilerPolicy.takesRefusedVersion, let baseBytes, let baseHeader = try? KDBXReader.header(of: baseBytes),
            !header.kdf.hasSameCost(as: baseHeader.kdf) {
-            openLimits = ForeignVersionBudget(measuredAgainst: baseBytes, within: limits).limits
+            openLimits = budget.limits
             do {
                 try header.kdf.check(against: openLimits)
             } catch {
                 throw VaultFileRefusal.costlierKeyDerivation("\(error)")
             }
+            // A header changed by someone without the password (rewritten with a new salt each time)
+            // costs the vault's allowance like junk copies do: derived only while it has room.
+            if vaultKeys[header.kdf.fingerprint] == nil {
+                guard allowance.admits(at: Date()) else { throw VaultFileRefusal.allowanceSpent(until: allowance.nextRoom(at: Date())) }
+                let started = ContinuousClock.now
+                do {
+                    return try openDeriving(bytes, header: header, limits: openLimits)
+                } catch {
+                    let elapsed = ContinuousClock.now - started
+                    allowance.charge(Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18, endingAt: Date())
+                    throw error
+                }
+            }
         }
+        return try openDeriving(bytes, header: header, limits: openLimits)
+    }
+
+    /// `bytes` (whose header is `header`) opened with the key derived for that header, derived now
+    /// if this watcher has not derived it before.
+    private func openDeriving(_ bytes: Data, header: OuterHeader, limits openLimits: ResourceLimits) throws -> OpenedVault {
         let fingerprint = header.kdf.fingerprint
         let derived: DerivedKey
         if let known = vaultKeys[fingerprint] {
@@ -491,7 +523,7 @@ public final class VaultWatcher {
             let session = try SyncSession(context: context, onDisk: opened, bytes: bytes, fingerprint: fingerprint)
             let folded = try CopyFolding.fold(plan.fold.map(\.copy), into: session, base: opened.vault, key: key,
                                                   cachedKey: opened.derivedKey, limits: limits, dryRun: false,
-                                                  prefetched: prefetch, restoring: restoring, allowance: allowance)
+                                                  prefetched: prefetch, restoring: restoring, budget: budget)
             if folded.wroteVault {
                 Reconciler.wrote(session.fingerprint, in: &memory)
                 // The version written is the next check's base: kept open, not parsed again.
@@ -533,17 +565,16 @@ public final class VaultWatcher {
 
     /// Whether a conflict copy beside the vault opens, is this database, and holds every entry at least
     /// as new as `base` has it where `disk` has it older. Each copy is opened through the one
-    /// copy-opening step (`ForeignVersion.openCopy`) within the budget measured against `baseBytes`;
+    /// copy-opening step (`ForeignVersion.openCopy`) within the check's budget;
     /// those refused are added to `refused` (to be remembered as failed: not derived again while unchanged).
     private func copyHoldsNewerVersions(
-        than disk: Vault, base: Vault, baseBytes: Data?, copies: [CopyFile], refused: inout [(copy: CopyFile, reason: ForeignVersion.Refusal)]
+        than disk: Vault, base: Vault, copies: [CopyFile], refused: inout [(copy: CopyFile, reason: ForeignVersion.Refusal)]
     ) -> Bool {
         let baseTimes = Dictionary(base.root.allEntries().map { ($0.entry.uuid, $0.entry.times.lastModified) }, uniquingKeysWith: { max($0, $1) })
         let older = disk.root.allEntries().compactMap { item -> UUID? in
             guard let time = baseTimes[item.entry.uuid], item.entry.times.lastModified < time else { return nil }
             return item.entry.uuid
         }
-        let budget = foreignBudget(measuredAgainst: baseBytes)
         for copy in copies {
             let opened: OpenedVault
             switch ForeignVersion.openCopy(atPath: copy.path, on: fileSystem, key: key, cachedKey: cachedKey, budget: budget, identity: DatabaseIdentity(base)) {
