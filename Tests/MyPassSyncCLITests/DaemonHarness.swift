@@ -99,7 +99,7 @@ final class DaemonProcess {
         process.standardError = try FileHandle(forWritingTo: errors)
         try process.run()
         // Up once it answers on its socket.
-        #expect(try eventually(within: 15) { try home.tool(["daemon", "status"]).status == 0 }, "the daemon did not come up: \(errorText)")
+        #expect(try eventually(within: 60) { try home.tool(["daemon", "status"]).status == 0 }, "the daemon did not come up: \(errorText)")
     }
 
     deinit {
@@ -125,7 +125,7 @@ final class DaemonProcess {
 
     /// Waits until `count` events of `kind` about `vault` were printed.
     @discardableResult
-    func waitFor(_ kind: String, vault: String, count: Int = 1, within seconds: TimeInterval = 20) -> Bool {
+    func waitFor(_ kind: String, vault: String, count: Int = 1, within seconds: TimeInterval = 60) -> Bool {
         eventually(within: seconds) { events(kind, vault: vault).count >= count }
     }
 

@@ -227,8 +227,9 @@ struct TwoDeviceSimulationTests {
         /// and their deletions keep propagating every half second, as the sync engine would.
         func waitUntilSettled() throws {
             var lastPropagation = Date()
-            // Ends when both are settled, or (a failure, below) when a watcher ended or 20 s passed.
-            _ = try pollUntil(timeout: 20, interval: 0.02) {
+            // Ends when both are settled, or (a failure, below) when a watcher ended or 120 s passed
+            // (bounded generously: with both cores busy a round's merges take many times their usual time).
+            _ = try pollUntil(timeout: 120, interval: 0.02) {
                 if devices.allSatisfy({ $0.isSettled() }) { return true }
                 if Date().timeIntervalSince(lastPropagation) > 0.5 {
                     try sync.syncCopies(devices[0], devices[1])
