@@ -81,8 +81,9 @@ struct EntryMerger {
         return nil
     }
 
-    /// Whether `container`'s line holds `other`'s current version (as its own, or in its history) and
-    /// every item of its history. At its history limit (`maxItems`) holding `other`'s current version in
+    /// Whether `container`'s line holds `other`'s current version (as its own, or in its history, also
+    /// as a touched copy: moved or recycled later without a property changed, as KeePassXC saves it)
+    /// and every item of its history. At its history limit (`maxItems`) holding `other`'s current version in
     /// its history is enough: its older items were trimmed there after it, as the limit allows, and
     /// taking them in again would trim others (the same merge made twice would not agree). The same
     /// version holds `other`'s items it lacks when they are older than all of its own and its limits
@@ -90,7 +91,9 @@ struct EntryMerger {
     private func holdsEveryVersion(of other: Entry, in container: Entry, maxItems: Int, maxSize: Int64,
                                    binarySize: (BinaryID) -> Int) -> Bool {
         let sameVersion = container.isSameVersion(as: other)
-        guard sameVersion || container.history.contains(where: { $0.isSameVersion(as: other) }) else { return false }
+        guard sameVersion || container.history.contains(where: { $0.isSameVersion(as: other) || $0.isTouched(from: other) }) else {
+            return false
+        }
         if !sameVersion && maxItems >= 0 && container.history.count >= maxItems { return true }
         let held = Set(container.history.map(VersionKey.init))
         let missing = other.history.filter { !held.contains(VersionKey($0)) }
