@@ -368,8 +368,11 @@ struct EntryMerger {
     }
 
     /// Three-way merge of a set (tags): what either side added, minus what either side removed.
+    /// Both sides holding the same set keep it, as any property both sides agree on (`ThreeWay.pick`):
+    /// an ancestor found in shared history can be newer than both sides' versions (a client whose
+    /// clock ran ahead saved it), and both sides then count as stale.
     private func mergeSet(_ first: [String], _ second: [String], _ ancestor: [String]?) -> [String] {
-        guard let ancestor else { return orderedUnion(first, second, []) }
+        guard let ancestor, Set(first) != Set(second) else { return orderedUnion(first, second, []) }
         let base = Set(ancestor)
         let localTags = localActive ? Set(local.tags) : base
         let remoteTags = remoteActive ? Set(remote.tags) : base
