@@ -81,8 +81,9 @@ struct EntryMerger {
         return nil
     }
 
-    /// Whether `container`'s line holds `other`'s current version (as its own, or in its history) and
-    /// every item of its history. At its history limit (`maxItems`) holding `other`'s current version in
+    /// Whether `container`'s line holds `other`'s current version (as its own, or in its history, also
+    /// as a touched copy: moved or recycled later without a property changed, as KeePassXC saves it)
+    /// and every item of its history. At its history limit (`maxItems`) holding `other`'s current version in
     /// its history is enough: its older items were trimmed there after it, as the limit allows, and
     /// taking them in again would trim others (the same merge made twice would not agree). The same
     /// version holds `other`'s items it lacks when they are older than all of its own and its limits
@@ -90,7 +91,9 @@ struct EntryMerger {
     private func holdsEveryVersion(of other: Entry, in container: Entry, maxItems: Int, maxSize: Int64,
                                    binarySize: (BinaryID) -> Int) -> Bool {
         let sameVersion = container.isSameVersion(as: other)
-        guard sameVersion || container.history.contains(where: { $0.isSameVersion(as: other) }) else { return false }
+        guard sameVersion || container.history.contains(where: { $0.isSameVersion(as: other) || $0.isTouched(from: other) }) else {
+            return false
+        }
         if !sameVersion && maxItems >= 0 && container.history.count >= maxItems { return true }
         let held = Set(container.history.map(VersionKey.init))
         let missing = other.history.filter { !held.contains(VersionKey($0)) }
@@ -365,8 +368,11 @@ struct EntryMerger {
     }
 
     /// Three-way merge of a set (tags): what either side added, minus what either side removed.
+    /// Both sides holding the same set keep it, as any property both sides agree on (`ThreeWay.pick`):
+    /// an ancestor found in shared history can be newer than both sides' versions (a client whose
+    /// clock ran ahead saved it), and both sides then count as stale.
     private func mergeSet(_ first: [String], _ second: [String], _ ancestor: [String]?) -> [String] {
-        guard let ancestor else { return orderedUnion(first, second, []) }
+        guard let ancestor, Set(first) != Set(second) else { return orderedUnion(first, second, []) }
         let base = Set(ancestor)
         let localTags = localActive ? Set(local.tags) : base
         let remoteTags = remoteActive ? Set(remote.tags) : base

@@ -51,6 +51,50 @@ struct MoveAndHistoryShapeTests {
         }
     }
 
+    @Test("without a base, one device's history holds the other's unchanged version only as a touched copy (recycled, then edited, history limit 1): a second merge with either input changes nothing (rule 15)")
+    func touchedCopyInHistoryWithoutBase() throws {
+        let base = try B.make()
+        var editor = ScenarioPlayer.modify(B.mail, in: base) { entry in
+            var touched = entry.withoutHistory
+            touched.times.lastModified = B.at(10)
+            touched.times.locationChanged = B.at(10)
+            entry.history = [touched]
+            entry.times.lastModified = B.at(20)
+            entry.setField("URL", .plain("https://mail.example"))
+        }
+        editor.meta.historyMaxItems = 1
+        editor.meta.settingsChanged = B.at(5)
+        try B.everyWay(base, editor, base, withBase: false) { result, local, remote, label in
+            let mail = try #require(result.vault.root.entry(B.mail)?.0)
+            #expect(mail.url == "https://mail.example", "\(label): the edit was lost")
+            #expect(mail.history.contains { $0.url != "https://mail.example" }, "\(label): the version before the edit is gone")
+            #expect(B.secondMergeChanges(nil, result.vault, [local, remote]).isEmpty, "\(label)")
+        }
+    }
+
+    @Test("both sides hold the same tags and share a history item newer than both versions (a client's clock ahead): the tags stay, and a second merge changes nothing (rule 15)")
+    func sameTagsUnderNewerSharedHistoryItem() throws {
+        let base = try B.make()
+        let ahead = ScenarioPlayer.modify(B.mail, in: base) { entry in
+            entry.times.lastModified = B.at(30)
+            entry.history = [base.root.entry(B.mail)!.0.withoutHistory]
+        }.root.entry(B.mail)!.0.withoutHistory
+        func device(_ notes: String, at seconds: Int64) -> Vault {
+            ScenarioPlayer.modify(B.mail, in: base) { entry in
+                entry.history = [entry.withoutHistory, ahead]
+                entry.tags = ["kept"]
+                entry.setField("Notes", .plain(notes))
+                entry.times.lastModified = B.at(seconds)
+            }
+        }
+        let one = device("one", at: 10), two = device("two", at: 20)
+        try B.everyWay(base, one, two) { result, local, remote, label in
+            #expect(result.vault.root.entry(B.mail)?.0.tags == ["kept"], "\(label): the tags both sides hold were removed")
+            let ancestor = label.hasSuffix("no base") ? nil : base
+            #expect(B.secondMergeChanges(ancestor, result.vault, [local, remote]).isEmpty, "\(label)")
+        }
+    }
+
     @Test("a move back to the base's group after syncing the other device's move is a change (rule 14): the later move wins")
     func moveBackIsAChange() throws {
         let base = try B.make()
