@@ -122,17 +122,9 @@ public enum ForeignVersion {
         _ bytes: Data, key: CompositeKey, cachedKey: DerivedKey?, budget: ForeignVersionBudget, identity: DatabaseIdentity? = nil
     ) throws -> OpenedVault {
         guard let allowance = budget.allowance else { return try open(bytes, key: key, cachedKey: cachedKey, limits: budget.limits, identity: identity) }
-        guard allowance.admits(at: Date()) else { throw Refusal.deferred }
-        let started = ContinuousClock.now
-        do {
-            return try open(bytes, key: key, cachedKey: cachedKey, limits: budget.limits, identity: identity)
-        } catch {
-            // Only what fails to open counts: a version that opens was made with the vault's key (its
-            // cost is a device's to choose); junk planted without the key never opens.
-            let elapsed = ContinuousClock.now - started
-            allowance.charge(Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18, endingAt: Date())
-            throw error
-        }
+        // Only what fails to open counts: a version that opens was made with the vault's key (its
+        // cost is a device's to choose); junk planted without the key never opens.
+        return try allowance.whenAdmitted { try open(bytes, key: key, cachedKey: cachedKey, limits: budget.limits, identity: identity) }
     }
 
     private static func open(_ bytes: Data, key: CompositeKey, cachedKey: DerivedKey?, limits: ResourceLimits, identity: DatabaseIdentity?) throws -> OpenedVault {

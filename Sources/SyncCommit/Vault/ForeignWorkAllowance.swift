@@ -41,6 +41,20 @@ public final class ForeignWorkAllowance: Sendable {
         }
     }
 
+    /// `open` run when the allowance admits it (else `ForeignVersion.Refusal.deferred`), its time
+    /// counted when it fails: what opens was made with the vault's key and costs nothing here.
+    public func whenAdmitted<Opened>(_ open: () throws -> Opened) throws -> Opened {
+        guard admits(at: Date()) else { throw ForeignVersion.Refusal.deferred }
+        let started = ContinuousClock.now
+        do {
+            return try open()
+        } catch {
+            let elapsed = ContinuousClock.now - started
+            charge(Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18, endingAt: Date())
+            throw error
+        }
+    }
+
     /// When an opening may start again, seen at `now` (now, when it may already).
     public func nextRoom(at now: Date) -> Date {
         spent.withLock { spent in

@@ -413,14 +413,10 @@ public final class VaultWatcher {
             // A header changed by someone without the password (rewritten with a new salt each time)
             // costs the vault's allowance like junk copies do: derived only while it has room.
             if vaultKeys[header.kdf.fingerprint] == nil {
-                guard allowance.admits(at: Date()) else { throw VaultFileRefusal.allowanceSpent(until: allowance.nextRoom(at: Date())) }
-                let started = ContinuousClock.now
                 do {
-                    return try openDeriving(bytes, header: header, limits: openLimits)
-                } catch {
-                    let elapsed = ContinuousClock.now - started
-                    allowance.charge(Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18, endingAt: Date())
-                    throw error
+                    return try allowance.whenAdmitted { try openDeriving(bytes, header: header, limits: openLimits) }
+                } catch ForeignVersion.Refusal.deferred {
+                    throw VaultFileRefusal.allowanceSpent(until: allowance.nextRoom(at: Date()))
                 }
             }
         }
