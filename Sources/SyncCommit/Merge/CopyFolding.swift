@@ -89,12 +89,12 @@ public enum CopyFolding {
     /// within its `ForeignVersionBudget`.
     package static func copyOpening(
         forVaultAt vaultPath: String, on fileSystem: FileSystem, vaultKDF: KDFParameters, key: CompositeKey, cachedKey: DerivedKey?,
-        limits: ResourceLimits, allowance: ForeignWorkAllowance? = nil
+        limits: ResourceLimits
     ) -> CopyPrefetch.Parameters {
         // The vault's size (of the file a symlink the user named leads to).
         let vaultSize = SystemCalls.status(atPath: DurableFile.resolvedPath(vaultPath, on: fileSystem), on: fileSystem).map { Int($0.size) } ?? 0
         return CopyPrefetch.Parameters(key: key, cachedKey: cachedKey, fileSystem: fileSystem,
-                                       budget: ForeignVersionBudget(vaultSize: vaultSize, vaultKDF: vaultKDF, within: limits).metered(by: allowance))
+                                       budget: ForeignVersionBudget(vaultSize: vaultSize, vaultKDF: vaultKDF, within: limits))
     }
 
     /// `fold`, using the copies `prefetched` opened ahead (the watcher's, during its debounce) where
