@@ -53,14 +53,22 @@ struct EntryMerger {
 
     private typealias Pick = ThreeWay<Entry>.Pick
 
+    /// How many of each history's last versions up to the ancestor tell a stale line from a change back.
+    static let priorVersionsConsulted = 16
+
     /// The three-way choice, with each side's history items newer than the ancestor (to see a value
     /// changed back to the ancestor's, MERGE.md rule 14).
     private func makeThreeWay() -> ThreeWay<Entry> {
         var threeWay = ThreeWay(ancestor: ancestor, local: local, remote: remote, localActive: localActive, remoteActive: remoteActive,
                                 conflictRule: .conflictFieldChangedLater)
-        if let since = ancestor?.times.lastModified {
+        if let ancestor {
+            let since = ancestor.times.lastModified
             threeWay.localEarlier = local.history.filter { $0.times.lastModified > since }
             threeWay.remoteEarlier = remote.history.filter { $0.times.lastModified > since }
+            // Bounded: a stale line's value is the one just before the ancestor's change.
+            threeWay.priorVersions = [ancestor.history, local.history, remote.history].flatMap { history in
+                history.filter { $0.times.lastModified <= since }.suffix(Self.priorVersionsConsulted)
+            }
         }
         return threeWay
     }

@@ -16,11 +16,20 @@ struct ThreeWay<Object> {
     /// value back at the ancestor's after one of them held another was changed back (MERGE.md rule 14).
     var localEarlier: [Object] = []
     var remoteEarlier: [Object] = []
+    /// Versions from the ancestor's time or before (the last items of the ancestor's and each side's
+    /// history). A later version holding one of their values may come from a line that never saw the
+    /// ancestor's change: the other side's version before a merge, kept in the merge's history.
+    var priorVersions: [Object] = []
 
     /// Whether a side changed a property: its value differs from the ancestor's, or is the ancestor's
-    /// again after a version since held another.
+    /// again after a version since held another value, one no version up to the ancestor held (a
+    /// value from before the ancestor says that version branched off earlier, not that it was changed).
     private func changed<T: Equatable>(_ value: (Object) -> T, _ current: T, base: T, earlier: [Object]) -> Bool {
-        current != base || earlier.contains { value($0) != base }
+        if current != base { return true }
+        return earlier.contains { version in
+            let held = value(version)
+            return held != base && !priorVersions.contains { value($0) == held }
+        }
     }
 
     /// Which side a property's value comes from: a value edited on one side only comes from that side;

@@ -122,6 +122,26 @@ struct MoveAndHistoryShapeTests {
         }
     }
 
+    @Test("a merge's history holding the other device's version from before the base is no change back: the field edited since the base is kept (two devices syncing in turns)",
+          arguments: [true, false])
+    func staleLineInHistoryIsNoChangeBack(baseIsCertain: Bool) throws {
+        let base = try B.make()
+        // Round 1: A edits the user name, B sets a field; B merges A's upload.
+        let a1 = try base.updatingEntry(B.mail, at: B.at(10)) { $0.setField("UserName", .plain("a-user-1")) }
+        let b1 = try base.updatingEntry(B.mail, at: B.at(10)) { $0.setField("Round", .plain("1")) }
+        let agreed = try VaultMerger.merge(base: base, baseIsCertain: true, local: b1, remote: a1).vault
+        // Round 2: A (which never took that merge in) edits again, later than B's next edit; A's
+        // sync merges the agreed version, keeping its own version before the merge in history.
+        let a2 = try a1.updatingEntry(B.mail, at: B.at(30)) { $0.setField("UserName", .plain("a-user-2")) }
+        let b2 = try agreed.updatingEntry(B.mail, at: B.at(20)) { $0.setField("Round", .plain("2")) }
+        let uploaded = try VaultMerger.merge(base: a1, baseIsCertain: baseIsCertain, local: a2, remote: agreed).vault
+        #expect(uploaded.root.entry(B.mail)?.0.text("Round") == "1")
+        let result = try VaultMerger.merge(base: agreed, baseIsCertain: baseIsCertain, local: b2, remote: uploaded)
+        let mail = result.vault.root.entry(B.mail)?.0
+        #expect(mail?.text("Round") == "2" && mail?.userName == "a-user-2", "B's edit since the agreed version was lost: \(String(describing: mail?.text("Round")))")
+        #expect(B.secondMergeChanges(agreed, result.vault, [b2, uploaded]).isEmpty)
+    }
+
     @Test("the same value set on both devices is one change: no history item for it, in any merge", arguments: ["Password", "URL", "UserName"])
     func sameChangeOnBothAddsNoHistory(field: String) throws {
         let base = try B.make()

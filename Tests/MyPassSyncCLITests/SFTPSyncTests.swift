@@ -19,6 +19,8 @@ struct SFTPSyncTests {
         #expect(first["mode"] as? String == "rename" && first["uploaded"] as? Bool == true, "\(first)")
         #expect(server.stored("vault.kdbx") == (try a.vault.bytes()), "the server holds exactly the working copy")
         var expected = try RemoteDevice.editInTurns(a, b, rounds: 4)
+        let afterTurns = try b.vault.pykeepass("No URL")
+        #expect(afterTurns?.fields["Round"] == "4" && afterTurns?.username == "a-user-4", "after the turns: \(String(describing: afterTurns))")
         // Three devices edit and sync in loops at the same time (whether a round races depends on
         // timing; nothing may be lost either way).
         let c = try server.device()
@@ -44,7 +46,7 @@ struct SFTPSyncTests {
         _ = try a.report()
         #expect(try a.titles() == expected && (try b.titles()) == expected)
         let entry = try b.vault.pykeepass("No URL")
-        #expect(entry?.fields["Round"] == "4" && entry?.username == "a-user-4")
+        #expect(entry?.fields["Round"] == "4" && entry?.username == "a-user-4", "\(String(describing: entry))")
         let quiet = try a.report()
         #expect(quiet["uploaded"] as? Bool == false && quiet["remoteChanged"] as? Bool == false, "\(quiet)")
         let view = try ReferenceTools.view(.pykeepass, path: server.root.appendingPathComponent("vault.kdbx"), password: ScratchVault.password, keyFile: nil)
