@@ -57,6 +57,18 @@ struct FormatMergeTests {
         }
     }
 
+    @Test("without a base, the newer settings holding a weaker KDF (a stale copy's, say): the stronger is kept and the decision says so, both directions")
+    func noBaseKeepsStrongerKDF() {
+        let strong = Self.format(.aes256, Self.argon2(.argon2d, memoryMiB: 256, iterations: 10))
+        let weak = Self.format(.aes256, Self.argon2(.argon2d, memoryMiB: 16, iterations: 2))
+        for (local, remote) in [(Self.side(strong, 10), Self.side(weak, 20)), (Self.side(weak, 20), Self.side(strong, 10))] {
+            let outcome = FormatMerge.merge(ancestor: nil, local: local, remote: remote)
+            #expect(Self.choice(outcome.settings) == Self.choice(strong))
+            #expect(outcome.decisions.first { $0.field == "KDF" }?.rule == .strongerKDFKept)
+            #expect(outcome.note?.contains("weakens") == true, "\(outcome.note ?? "no note")")
+        }
+    }
+
     @Test("the merged vault, remembered as the base, merged with the unchanged side's stale copy: the switch is kept")
     func staleCopyChangesNothing() {
         let merged = Self.side(Self.switched, 30)
@@ -117,6 +129,9 @@ struct FormatMergeTests {
             let written = KDFChoice(forward.settings.kdf)
             for input in [local, remote] where written != KDFChoice(input.kdf) {
                 #expect(forward.note != nil && backward.note != nil, "\(label): the KDF written differs from an input's and nothing says so")
+            }
+            if ancestor == nil, let stronger = KDFChoice.stronger(KDFChoice(local.kdf), KDFChoice(remote.kdf)) {
+                #expect(written == stronger, "\(label): without a base the weaker KDF was taken")
             }
             if ancestor != nil {
                 let l = KDFChoice(local.kdf), r = KDFChoice(remote.kdf), b = KDFChoice(base.kdf)

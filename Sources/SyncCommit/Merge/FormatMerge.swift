@@ -6,7 +6,8 @@ package import MyPassCore
 /// parameters, and compression each merge like a vault setting. Changed on one side only since the
 /// ancestor (without one: the side with the newer `SettingsChanged`) takes that side's value, in both
 /// directions; changed differently on both, the newer change wins, except that a change weakening the
-/// KDF is never taken: the stronger KDF is kept and the decision says so. A side whose
+/// KDF is never taken: the stronger KDF is kept and the decision says so. Without an ancestor the
+/// stronger KDF is kept too (the newer settings may be a stale copy's; a weaker KDF is never a guess). A side whose
 /// `SettingsChanged` is older than the ancestor's (a stale copy) changed nothing (MERGE.md rule 3).
 /// Pure: the same from both directions; the key is not decided here (the credential rules keep it).
 package enum FormatMerge {
@@ -115,9 +116,10 @@ package enum FormatMerge {
         } else {
             newerIsRemote = text(l).utf8.lexicographicallyPrecedes(text(r).utf8)
         }
-        guard base != nil else { return (newerIsRemote, .noAncestorNewerWins) }
-        // Both changed it: the newer change, unless it is the weaker of the two.
+        // Both changed it, or no ancestor tells which did: the newer change, unless it is the weaker of
+        // the two (without an ancestor, the newer settings may be a stale copy's: never weaken on a guess).
         if let strongest, strongest != (newerIsRemote ? r : l) { return (strongest == r, .strongerKDFKept) }
+        guard base != nil else { return (newerIsRemote, .noAncestorNewerWins) }
         return (newerIsRemote, .conflictNewerWins)
     }
 
@@ -125,7 +127,7 @@ package enum FormatMerge {
         switch rule {
         case .onlyLocalChanged: "only it changed this since the base"
         case .onlyRemoteChanged: "only it changed this since the base"
-        case .strongerKDFKept: "both changed it; the newer change weakens the key derivation, so the stronger is kept"
+        case .strongerKDFKept: "the newer change weakens the key derivation, so the stronger is kept"
         case .noAncestorNewerWins: "no base; its settings changed later (SettingsChanged)"
         case .staleVersionIgnored: "the other side's settings are older than the base's (a stale copy)"
         default: "both changed it; its change is the newer (SettingsChanged)"
