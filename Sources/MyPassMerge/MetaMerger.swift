@@ -17,7 +17,9 @@ struct MetaMerger {
 
         /// Field `name` whose edits are timed by `time` (nil when the file lacks that time); `order` ranks
         /// the two sides' values when the times are equal (else the values themselves).
-        func resolve<T: Equatable>(_ name: String, _ value: (Meta) -> T, time: (Meta) -> Timestamp?,
+        /// `time`: when a side changed the field, deciding a conflict with the base; `wholeTime`, when
+        /// given, decides it without one (the side whose settings changed later).
+        func resolve<T: Equatable>(_ name: String, _ value: (Meta) -> T, time: (Meta) -> Timestamp?, wholeTime: ((Meta) -> Timestamp?)? = nil,
                                    order: ((Meta) -> String)? = nil, _ apply: (inout Meta) -> Void) {
             let l = value(local), r = value(remote)
             guard l != r else { return }
@@ -36,7 +38,8 @@ struct MetaMerger {
                     rule = remoteChanged ? .onlyRemoteChanged : .onlyLocalChanged
                 }
             } else {
-                takeRemote = ranks.map { Self.remoteWins($0.0, lTime, $0.1, rTime) } ?? Self.remoteWins(l, lTime, r, rTime)
+                let lWhole = wholeTime.map { $0(local) } ?? lTime, rWhole = wholeTime.map { $0(remote) } ?? rTime
+                takeRemote = ranks.map { Self.remoteWins($0.0, lWhole, $0.1, rWhole) } ?? Self.remoteWins(l, lWhole, r, rWhole)
                 rule = .noAncestorNewerWins
             }
             let shown: (T) -> FieldState = { .value(String(describing: $0)) }
@@ -71,25 +74,45 @@ struct MetaMerger {
             $0.entryTemplatesGroup = remote.entryTemplatesGroup
             $0.entryTemplatesGroupChanged = remote.entryTemplatesGroupChanged
         }
+        // The settings without a time of their own: each by when it last changed (`SettingTimes`: the
+        // time recorded for its value by an earlier merge, else SettingsChanged).
         let settings: (Meta) -> Timestamp? = { $0.settingsChanged }
-        resolve("MaintenanceHistoryDays", { $0.maintenanceHistoryDays }, time: settings) { $0.maintenanceHistoryDays = remote.maintenanceHistoryDays }
-        resolve("Color", { $0.color }, time: settings) { $0.color = remote.color }
+        func settingTime(_ name: String) -> (Meta) -> Timestamp? {
+            let setting = SettingTimes.metaSettings.first { $0.name == name }!
+            return { SettingTimes.time(of: name, value: setting.value($0), in: $0) }
+        }
+        resolve("MaintenanceHistoryDays", { $0.maintenanceHistoryDays }, time: settingTime("MaintenanceHistoryDays"), wholeTime: settings) {
+            $0.maintenanceHistoryDays = remote.maintenanceHistoryDays
+        }
+        resolve("Color", { $0.color }, time: settingTime("Color"), wholeTime: settings) { $0.color = remote.color }
         // Each memory-protection flag is a setting of its own (MERGE.md rule 11): one side protecting
         // user names and the other unprotecting URLs keeps both choices.
         for flag in MemoryProtectionFlag.allCases {
-            resolve(flag.elementName, { flag.isOn(in: $0.memoryProtection) }, time: settings) {
+            resolve(flag.elementName, { flag.isOn(in: $0.memoryProtection) }, time: settingTime(flag.elementName), wholeTime: settings) {
                 flag.set(flag.isOn(in: remote.memoryProtection), in: &$0.memoryProtection)
             }
         }
-        resolve("HistoryMaxItems", { $0.historyMaxItems }, time: settings) { $0.historyMaxItems = remote.historyMaxItems }
-        resolve("HistoryMaxSize", { $0.historyMaxSize }, time: settings) { $0.historyMaxSize = remote.historyMaxSize }
-        resolve("MasterKeyChangeRec", { $0.masterKeyChangeRecommended }, time: settings) { $0.masterKeyChangeRecommended = remote.masterKeyChangeRecommended }
-        resolve("MasterKeyChangeForce", { $0.masterKeyChangeForced }, time: settings) { $0.masterKeyChangeForced = remote.masterKeyChangeForced }
+        resolve("HistoryMaxItems", { $0.historyMaxItems }, time: settingTime("HistoryMaxItems"), wholeTime: settings) { $0.historyMaxItems = remote.historyMaxItems }
+        resolve("HistoryMaxSize", { $0.historyMaxSize }, time: settingTime("HistoryMaxSize"), wholeTime: settings) { $0.historyMaxSize = remote.historyMaxSize }
+        resolve("MasterKeyChangeRec", { $0.masterKeyChangeRecommended }, time: settingTime("MasterKeyChangeRec"), wholeTime: settings) {
+            $0.masterKeyChangeRecommended = remote.masterKeyChangeRecommended
+        }
+        resolve("MasterKeyChangeForce", { $0.masterKeyChangeForced }, time: settingTime("MasterKeyChangeForce"), wholeTime: settings) {
+            $0.masterKeyChangeForced = remote.masterKeyChangeForced
+        }
         merged.settingsChanged = [local.settingsChanged, remote.settingsChanged].compactMap { $0 }.max()
+        // Each of those settings keeps the time of the side it came from (not the later SettingsChanged).
+        var times: [String: (value: String, time: Timestamp?)] = [:]
+        for setting in SettingTimes.metaSettings {
+            let l = setting.value(local), r = setting.value(remote), result = setting.value(merged)
+            times[setting.name] = (result, SettingTimes.merged(setting.name, result: result, local: (l, settingTime(setting.name)(local)),
+                                                               remote: (r, settingTime(setting.name)(remote))))
+        }
 
         // Custom data per key; a 4.1 item time decides conflicts.
-        var items = local.customData
-        for item in remote.customData {
+        // The record of setting times is no content: rebuilt below, never merged as an item.
+        var items = local.customData.filter { $0.key != SettingTimes.key }
+        for item in remote.customData where item.key != SettingTimes.key {
             if let index = items.firstIndex(where: { $0.key == item.key }) {
                 let mine = items[index]
                 guard mine != item else { continue }
@@ -122,6 +145,9 @@ struct MetaMerger {
             let l = baseKeys[lhs.key] ?? Int.max, r = baseKeys[rhs.key] ?? Int.max
             return l != r ? l < r : lhs.key < rhs.key
         }
+        // Local's record (its format parts' times, which the format merge rewrites), with these settings' times.
+        merged.customData += local.customData.filter { $0.key == SettingTimes.key }
+        SettingTimes.write(times, into: &merged)
 
         // Custom icons by UUID: union; the same UUID with other data takes the newer one.
         var icons = local.customIcons

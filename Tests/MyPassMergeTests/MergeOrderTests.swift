@@ -51,6 +51,25 @@ struct SmallVault {
 
 @Suite("Merges in any order and in the same second")
 struct MergeOrderTests {
+    /// An entry's field is timed by its own history (above); a Meta setting without a `*Changed` time of
+    /// its own by the vault's one `SettingsChanged`. a protects URLs at 30 s, b sets the maintenance
+    /// days at 10 s, c at 20 s: c's days are the later change. a merged with b holds b's days under
+    /// a's 30 s; the days keep b's 10 s (`SettingTimes`), so c's still win in every order (the
+    /// generated scripts' seeds 1160, 3365 and 3781, with a format conversion as a's change).
+    @Test("a setting timed by SettingsChanged, changed on two devices, a third changing another later: every order agrees")
+    func settingTimedBySettingsChanged() throws {
+        let base = try SmallVault.base()
+        var a = base, b = base, c = base
+        a.meta.memoryProtection.protectURL.toggle()
+        a.meta.settingsChanged = SmallVault.at(30)
+        b.meta.maintenanceHistoryDays = 100
+        b.meta.settingsChanged = SmallVault.at(10)
+        c.meta.maintenanceHistoryDays = 200
+        c.meta.settingsChanged = SmallVault.at(20)
+        let days = try SmallVault.mergedInOrders(base, a, b, c).map(\.meta.maintenanceHistoryDays)
+        #expect(days == [200, 200, 200], "orders end with \(days)")
+    }
+
     @Test("a field changed earlier on a device loses to a later change made on another, after an intermediate merge", arguments: [true, false])
     func fieldChangeTimeThroughAMerge(withBase: Bool) throws {
         let base = try SmallVault.base()

@@ -78,6 +78,33 @@ struct FormatMergeTests {
         }
     }
 
+    /// Three devices from one base: a changes the cipher at 10 s, b the compression at 30 s, c both at
+    /// 20 s. By each part's own change time the cipher is c's (20 > 10) and the compression b's
+    /// (30 > 20). A merge of a and b holds both under one `SettingsChanged` (a second after b's); each
+    /// part keeps the time of the side it came from (`partTimes`, which `SettingTimes` records in the
+    /// vault), so c's cipher still wins in every order (the generated scripts' seeds 39 and 85).
+    @Test("three devices merging in different orders end with the same format: each part keeps its own change time")
+    func threeDeviceOrders() {
+        let base = Self.side(Self.original, 0)
+        var aFormat = Self.original, bFormat = Self.original, cFormat = Self.original
+        aFormat.cipher = .twofish
+        bFormat.compression = .none
+        cFormat.cipher = .chaCha20
+        cFormat.compression = .none
+        let a = Self.side(aFormat, 10), b = Self.side(bFormat, 30), c = Self.side(cFormat, 20)
+        func merged(_ local: FormatMerge.Side, _ remote: FormatMerge.Side) -> FormatMerge.Side {
+            let outcome = FormatMerge.merge(ancestor: base, local: local, remote: remote)
+            return FormatMerge.Side(settings: outcome.settings, settingsChanged: outcome.settingsChanged,
+                                    partTimes: outcome.partTimes.compactMapValues(\.time))
+        }
+        let results = [merged(merged(a, b), c), merged(merged(c, a), b), merged(merged(b, c), a)].map { Self.choice($0.settings) }
+        let expected = Self.choice(Self.format(.chaCha20, Self.argon2(.argon2d, memoryMiB: 64, iterations: 10), .none))
+        #expect(results == [expected, expected, expected], "orders end with \(results)")
+        // Merged again with each device, the result stays.
+        let result = merged(merged(a, b), c)
+        for device in [a, b, c] { #expect(Self.choice(merged(result, device).settings) == expected) }
+    }
+
     @Test("a 3.1 vault taking the other side's Argon2 is written as KDBX 4")
     func argon2RaisesVersion() {
         var old = Self.format(.aes256, .aesKDF(seed: Data(repeating: 3, count: 32), rounds: 60_000))

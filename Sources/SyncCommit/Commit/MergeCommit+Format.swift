@@ -1,6 +1,7 @@
 package import KDBXFormat
 package import SyncState
 internal import MyPassCore
+internal import MyPassMerge
 
 extension MergeCommit.Step {
     /// Records how an input's format was merged (MERGE.md rule 13): the decisions for `--explain`;
@@ -32,5 +33,17 @@ extension MergeCommit.Formats {
     package static func rememberedBase(in state: SyncStateStore, vaultPath: String) -> FormatSettings? {
         guard let bytes = state.base(for: vaultPath)?.bytes, let header = try? KDBXReader.header(of: bytes) else { return nil }
         return FormatSettings(header)
+    }
+}
+
+extension Meta {
+    /// Takes a format merge's `SettingsChanged` (a second after the later side's when it wrote a
+    /// mix of both sides' parts), recording each setting's own time where it is earlier
+    /// (`SettingTimes`): the settings the vault merge decided and the format's parts keep the times
+    /// of the sides they came from, so a third device's change made in between still outranks them.
+    mutating func stampSettings(_ format: FormatMerge.Outcome) {
+        let times = SettingTimes.metaTimes(self).merging(format.partTimes) { _, part in part }
+        settingsChanged = format.settingsChanged
+        SettingTimes.write(times, into: &self)
     }
 }

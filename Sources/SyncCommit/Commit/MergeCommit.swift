@@ -183,15 +183,15 @@ package enum MergeCommit {
                     // The base's format only where the base itself is used for this input.
                     FormatMerge.merge(ancestor: input.base.fitting(merged, input.vault).flatMap { base in
                                           formats.base.map { .init(settings: $0, settingsChanged: base.meta.settingsChanged) } },
-                                      local: .init(settings: current, settingsChanged: merged.meta.settingsChanged),
-                                      remote: .init(settings: formats.input, settingsChanged: input.vault.meta.settingsChanged))
+                                      local: .init(settings: current, meta: merged.meta),
+                                      remote: .init(settings: formats.input, meta: input.vault.meta))
                 }
             }
             var (result, step) = try merge(input.vault, from: input.name, into: merged, base: input.base)
             if let formatStep {
                 step.record(formatStep, title: result.meta.databaseName)
                 written = formatStep.settings
-                result.meta.settingsChanged = formatStep.settingsChanged
+                result.meta.stampSettings(formatStep)
             }
             if let ownKey = input.ownKey,
                (input.vault.meta.masterKeyChanged ?? never) > ((adopted?.input.vault ?? vault).meta.masterKeyChanged ?? never) {
@@ -256,10 +256,10 @@ package enum MergeCommit {
             // stronger KDF saved meanwhile is not written over by this session's older one.
             let format = FormatMerge.merge(
                 ancestor: session.workMadeFromFormat.map { .init(settings: $0, settingsChanged: session.workMadeFrom?.meta.settingsChanged) },
-                local: .init(settings: session.settings, settingsChanged: session.vault.meta.settingsChanged),
-                remote: .init(settings: current.disk.settings, settingsChanged: current.disk.vault.meta.settingsChanged))
+                local: .init(settings: session.settings, meta: session.vault.meta),
+                remote: .init(settings: current.disk.settings, meta: current.disk.vault.meta))
             step.record(format, title: merged.meta.databaseName)
-            merged.meta.settingsChanged = format.settingsChanged
+            merged.meta.stampSettings(format)
             session.takeMerge(merged, over: current)
             session.adoptFormat(format.settings)
             if let wrote = try session.saveHoldingLock().wroteFile {

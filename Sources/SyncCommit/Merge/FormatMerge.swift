@@ -1,11 +1,13 @@
 internal import Foundation
 package import KDBXFormat
 package import MyPassCore
+internal import MyPassMerge
 
 /// The format a merged vault is written in (MERGE.md rule 13): the cipher, the KDF with its
 /// parameters, and compression each merge like a vault setting. Changed on one side only since the
 /// ancestor (without one: the side with the newer `SettingsChanged`) takes that side's value, in both
-/// directions; changed differently on both, the newer change wins, except that a change weakening the
+/// directions; changed differently on both, the newer change wins (by each side's time for that part,
+/// `Side.partTimes`, which a merged side carries in `SettingTimes`), except that a change weakening the
 /// KDF is never taken: the stronger KDF is kept and the decision says so. Without an ancestor the
 /// stronger KDF is kept too (the newer settings may be a stale copy's; a weaker KDF is never a guess). A side whose
 /// `SettingsChanged` is older than the ancestor's (a stale copy) changed nothing (MERGE.md rule 3).
@@ -15,12 +17,32 @@ package enum FormatMerge {
     package struct Side: Sendable {
         package let settings: FormatSettings
         package let settingsChanged: Timestamp?
+        /// When each part (`Cipher`, `KDF`, `Compression`) last changed where known (`SettingTimes`);
+        /// a part without one is timed by `settingsChanged`.
+        package let partTimes: [String: Timestamp]
 
         /// The side read in `settings` whose settings last changed at `settingsChanged`.
-        package init(settings: FormatSettings, settingsChanged: Timestamp?) {
+        package init(settings: FormatSettings, settingsChanged: Timestamp?, partTimes: [String: Timestamp] = [:]) {
             self.settings = settings
             self.settingsChanged = settingsChanged
+            self.partTimes = partTimes
         }
+
+        /// The side read in `settings` whose settings are `meta`'s (each part timed by its record).
+        package init(settings: FormatSettings, meta: Meta) {
+            var times: [String: Timestamp] = [:]
+            for (part, value) in FormatMerge.parts(settings) {
+                times[part] = SettingTimes.time(of: part, value: value, in: meta)
+            }
+            self.init(settings: settings, settingsChanged: meta.settingsChanged, partTimes: times)
+        }
+
+        func time(of part: String) -> Timestamp? { partTimes[part] ?? settingsChanged }
+    }
+
+    /// The parts a format merges, each with its value as text.
+    package static func parts(_ settings: FormatSettings) -> [(String, String)] {
+        [("Cipher", settings.cipher.rawValue), ("KDF", KDFChoice(settings.kdf).text), ("Compression", settings.compression.name)]
     }
 
     /// What the merge writes with, and how each differing part was decided.
@@ -39,6 +61,9 @@ package enum FormatMerge {
         /// merge is then a settings change of its own, so that merging the result again with either
         /// side (or with the result as the base) keeps it.
         package let settingsChanged: Timestamp?
+        /// Each part's value and when it last changed: the time of the side it was taken from, or the
+        /// later of the two when both hold it (not the merged `settingsChanged`), for `SettingTimes`.
+        package let partTimes: [String: (value: String, time: Timestamp?)]
     }
 
     /// The format for merging `remote` into `local`, with the ancestor's when one is known.
@@ -54,6 +79,7 @@ package enum FormatMerge {
             guard l != r else { return false }
             let base = ancestor.map { value($0.settings) }
             let (takeRemote, rule) = choose(base: base, l, r, lTime: local.settingsChanged, rTime: remote.settingsChanged,
+                                            lPartTime: local.time(of: part), rPartTime: remote.time(of: part),
                                             baseTime: ancestor?.settingsChanged, stronger: stronger, text: text)
             decisions.append(FieldDecision(subject: .meta, uuid: nil, path: "/", field: part, ancestor: ancestor == nil ? .none : .base,
                                            base: base.map { .value(text($0)) }, local: .value(text(l)), remote: .value(text(r)),
@@ -80,7 +106,14 @@ package enum FormatMerge {
         let newestSides = [local, remote].filter { $0.settingsChanged == latest }
         let ownChange = !decisions.isEmpty && newestSides.contains { !sameParts($0.settings, settings) }
         let changed = ownChange ? latest.map { Timestamp(secondsSinceYearOne: $0.secondsSinceYearOne + 1) } ?? local.settingsChanged : latest
-        return Outcome(settings: settings, decisions: decisions, changedParts: changedParts, note: note, settingsChanged: changed)
+        var partTimes: [String: (value: String, time: Timestamp?)] = [:]
+        let localParts = Dictionary(uniqueKeysWithValues: parts(local.settings)), remoteParts = Dictionary(uniqueKeysWithValues: parts(remote.settings))
+        for (part, value) in parts(settings) {
+            partTimes[part] = (value, SettingTimes.merged(part, result: value, local: (localParts[part]!, local.time(of: part)),
+                                                          remote: (remoteParts[part]!, remote.time(of: part))))
+        }
+        return Outcome(settings: settings, decisions: decisions, changedParts: changedParts, note: note, settingsChanged: changed,
+                       partTimes: partTimes)
     }
 
     /// Whether `a` and `b` have the same cipher, KDF (salt aside) and compression.
@@ -90,7 +123,8 @@ package enum FormatMerge {
 
     /// Whether the remote value of a part wins, and by which rule. Ties (the same change time or
     /// none) go to the stronger value, else to the larger text: the same from both directions.
-    private static func choose<T: Equatable>(base: T?, _ l: T, _ r: T, lTime: Timestamp?, rTime: Timestamp?, baseTime: Timestamp?,
+    private static func choose<T: Equatable>(base: T?, _ l: T, _ r: T, lTime: Timestamp?, rTime: Timestamp?,
+                                             lPartTime: Timestamp?, rPartTime: Timestamp?, baseTime: Timestamp?,
                                              stronger: (T, T) -> T?, text: (T) -> String) -> (takeRemote: Bool, rule: FieldDecision.Rule) {
         let never = Timestamp(secondsSinceYearOne: 0)
         /// Changed since the ancestor: another value, on a side whose settings are not older than the
@@ -106,7 +140,10 @@ package enum FormatMerge {
         }
         // Neither changed it: a stale side's other value is no edit; the side still at the ancestor's value stays.
         if base != nil, !lChanged, l == base || r == base { return (r == base, .staleVersionIgnored) }
-        let lt = lTime ?? never, rt = rTime ?? never
+        // Which change is newer: with the base, each side's time for this part (a merged side's
+        // SettingsChanged may be a later part's, or a second after it); without one, the side whose
+        // settings changed later.
+        let lt = (base == nil ? lTime : lPartTime) ?? never, rt = (base == nil ? rTime : rPartTime) ?? never
         let strongest = stronger(l, r)
         let newerIsRemote: Bool
         if lt != rt {
