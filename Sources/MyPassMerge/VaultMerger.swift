@@ -551,13 +551,17 @@ private final class MergeRun {
         for (entry, parent) in entries.values where parent == drop { latest = max(latest, entry.times.locationChanged) }
         for (group, parent) in groups.values where parent == drop { latest = max(latest, group.times.locationChanged) }
         let foldTime = Timestamp(secondsSinceYearOne: latest.secondsSinceYearOne + 1)
+        // Each object moved over is one second newer than its own move into the bin (newer than the
+        // input still holding it in the dropped bin), not the fold's time: another device's later move
+        // of it out of the bin must still win, in whichever order the three versions meet.
+        func movedOver(_ time: Timestamp) -> Timestamp { Timestamp(secondsSinceYearOne: time.secondsSinceYearOne + 1) }
         for id in entries.keys where entries[id]?.parent == drop {
             entries[id]?.parent = keep
-            entries[id]?.entry.times.locationChanged = foldTime
+            if let moved = entries[id]?.entry.times.locationChanged { entries[id]?.entry.times.locationChanged = movedOver(moved) }
         }
         for id in groups.keys where groups[id]?.parent == drop {
             groups[id]?.parent = keep
-            groups[id]?.group.times.locationChanged = foldTime
+            if let moved = groups[id]?.group.times.locationChanged { groups[id]?.group.times.locationChanged = movedOver(moved) }
         }
         groups[drop] = nil
         tombstones[drop] = foldTime

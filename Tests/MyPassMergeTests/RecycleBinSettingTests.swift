@@ -94,6 +94,22 @@ struct RecycleBinSettingTests {
         }
     }
 
+    @Test("two devices make a bin, one of them recycling an entry a third device moves out later: the later move wins in every order of merging")
+    func foldKeepsALaterMoveOutOfTheBin() throws {
+        let base = try Self.base(withBin: false)
+        let recycler = try Self.pointingBin(at: Self.newBin, creating: true, at: 10, in: base).deletingEntry(SmallVault.entry, at: SmallVault.at(10))
+        // The other bin is made after the move: its setting wins the fold, which must not outrank the move.
+        let otherBin = try Self.pointingBin(at: Self.otherBin, creating: true, at: 30, in: base).deletingEntry(Self.second, at: SmallVault.at(30))
+        let mover = try base.movingEntry(SmallVault.entry, to: SmallVault.root, at: SmallVault.at(20))
+        for ancestor in [base, nil] as [Vault?] {
+            let results = try SmallVault.mergedInOrders(ancestor, recycler, otherBin, mover)
+            for (index, merged) in results.enumerated() {
+                #expect(merged.root.entry(SmallVault.entry)?.parent == SmallVault.root,
+                        "order \(index), \(ancestor == nil ? "no base" : "base"): the later move out of the bin was lost to the fold")
+            }
+        }
+    }
+
     /// Generated: each side moves its bin to a new or an existing group, recycles entries, deletes groups
     /// for good or edits, in random order and times.
     @Test("generated: the named bin exists, is not tombstoned, the same both ways; merging again changes nothing", arguments: 0..<150)
