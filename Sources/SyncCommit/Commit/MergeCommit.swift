@@ -218,7 +218,9 @@ package enum MergeCommit {
         // A merge that brought content into a snapshot of the file's content is known to differ from
         // the file; one that brought none is compared with it (only its form may differ).
         session.takeMerge(merged.vault, content: merged.bringsContent && session.matchesDisk ? .knownToDiffer : .compareWithFile)
+        #if MYPASS_TEST_HOOKS
         CommitTestHook.beforeSave()
+        #endif
         let save = try saveMerging(session, journal: nil)
         if save.wroteFile, let before = session.replacedBytes {
             let changes = merged.steps.map(\.changes.count).reduce(0, +) + save.mergedFromDisk.count
@@ -279,13 +281,13 @@ package enum MergeCommit {
 /// creates `PATH.waiting` and waits (up to 30 s) until `PATH.go` exists, so that a test can stop the
 /// process (SIGTERM to the daemon) in the middle of a merge. Unset it does nothing; a release build
 /// (`MYPASS_TEST_HOOKS` undefined) has none.
+#if MYPASS_TEST_HOOKS
 enum CommitTestHook {
     static func beforeSave() {
-        #if MYPASS_TEST_HOOKS
         guard let path = ProcessInfo.processInfo.environment["MYPASS_SYNC_BEFORE_COMMIT"], !path.isEmpty else { return }
         _ = FileManager.default.createFile(atPath: path + ".waiting", contents: Data())
         let deadline = Date().addingTimeInterval(30)
         while !FileManager.default.fileExists(atPath: path + ".go") && Date() < deadline { usleep(20_000) }
-        #endif
     }
 }
+#endif

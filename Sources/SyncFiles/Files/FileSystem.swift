@@ -8,7 +8,7 @@ internal import Glibc
 /// state store, the vault's context) and carried by every directory and file opened through it, so
 /// that a test gives one job a file system that fails where it plans while the rest of the process
 /// works on the real one. `real` is the only one a release build has; `faultInjecting()` makes the
-/// fake (debug builds, which the tests run: a release build's fake plans no fault).
+/// fake (debug builds, which the tests run; a release build has no way to plan a fault).
 public struct FileSystem: Sendable {
     /// The planned faults of this file system; nil: the real one.
     let faults: FaultPlan?
@@ -18,9 +18,18 @@ public struct FileSystem: Sendable {
     /// The file system as it is.
     public static let real = FileSystem(faults: nil)
 
+    #if MYPASS_TEST_HOOKS
     /// A file system that is the real one until faults are planned (`plan`); each planned fault
-    /// counts the calls made through this value only.
-    public static func faultInjecting() -> FileSystem { FileSystem(faults: FaultPlan()) }
+    /// counts the calls made through this value only. Debug builds only (the tests').
+    static func faultInjecting() -> FileSystem { FileSystem(faults: FaultPlan()) }
+
+    /// Replaces the planned faults (and restarts the call counts); nothing for the real file system.
+    func plan(_ planned: [SystemCalls.Fault]) { faults?.set(planned) }
+
+    /// Runs `hook` once, just before the next compare-and-swap save through this file system swaps
+    /// the file at `path` in (as the save names it): where a test makes another writer land.
+    func beforeNextSwap(of path: String, _ hook: @escaping @Sendable () -> Void) { faults?.setSwapHook(hook, for: path) }
+    #endif
 
     /// The process's file system for a `mypass-sync` child of a test: the faults planned in
     /// `MYPASS_SYNC_FAULTS` (comma-separated, e.g. `write:2:ENOSPC`) in a debug build; the real one
@@ -35,13 +44,6 @@ public struct FileSystem: Sendable {
         return .real
         #endif
     }
-
-    /// Replaces the planned faults (and restarts the call counts); nothing for the real file system.
-    public func plan(_ planned: [SystemCalls.Fault]) { faults?.set(planned) }
-
-    /// Runs `hook` once, just before the next compare-and-swap save through this file system swaps
-    /// the file at `path` in (as the save names it): where a test makes another writer land.
-    public func beforeNextSwap(of path: String, _ hook: @escaping @Sendable () -> Void) { faults?.setSwapHook(hook, for: path) }
 
     /// Runs the hook planned for the swap of `path`, if any (once).
     func beforeSwap(of path: String) { faults?.takeSwapHook(for: path)?() }

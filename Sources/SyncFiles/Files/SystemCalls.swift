@@ -31,20 +31,20 @@ public enum SystemCalls {
     /// A planned failure: the `occurrence`-th call (1-based) of `operation` — counting only calls on
     /// paths containing `pathContains`, when given — fails with `errorNumber`, or, with `shortWrite`,
     /// writes only half of what it was given.
-    public struct Fault: Sendable, Equatable {
+    struct Fault: Sendable, Equatable {
         /// The operation that fails.
-        public var operation: Operation
+        var operation: Operation
         /// Which call of it fails (1-based).
-        public var occurrence: Int
+        var occurrence: Int
         /// The errno it fails with.
-        public var errorNumber: Int32
+        var errorNumber: Int32
         /// Instead of failing, a write writes only half.
-        public var shortWrite: Bool
+        var shortWrite: Bool
         /// Only calls on paths containing this text count.
-        public var pathContains: String?
+        var pathContains: String?
 
         /// A fault of `operation` at its `occurrence`-th call.
-        public init(_ operation: Operation, occurrence: Int, errorNumber: Int32 = EIO, shortWrite: Bool = false, pathContains: String? = nil) {
+        init(_ operation: Operation, occurrence: Int, errorNumber: Int32 = EIO, shortWrite: Bool = false, pathContains: String? = nil) {
             self.operation = operation
             self.occurrence = occurrence
             self.errorNumber = errorNumber
@@ -52,9 +52,10 @@ public enum SystemCalls {
             self.pathContains = pathContains
         }
 
+        #if MYPASS_TEST_HOOKS
         /// Parses `write:3:ENOSPC`, `fsync:1:EIO`, `write:2:short`, `rename:1:EINTR`, optionally followed by
         /// `:TEXT` to count only calls on paths containing TEXT (`write:1:ENOSPC:vault.kdbx`).
-        public init?(parsing text: String) {
+        init?(parsing text: String) {
             let parts = text.split(separator: ":", maxSplits: 3).map(String.init)
             guard parts.count >= 3, let operation = Operation(rawValue: parts[0]), let occurrence = Int(parts[1]) else { return nil }
             let filter = parts.count == 4 ? parts[3] : nil
@@ -67,6 +68,7 @@ public enum SystemCalls {
                 return nil
             }
         }
+        #endif
     }
 
     /// Adds an inotify watch through libinotifytools; returns errno on failure (ENOSPC: the user's

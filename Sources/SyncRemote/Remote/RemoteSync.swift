@@ -136,7 +136,9 @@ public enum RemoteSync {
             }
             if dryRun { return report(uploaded: true, attempts: attempt) }
             // Upload the working copy as it is on disk now, only over the version just merged.
+            #if MYPASS_TEST_HOOKS
             if attempt == 1 { TestHooks.beforeUpload() }
+            #endif
             let upload = file.bytes
             remote.downloadLimit = max(sizeLimit, Int64(upload.count))  // the read-back of the upload
             let replaced = try remote.replace(with: upload, expected: expected, lockToken: token)
@@ -223,17 +225,17 @@ private struct Merger {
 /// in): the sync creates `PATH.waiting` and waits (up to 30 s) until `PATH.go` exists, so that a test
 /// can write the remote, or kill the process, in exactly the window a compare-and-swap protects.
 /// Unset, they do nothing; a release build (`MYPASS_TEST_HOOKS` undefined) has none.
+#if MYPASS_TEST_HOOKS
 enum TestHooks {
     static func beforeUpload() { pause("MYPASS_SYNC_BEFORE_UPLOAD") }
 
     static func beforeRenameIn() { pause("MYPASS_SYNC_BEFORE_RENAME_IN") }
 
     private static func pause(_ variable: String) {
-        #if MYPASS_TEST_HOOKS
         guard let path = ProcessInfo.processInfo.environment[variable], !path.isEmpty else { return }
         _ = FileManager.default.createFile(atPath: path + ".waiting", contents: Data())
         let deadline = Date().addingTimeInterval(30)
         while !FileManager.default.fileExists(atPath: path + ".go") && Date() < deadline { usleep(20_000) }
-        #endif
     }
 }
+#endif

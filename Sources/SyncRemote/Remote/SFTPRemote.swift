@@ -112,7 +112,9 @@ struct SFTPRemote: RemoteVault {
             if try renamed(aside, to: kept) { connection.keepUntilStored(kept) }
             return .lostRace(displaced: moved)
         }
+        #if MYPASS_TEST_HOOKS
         TestHooks.beforeRenameIn()
+        #endif
         guard try renamed(upload, to: path) else { return lost(removing: [upload, aside]) }  // created meanwhile: theirs stays
         for done in [aside] + connection.takeKept() { try? run { try $0.remove(done) } }
         return .stored
