@@ -27,7 +27,7 @@ struct GeneratedScriptTests {
     /// Seeds soak runs found failing, replayed by every default run (bins, association order, a
     /// conflict reported again, a recycled entry deleted again, history at its limit, where an entry
     /// kept against a deletion ends up).
-    static let foundBySoaks: [UInt64] = [1036, 1055, 1113, 1119, 1159, 1279, 1293, 1445, 1617, 1934, 2040, 2205, 2594, 2606, 2950]
+    static let foundBySoaks: [UInt64] = [1036, 1055, 1113, 1119, 1159, 1160, 1279, 1293, 1445, 1494, 1617, 1686, 1934, 2040, 2205, 2432, 2594, 2606, 2950, 3365, 3471, 3781]
     /// The seeds this run plays.
     static var seeds: [UInt64] {
         let range = Array(firstSeed..<(firstSeed + count))
@@ -221,8 +221,21 @@ struct GeneratedScriptTests {
                 // meets the edit and no bin is made. Likewise two devices' bins (their RecycleBinChanged the
                 // base's) and a third device's newer "bin off": which bin group the entries end in depends
                 // on the order the bins fold in.
-                let binOnly = differences.joined().allSatisfy { ($0.kind == .metaChanged && $0.fields == ["RecycleBin"]) || $0.path.hasPrefix("/Recycle Bin") }
-                problems.append("\(label): \(binOnly ? Self.knownMark : "")three devices do not converge: \(differences.map { $0.map { "\($0.kind) \($0.subject) \($0.title) \($0.fields) \($0.path) \($0.detail)" } })")
+                // The same goes for groups a device made its bin (pykeepass), and the entries recycled into them.
+                let madeBins = scripts.flatMap(\.pykeepass).filter { $0["op"] as? String == "newRecycleBin" }
+                let binIDs = Set(madeBins.compactMap { ($0["uuid"] as? String).flatMap(UUID.init(uuidString:)) })
+                let binPaths = ["/Recycle Bin"] + madeBins.compactMap { ($0["name"] as? String).map { "/" + $0 } }
+                let binOnly = differences.joined().allSatisfy { change in
+                    (change.kind == .metaChanged && change.fields == ["RecycleBin"]) || change.uuid.map(binIDs.contains) == true
+                        || binPaths.contains { change.path == $0 || change.path.hasPrefix($0 + "/") || change.detail.hasPrefix("from \($0)") }
+                }
+                // Known, not yet fixed: two devices set one value at different times and a third set another
+                // in between. The merge of the two keeps the value's earliest change time (a merged history
+                // interleaves both lines), so the third device's value wins when the two met first; the
+                // later setting wins otherwise. Nothing is lost (the other value stays in history).
+                let sharedObjects = Set(scripts.flatMap(\.values).filter { $0.value.hasSuffix("-both") }.map(\.object))
+                let sameValueTwice = differences.joined().allSatisfy { $0.kind == .updated && $0.uuid.map(sharedObjects.contains) == true }
+                problems.append("\(label): \(binOnly || sameValueTwice ? Self.knownMark : "")three devices do not converge: \(differences.map { $0.map { "\($0.kind) \($0.subject) \($0.title) \($0.fields) \($0.path) \($0.detail)" } })")
             }
             // The devices converge: the merge of their results is a version each device, receiving it,
             // merges into itself without a change and without losing anything.
