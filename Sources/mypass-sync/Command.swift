@@ -11,11 +11,16 @@ protocol Command: Sendable {
     var notes: String { get }
     /// Runs the command with the words after its name.
     func run(arguments: [String], output: inout StandardStreams) throws -> ExitCode
+    /// Whether the process ends after one job with these words (most commands), or keeps working
+    /// until it is stopped (`watch`, `daemon`, `sync --watch`): then large values are freed as it
+    /// goes (`DeferredRelease`), not kept until exit.
+    func endsAfterOneJob(arguments: [String]) -> Bool
 }
 
 extension Command {
     var arguments: String { "" }
     var notes: String { "" }
+    func endsAfterOneJob(arguments: [String]) -> Bool { true }
 
     /// Every option the command declares, in declaration order.
     var options: [OptionSpec] { declaredOptions(of: self) }

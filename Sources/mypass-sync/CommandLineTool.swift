@@ -48,6 +48,9 @@ enum CommandLineTool {
                 output.print(command.helpText)
                 return .success
             }
+            // A process that ends after this one job keeps large values until exit (the system reclaims
+            // them at no cost) instead of freeing them object by object beside the job's last steps.
+            DeferredRelease.keepsUntilExit = command.endsAfterOneJob(arguments: rest)
             return try command.run(arguments: rest, output: &output)
         }
     }

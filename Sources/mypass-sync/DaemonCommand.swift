@@ -13,6 +13,7 @@ enum NoticeSwitch: String, CaseIterable, Sendable { case on, off }
 /// (`DaemonConfiguration`, `VaultDaemon`, `ControlSocket`, `DesktopNotifier`); this reads the
 /// command line and prints.
 struct DaemonCommand: Command {
+    func endsAfterOneJob(arguments: [String]) -> Bool { arguments.first != "run" }
     let name = "daemon"
     let summary = "One process for every vault: configure vaults, run the daemon, ask its status, pause, resume, decide."
     let usage = """

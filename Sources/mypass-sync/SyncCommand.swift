@@ -3,6 +3,7 @@ internal import MyPassSync
 
 /// `mypass-sync sync VAULT --remote URL [--netrc-file FILE | --identity KEY --known-hosts FILE] [--dry-run | --watch] [--json]`.
 struct SyncCommand: Command {
+    func endsAfterOneJob(arguments: [String]) -> Bool { !arguments.prefix { $0 != "--" }.contains("--watch") }
     let name = "sync"
     let summary = "Keep a vault and its copy on a WebDAV or SFTP server in step (merged field by field, uploaded only by a verified compare-and-swap)."
     let usage = "mypass-sync sync <vault> --remote <https-or-sftp-url> [--netrc-file <file> | --identity <key> --known-hosts <file>] [--dry-run | --watch [--interval <seconds>]] [--json] [credentials]"

@@ -9,6 +9,7 @@ import Glibc
 /// `mypass-sync watch VAULT... [--policy ...] [--conflict-copies ...] [--poll SECONDS] [--json] [--once]`:
 /// runs the library's `WatchEngine` and prints its events.
 struct WatchCommand: Command {
+    func endsAfterOneJob(arguments: [String]) -> Bool { arguments.prefix { $0 != "--" }.contains("--once") }
     let name = "watch"
     let summary = "Keep watching vaults: take in external changes, fold in sync-conflict copies."
     let usage = "mypass-sync watch <vault>... [--policy merge|reload|ask] [--conflict-copies merge|report|ignore] [--poll SECONDS] [--debounce SECONDS] [--copy-grace SECONDS] [--rebuild-grace SECONDS] [--json] [--once] [credentials]"

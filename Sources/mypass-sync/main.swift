@@ -17,10 +17,6 @@ ProcessProtection.disableCrashBacktraces()
 if CommandLine.arguments.dropFirst().first == "daemon" { ReloadSignal.block() }
 ShutdownSignals.install()
 
-// Every command but `watch` and `daemon` ends after one job: large values are kept until exit instead
-// of being freed object by object (which would compete with the job's last steps for the two cores).
-if !["watch", "daemon"].contains(CommandLine.arguments.dropFirst().first ?? "") { DeferredRelease.keepsUntilExit = true }
-
 // Arguments must be UTF-8: Swift would repair any other bytes with U+FFFD, so an existing file
 // would be "not found" and `-o` would write a name the user did not give.
 if let position = RawArguments.firstNotUTF8() {
