@@ -159,7 +159,7 @@ public final class VaultDaemon: Sendable {
     }
 
     /// The running vault `path` names, under any spelling of its real file.
-    private func vault(_ path: String) throws(ControlFailure) -> WatchedVault {
+    func vault(_ path: String) throws(ControlFailure) -> WatchedVault {
         let canonical = DurableFile.canonicalPath(path, on: state.fileSystem)
         let running = shared.withLock { shared in shared.vaults }
         guard let found = running.first(where: { $0.path == path || $0.path == canonical })
