@@ -17,7 +17,8 @@ package enum CheckEnding {
     case unreadable(String)
     /// The version on disk was refused.
     case refused(Reconciler.Refusal)
-    /// A person's decision is needed about the version on disk (its SHA-256).
+    /// A person's decision is needed about the version on disk (its SHA-256); under a decision, the
+    /// version there is not the one it named.
     case asked(String)
     /// The version on disk was overwritten with this device's.
     case overwrote(SyncSession.Resolution)
