@@ -2,45 +2,70 @@ public import Foundation
 public import SyncCommit
 
 /// A request to the running daemon over its control socket: one JSON object on one line
-/// (`{"request": "pause", "vault": "/path"}`), at most `maximumSize` bytes. Untrusted: anything
-/// else is answered with an error.
-public struct ControlRequest: Sendable, Codable, Equatable {
-    /// What is asked.
-    public enum Kind: String, Sendable, Codable {
-        case status, pause, resume, decide, reload
-    }
-
-    public var request: Kind
-    /// The vault (pause, resume, decide).
-    public var vault: String?
-    /// The decision (decide): reload, overwrite or merge (`SyncSession.Decision`).
-    public var decision: String?
+/// (`{"request": "pause", "vault": "/path"}`), at most `maximumSize` bytes. Untrusted: parsed once
+/// into this value (`parse`); anything else is answered with an error.
+public enum ControlRequest: Sendable, Equatable, Encodable {
+    case status
+    case reload
+    case pause(vault: String)
+    case resume(vault: String)
+    /// A decision on a vault that waits for one.
+    case decide(vault: String, SyncSession.Decision)
 
     /// The largest request read.
     public static let maximumSize = 8192
 
-    public init(_ request: Kind, vault: String? = nil, decision: SyncSession.Decision? = nil) {
-        self.request = request
-        self.vault = vault
-        self.decision = decision?.rawValue
+    /// The vault it is about (pause, resume, decide).
+    public var vault: String? {
+        switch self {
+        case .status, .reload: nil
+        case .pause(let vault), .resume(let vault), .decide(let vault, _): vault
+        }
+    }
+
+    /// The request as it travels: every field a string.
+    private struct Wire: Codable {
+        enum Kind: String, Codable { case status, pause, resume, decide, reload }
+        var request: Kind
+        var vault: String?
+        var decision: String?
+    }
+
+    private var wire: Wire {
+        switch self {
+        case .status: Wire(request: .status)
+        case .reload: Wire(request: .reload)
+        case .pause(let vault): Wire(request: .pause, vault: vault)
+        case .resume(let vault): Wire(request: .resume, vault: vault)
+        case .decide(let vault, let decision): Wire(request: .decide, vault: vault, decision: decision.rawValue)
+        }
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        try wire.encode(to: encoder)
     }
 
     /// The request in `bytes`, or why it is not one.
     public static func parse(_ bytes: Data) -> Result<ControlRequest, ControlAnswer> {
         guard bytes.count <= maximumSize else { return .failure(.failure("request larger than \(maximumSize) bytes")) }
-        guard let request = try? JSONDecoder().decode(ControlRequest.self, from: bytes) else {
+        guard let wire = try? JSONDecoder().decode(Wire.self, from: bytes) else {
             return .failure(.failure("malformed request: one JSON object such as {\"request\": \"status\"} is expected"))
         }
-        switch request.request {
+        switch wire.request {
+        case .status: return .success(.status)
+        case .reload: return .success(.reload)
         case .pause, .resume, .decide:
-            guard request.vault != nil else { return .failure(.failure("\(request.request.rawValue) needs a vault")) }
-            if request.request == .decide && request.decision.flatMap(SyncSession.Decision.init(rawValue:)) == nil {
-                return .failure(.failure("decide needs a decision: reload, overwrite or merge"))
+            guard let vault = wire.vault else { return .failure(.failure("\(wire.request.rawValue) needs a vault")) }
+            switch wire.request {
+            case .pause: return .success(.pause(vault: vault))
+            case .resume: return .success(.resume(vault: vault))
+            default:
+                guard let decision = wire.decision.flatMap(SyncSession.Decision.init(rawValue:)) else {
+                    return .failure(.failure("decide needs a decision: reload, overwrite or merge"))
+                }
+                return .success(.decide(vault: vault, decision))
             }
-        case .status, .reload:
-            break
         }
-        return .success(request)
     }
 }
 
@@ -83,19 +108,19 @@ extension VaultDaemon {
     /// Carries out `request` and says how it went.
     public func answer(_ request: ControlRequest) -> ControlAnswer {
         do throws(ControlFailure) {
-            switch request.request {
+            switch request {
             case .status:
                 return ControlAnswer(ok: true, status: status())
             case .reload:
                 return ControlAnswer(ok: true, reload: reload())
-            case .pause:
-                try pause(request.vault ?? "")
+            case .pause(let vault):
+                try pause(vault)
                 return ControlAnswer(ok: true, done: "paused")
-            case .resume:
-                try resume(request.vault ?? "")
+            case .resume(let vault):
+                try resume(vault)
                 return ControlAnswer(ok: true, done: "resumed")
-            case .decide:
-                return ControlAnswer(ok: true, done: try decide(request.vault ?? "", request.decision.flatMap(SyncSession.Decision.init(rawValue:)) ?? .merge))
+            case .decide(let vault, let decision):
+                return ControlAnswer(ok: true, done: try decide(vault, decision))
             }
         } catch {
             return .failure(error.description)

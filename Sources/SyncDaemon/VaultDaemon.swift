@@ -159,7 +159,7 @@ public final class VaultDaemon: Sendable {
     }
 
     /// The running vault `path` names, under any spelling of its real file.
-    private func vault(_ path: String) throws(ControlFailure) -> WatchedVault {
+    func vault(_ path: String) throws(ControlFailure) -> WatchedVault {
         let canonical = DurableFile.canonicalPath(path, on: state.fileSystem)
         let running = shared.withLock { shared in shared.vaults }
         guard let found = running.first(where: { $0.path == path || $0.path == canonical })
@@ -195,38 +195,26 @@ public final class VaultDaemon: Sendable {
     }
 
     /// Carries out `decision` on `path`, which must wait for one (a change under the `ask` policy, or
-    /// a version refused): its engine stops, the decision runs (`WatcherDecision`), the engine starts
-    /// again. What was done, in one line.
+    /// a version refused), about the version it waits about: queued to the vault's running engine and
+    /// taken by its loop at its next turn (`WatchEngine.decide`), waited for at most `decisionWait`.
+    /// What was done, in one line.
     public func decide(_ path: String, _ decision: SyncSession.Decision) throws(ControlFailure) -> String {
         let vault = try vault(path)
         guard vault.beginDecision() else { throw .decisionFailed("\(path): a decision is being carried out already") }
-        guard let version = vault.awaitedDecision, let credentials = vault.keptCredentials else {
-            vault.endDecision()
-            throw .noDecisionPending(path)
-        }
-        vault.stop()
-        vault.waitUntilStopped()
-        defer {
-            vault.endDecision()
-            // A reread during the decision may have removed or replaced this vault: then it stays stopped.
-            let configured = shared.withLock { shared in shared.vaults.contains { $0 === vault } }
-            if configured && !vault.paused { start(vault) }
-        }
-        do {
-            var settings = vault.configuration.engineSettings
-            settings.device = device
-            let outcome = try WatcherDecision.apply(decision, toVaultAt: vault.path, about: version, credentials: credentials.key,
-                                                    limits: credentials.limits,
-                                                    state: state, settings: settings) { [weak self, weak vault] event in
-                guard let self, let vault else { return }
-                self.handle(event, of: vault)
-            }
+        defer { vault.endDecision() }
+        guard let version = vault.awaitedDecision else { throw .noDecisionPending(path) }
+        guard let engine = vault.engine else { throw .decisionFailed("\(path): its watch is not running; nothing done") }
+        switch engine.decide(decision, about: version, timeout: Self.decisionWait) {
+        case .success(let outcome):
             vault.noteDecided()
             return outcome.summary
-        } catch {
-            throw .decisionFailed("\(path): \(decision.rawValue) failed: \(error)")
+        case .failure(let failure):
+            throw .decisionFailed("\(path): \(decision.rawValue) failed: \(failure)")
         }
     }
+
+    /// The longest a decision waits for its vault's engine to take it (a check in progress ends first).
+    static let decisionWait: TimeInterval = 60
 
     /// Every configured vault's state, last event, conflict copies waiting and last merge.
     public func status() -> DaemonStatus {

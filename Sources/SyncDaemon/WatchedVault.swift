@@ -25,8 +25,10 @@ final class WatchedVault: Sendable {
         var versionToDecide: String?
         /// The decision the last event asked for was taken (until the next event).
         var decided = false
-        /// A decision is being carried out (its engine stopped): no other decision, no restart.
+        /// A decision is being carried out: no other one meanwhile.
         var deciding = false
+        /// How many engines were started for the vault.
+        var enginesStarted = 0
     }
     private let shared = Mutex(Shared())
 
@@ -41,7 +43,7 @@ final class WatchedVault: Sendable {
     /// a resume or a changed configuration), then the engine until `stop`.
     func start(state: SyncStateStore, device: DeviceSettings, onEvent: @escaping @Sendable (WatchEvent) -> Void) {
         let starting: Bool = shared.withLock { shared in
-            guard !shared.running && !shared.isPaused && !shared.deciding else { return false }
+            guard !shared.running && !shared.isPaused else { return false }
             shared.running = true
             shared.stopRequested = false
             return true
@@ -70,6 +72,7 @@ final class WatchedVault: Sendable {
             let go: Bool = shared.withLock { shared in
                 guard !shared.stopRequested else { return false }
                 shared.engine = engine
+                shared.enginesStarted += 1
                 return true
             }
             if go { engine.run() }
@@ -113,8 +116,11 @@ final class WatchedVault: Sendable {
         finished.wait()
     }
 
-    /// The credentials obtained, if any (a decision is carried out with them).
-    var keptCredentials: (key: VaultCredentials, limits: ResourceLimits)? { shared.withLock { $0.credentials } }
+    /// The engine watching the vault now (nil: paused, stopped, or its credentials failed).
+    var engine: WatchEngine? { shared.withLock { $0.engine } }
+
+    /// How many engines were started for the vault so far (a decision starts none).
+    var enginesStarted: Int { shared.withLock { $0.enginesStarted } }
 
     var paused: Bool {
         get { shared.withLock { $0.isPaused } }
@@ -143,7 +149,7 @@ final class WatchedVault: Sendable {
         }
     }
 
-    /// The decision is carried out (or failed): the vault may start again.
+    /// The decision is carried out (or failed): another may be taken.
     func endDecision() {
         shared.withLock { $0.deciding = false }
     }

@@ -108,13 +108,13 @@ struct DaemonCommand: Command {
             return try status(json: parsed[json], output: &output)
         case "pause", "resume":
             try expect(1, "one vault")
-            return try request(ControlRequest(action == "pause" ? .pause : .resume, vault: Self.absolute(rest[0])), output: &output)
+            return try request(action == "pause" ? .pause(vault: Self.absolute(rest[0])) : .resume(vault: Self.absolute(rest[0])), output: &output)
         case "decide":
             try expect(2, "a vault and reload, overwrite or merge")
             guard let decision = SyncSession.Decision(rawValue: rest[1]) else {
                 throw CommandLineError.usage(message: "daemon decide takes reload, overwrite or merge, not \(rest[1].terminalSafe)", command: name)
             }
-            return try request(ControlRequest(.decide, vault: Self.absolute(rest[0]), decision: decision), output: &output)
+            return try request(.decide(vault: Self.absolute(rest[0]), decision), output: &output)
         default:
             throw CommandLineError.usage(message: "daemon takes add, remove, list, run, status, pause, resume or decide, not \(action.terminalSafe)",
                                          command: name)
@@ -203,7 +203,7 @@ struct DaemonCommand: Command {
 
     /// Asks a running daemon to reread its configuration; what to add to the message.
     private static func tellRunningDaemon() -> String {
-        guard let socket = try? ControlSocket.defaultPath(), let answer = try? ControlSocket.send(ControlRequest(.reload), to: socket),
+        guard let socket = try? ControlSocket.defaultPath(), let answer = try? ControlSocket.send(.reload, to: socket),
               answer.ok else { return "" }
         return " (the running daemon reread its configuration)"
     }
@@ -225,7 +225,7 @@ struct DaemonCommand: Command {
     }
 
     private func status(json: Bool, output: inout StandardStreams) throws -> ExitCode {
-        let answer = try ControlSocket.send(ControlRequest(.status), to: try ControlSocket.defaultPath())
+        let answer = try ControlSocket.send(.status, to: try ControlSocket.defaultPath())
         guard answer.ok, let status = answer.status else {
             output.printError("error: \((answer.error ?? "no status").terminalSafe)")
             return .usage

@@ -96,15 +96,17 @@ struct ResolveCommand: Command {
         return .success
     }
 
-    /// The decision on the version the watcher refused or asks about (`WatcherDecision`).
+    /// The decision on the version the watcher refused or asks about (`WatcherDecision`): one check of
+    /// a watch engine given the decision, as a running watch carries one out.
     private func decideForWatcher(_ decision: SyncSession.Decision, parsed: ParsedArguments, output: inout StandardStreams) throws -> ExitCode {
         let path = parsed.positionals[0]
         let file = try credentials.read(parsed, path: path)
         let vaultCredentials = try credentials.credentials(parsed, for: file.path, command: name)
         var settings = WatchEngine.Settings()
         settings.device = try DeviceSettings.load()
-        let outcome = try WatcherDecision.apply(decision, toVaultAt: file.path, credentials: vaultCredentials, limits: file.limits,
-                                                state: try stateOptions.state(parsed), settings: settings)
+        let engine = WatchEngine(vaults: [file.path], credentials: vaultCredentials, limits: file.limits, state: try stateOptions.state(parsed),
+                                 settings: settings, source: nil) { _ in }
+        let outcome = try engine.decideOnce(decision, about: nil).get()
         if parsed[json] {
             output.print(try JSONText.encode(Report(decision: decision.rawValue, changes: outcome.changes, warnings: [], backup: outcome.backup,
                                                     wroteFile: outcome.wroteFile, summary: outcome.summary)))

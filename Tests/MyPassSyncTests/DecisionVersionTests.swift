@@ -51,20 +51,16 @@ struct DecisionVersionTests {
             var settings = WatchEngine.Settings()
             settings.policy = .ask
             let seen = Mutex<[WatchEvent]>([])
-            #expect {
-                try WatcherDecision.apply(decision, toVaultAt: path, about: asked, credentials: credentials, limits: .standard,
-                                          state: workspace.state, settings: settings) { event in seen.withLock { $0.append(event) } }
-            } throws: { error in
-                guard case WatcherDecision.Failure.changedSince = error else { return false }
-                return true
+            let answer = decideOnce(decision, at: path, about: asked, credentials: credentials, state: workspace.state, settings: settings) { event in
+                seen.withLock { $0.append(event) }
             }
+            guard case .failure(.changedSince) = answer else { Issue.record("\(decision): \(answer)"); return }
             #expect(try workspace.bytes() == swappedBytes, "\(decision): the vault was written")
             #expect(workspace.state.base(for: path)?.record.fingerprint.sha256 == base, "\(decision): the swapped version was taken in")
             #expect(seen.withLock { $0 }.contains { if case .decisionNeeded(_, swapped) = $0 { true } else { false } },
                     "\(decision): the version on disk now is not asked about")
             // Decided about the version on disk now, it is carried out.
-            let outcome = try WatcherDecision.apply(decision, toVaultAt: path, about: swapped, credentials: credentials, limits: .standard,
-                                                    state: workspace.state, settings: settings)
+            let outcome = try decideOnce(decision, at: path, about: swapped, credentials: credentials, state: workspace.state, settings: settings).get()
             #expect(outcome.summary.contains("taken") || outcome.summary.contains("merged"), "\(decision): \(outcome.summary)")
             #expect(workspace.state.base(for: path)?.record.fingerprint.sha256 != base)
         }

@@ -215,28 +215,28 @@ struct ReconcilerTests {
         guard case .refuse(.rollback) = Reconciler.plan(Self.snapshot(older), versions: versions, memory: &memory, now: Self.start,
                                                         policy: .init(vault: .reload)) else { Issue.record("taken without a decision"); return }
         let merged = Self.reconciliation(Reconciler.plan(Self.snapshot(older), versions: versions, memory: &memory, now: Self.start,
-                                                         policy: .init(vault: .merge, rollbackHold: 20, takesRefusedVersion: true)))
+                                                         policy: .init(vault: .merge, rollbackHold: 20), decision: .init(.merge)))
         #expect(merged?.takeIn != nil && Set(merged?.restoreFrom ?? []) == [base.sha256, pendingWork.sha256], "\(String(describing: merged))")
         #expect(merged?.setAside == [] && merged?.replacedBaseIsHeld == false)
         #expect(merged?.takeInOnlyByRestore == true, "the rollback would be the base before anything was merged back")
         // A decision about another version than the one on disk now: asked again, nothing taken.
         guard case .ask = Reconciler.plan(Self.snapshot(older), versions: versions, memory: &memory, now: Self.start,
-                                          policy: .init(vault: .merge, takesRefusedVersion: true, decidedVersion: "elsewhere")) else {
+                                          policy: .init(vault: .merge), decision: .init(.merge, about: "elsewhere")) else {
             Issue.record("a version nobody decided on was taken"); return
         }
         // The same for a change under the ask policy: a decision to reload or merge version X never takes Y.
         let newer = Self.version("n", try Self.editing("A", in: base.vault, password: "from elsewhere", at: 200))
-        for decision in [VaultWatcher.Policy.reload, .merge] {
+        for decision in SyncSession.Decision.allCases {
             guard case .ask = Reconciler.plan(Self.snapshot(newer), versions: .init(base: base, disk: newer), memory: &memory, now: Self.start,
-                                              policy: .init(vault: decision, decidedVersion: "the version asked about")) else {
+                                              policy: .init(vault: .ask), decision: .init(decision, about: "the version asked about")) else {
                 Issue.record("\(decision) took a version swapped in after the question"); return
             }
         }
         let decided = Self.reconciliation(Reconciler.plan(Self.snapshot(older), versions: versions, memory: &memory, now: Self.start,
-                                                          policy: .init(vault: .reload, takesRefusedVersion: true, decidedVersion: older.sha256)))
+                                                          policy: .init(vault: .ask), decision: .init(.reload, about: older.sha256)))
         #expect(decided?.takeIn != nil && decided?.takeInOnlyByRestore == false)
         let reloaded = Self.reconciliation(Reconciler.plan(Self.snapshot(older), versions: versions, memory: &memory, now: Self.start,
-                                                           policy: .init(vault: .reload, takesRefusedVersion: true)))
+                                                           policy: .init(), decision: .init(.reload)))
         #expect(reloaded?.takeIn != nil && reloaded?.restoreFrom == [], "\(String(describing: reloaded))")
         #expect(Set(reloaded?.setAside ?? []) == [base.sha256, pendingWork.sha256] && reloaded?.retire.contains(contained.sha256) == true)
         #expect(reloaded?.replacedBaseIsHeld == true, "the base is set aside, not kept pending")
@@ -244,20 +244,44 @@ struct ReconcilerTests {
         let other = Self.version("x", Vault.empty(name: "other", at: Self.created))
         let otherVersions = Reconciler.Versions(base: base, disk: other)
         guard case .refuse(.otherDatabase) = Reconciler.plan(Self.snapshot(other), versions: otherVersions, memory: &memory, now: Self.start,
-                                                             policy: .init(vault: .merge, takesRefusedVersion: true)) else {
+                                                             policy: .init(vault: .ask), decision: .init(.merge)) else {
             Issue.record("two databases merged"); return
         }
         guard case .refuse(.otherDatabase) = Reconciler.plan(Self.snapshot(other), versions: otherVersions, memory: &memory, now: Self.start,
-                                                             policy: .init(vault: .ask, takesRefusedVersion: true)) else {
-            Issue.record("taken under ask"); return
+                                                             policy: .init(vault: .reload)) else {
+            Issue.record("taken without a decision"); return
         }
         let taken = Self.reconciliation(Reconciler.plan(Self.snapshot(other), versions: otherVersions, memory: &memory, now: Self.start,
-                                                        policy: .init(vault: .reload, takesRefusedVersion: true)))
+                                                        policy: .init(vault: .ask), decision: .init(.reload)))
         #expect(taken?.takeIn != nil && taken?.setAside == [base.sha256] && taken?.retire == [], "\(String(describing: taken))")
         // Later, a pending version of the old database is set aside, never retired as "contained" nor merged.
         let later = Self.reconciliation(Reconciler.plan(Self.snapshot(other), versions: .init(base: other, disk: nil, pending: [pendingWork]),
                                                         memory: &memory, now: Self.start, policy: .init()))
         #expect(later?.setAside == [pendingWork.sha256] && later?.retire == [] && later?.restoreFrom == [], "\(String(describing: later))")
+    }
+
+    @Test("overwrite is a plan: this device's version over exactly the version named; none of its own, nothing to overwrite, or another version on disk is no overwrite")
+    func overwriteDecision() throws {
+        let base = Self.version("b", try Self.original())
+        let other = Self.version("x", Vault.empty(name: "other", at: Self.created))
+        var memory = Reconciler.Memory()
+        guard case .overwrite(let own) = Reconciler.plan(Self.snapshot(other), versions: .init(base: base, disk: other), memory: &memory,
+                                                         now: Self.start, policy: .init(), decision: .init(.overwrite, about: other.sha256)) else {
+            Issue.record("not overwritten"); return
+        }
+        #expect(own.sha256 == base.sha256)
+        guard case .ask = Reconciler.plan(Self.snapshot(other), versions: .init(base: base, disk: other), memory: &memory, now: Self.start,
+                                          policy: .init(), decision: .init(.overwrite, about: "another version")) else {
+            Issue.record("a version nobody decided on was overwritten"); return
+        }
+        guard case .noOwnVersion = Reconciler.plan(Self.snapshot(other), versions: .init(base: nil, disk: other), memory: &memory,
+                                                   now: Self.start, policy: .init(), decision: .init(.overwrite)) else {
+            Issue.record("overwritten with no version of this device's"); return
+        }
+        // The file is this device's version already: an ordinary check, nothing to write.
+        let plan = Self.reconciliation(Reconciler.plan(Self.snapshot(base), versions: .init(base: base, disk: nil), memory: &memory, now: Self.start,
+                                                       policy: .init(), decision: .init(.overwrite, about: base.sha256)))
+        #expect(plan?.isEmpty == true, "\(String(describing: plan))")
     }
 
     /// A random edit of `vault` at `seconds` after the start: a password changed, an entry added or deleted.
@@ -293,21 +317,37 @@ struct ReconcilerTests {
         let pending = try (0..<Int.random(in: 0...2, using: &random)).map { index in
             Self.version("p\(index)", try Self.randomEdit(of: history[Int.random(in: 0..<history.count, using: &random)], at: Int64(2000 + index), &random))
         }
-        let policy = Reconciler.Policy(vault: [VaultWatcher.Policy.merge, .reload, .ask][Int.random(in: 0..<3, using: &random)],
-                                       takesRefusedVersion: Bool.random(using: &random),
-                                       decidedVersion: [disk.sha256, nil, "another version"][Int.random(in: 0..<3, using: &random)])
+        let policy = Reconciler.Policy(vault: [VaultWatcher.Policy.merge, .reload, .ask][Int.random(in: 0..<3, using: &random)], foreignCopyGrace: 30)
+        let decision: Reconciler.Decision? = Bool.random(using: &random) ? nil : Reconciler.Decision(
+            SyncSession.Decision.allCases[Int.random(in: 0..<3, using: &random)],
+            about: [disk.sha256, nil, "another version"][Int.random(in: 0..<3, using: &random)])
+        // A copy from another device, first seen 20 s before the decision: its grace runs on through it.
+        let foreign = Self.copy("FOREIGN", inode: 9)
         var memory = Reconciler.Memory()
         let versions = Reconciler.Versions(base: base, disk: disk, pending: pending)
-        let plan = Reconciler.plan(Self.snapshot(disk), versions: versions, memory: &memory, now: Self.start, policy: policy)
+        _ = Reconciler.plan(Self.snapshot(base, copies: [foreign]), versions: .init(base: base, disk: nil, pending: pending), memory: &memory,
+                            now: Self.start.addingTimeInterval(-20), policy: policy)
+        let plan = Reconciler.plan(Self.snapshot(disk, copies: [foreign]), versions: versions, memory: &memory, now: Self.start, policy: policy,
+                                   decision: decision)
         let problem = Reconciler.replacementProblem(base: base.vault, disk: disk.vault)
-        let context = "seed \(seed): \(problem.map { "\($0)" } ?? "no problem"), policy \(policy.vault), decided \(policy.takesRefusedVersion)"
+        let decided = decision.map { "\($0.choice) about \($0.version.map { $0 == disk.sha256 ? "the disk's" : $0 } ?? "whatever is on disk")" }
+        let context = "seed \(seed): \(problem.map { "\($0)" } ?? "no problem"), policy \(policy.vault), decision \(decided ?? "none")"
+        // A decision names the version it is about: another one on disk is asked about, never acted on.
+        if let decision, let version = decision.version, version != disk.sha256 {
+            guard case .ask = plan else { Issue.record("a version nobody decided on was not asked about: \(plan), \(context)"); return }
+            return
+        }
+        // Overwrite is a plan of its own, only by a decision, and writes this device's version.
+        if decision?.choice == .overwrite {
+            guard case .overwrite(let own) = plan, own.sha256 == base.sha256 else { Issue.record("not overwritten: \(plan), \(context)"); return }
+            return
+        }
         // The rule, written out: a refused version is taken only by a decision about it — as it is
-        // (reload), or merged with this device's (merge, a rollback only); never under ask.
+        // (reload), or merged with this device's (merge, a rollback only); never without one.
         let decisionTakes: Bool
-        switch (problem, policy.vault) {
-        case (nil, _): decisionTakes = false
-        case (_, .ask), (.otherDatabase?, .merge): decisionTakes = false
-        case (.rollback?, .merge), (_, .reload): decisionTakes = policy.takesRefusedVersion
+        switch (problem, decision?.choice) {
+        case (nil, _), (_, nil), (.otherDatabase?, .merge?), (_, .overwrite?): decisionTakes = false
+        case (.rollback?, .merge?), (_, .reload?): decisionTakes = true
         }
         let taken: Bool
         switch plan {
@@ -316,14 +356,15 @@ struct ReconcilerTests {
         case .ask: taken = false
         default: Issue.record("unexpected plan \(plan): \(context)"); return
         }
-        // A decision names the version it is about: another one on disk is asked about, never taken.
-        if let decided = policy.decidedVersion, decided != disk.sha256 {
-            guard case .ask = plan else { Issue.record("a version nobody decided on was not asked about: \(plan), \(context)"); return }
-            return
-        }
         if problem != nil { #expect(taken == decisionTakes, "refused version taken: \(taken), expected \(decisionTakes): \(context)") }
+        // A decision answers the ask policy's question; without one a change is asked about.
+        if problem == nil { #expect(taken == (decision != nil || policy.vault != .ask), "\(context)") }
         guard case .reconcile(let reconciliation) = plan else { return }
-        #expect(reconciliation.takeInOnlyByRestore == (problem != nil && policy.vault == .merge), "\(context)")
+        let vaultPolicy = decision.map { $0.choice == .reload ? VaultWatcher.Policy.reload : .merge } ?? policy.vault
+        #expect(reconciliation.takeInOnlyByRestore == (problem != nil && vaultPolicy == .merge), "\(context)")
+        // The decision's check keeps the memory of the checks before: the copy's grace is not restarted.
+        #expect(reconciliation.fold.isEmpty && reconciliation.retryAt == Self.start.addingTimeInterval(10),
+                "the copy's grace restarted or ended early: \(String(describing: reconciliation.retryAt)), \(context)")
         let candidates = [base] + pending
         for version in candidates where reconciliation.retire.contains(version.sha256) {
             #expect(version.vault.root.uuid == disk.vault.root.uuid && Reconciler.contains(disk.vault, version.vault),
@@ -331,14 +372,14 @@ struct ReconcilerTests {
         }
         for sha256 in reconciliation.restoreFrom {
             let version = try #require(candidates.first { $0.sha256 == sha256 })
-            #expect(version.vault.root.uuid == disk.vault.root.uuid && policy.vault == .merge, "\(context)")
+            #expect(version.vault.root.uuid == disk.vault.root.uuid && vaultPolicy == .merge, "\(context)")
         }
         // Every version of this device is held, restored, set aside or left pending: none simply dropped.
         let base_ = base.sha256
         if !reconciliation.replacedBaseIsHeld {
             #expect(reconciliation.restoreFrom.contains(base_), "\(context)")
         } else if !(reconciliation.retire.contains(base_) || reconciliation.setAside.contains(base_)) {
-            #expect(Reconciler.contains(disk.vault, base.vault) || policy.vault != .merge || reconciliation.takeInOnlyByRestore,
+            #expect(Reconciler.contains(disk.vault, base.vault) || vaultPolicy != .merge || reconciliation.takeInOnlyByRestore,
                     "the base is replaced, neither held nor kept: \(context)")
         }
     }

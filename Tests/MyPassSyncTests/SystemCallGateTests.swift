@@ -178,21 +178,15 @@ struct SystemCallGateTests {
         let credentials = try VaultCredentials(password: "sync-test")
         let vaultTemporaries = workspace.directory.path + "/" + DurableFile.temporaryPrefix
         files.plan((1...6).map { SystemCalls.Fault(.write, occurrence: $0, errorNumber: ENOSPC, pathContains: vaultTemporaries) })
-        #expect(throws: WatcherDecision.Failure.self) {
-            try WatcherDecision.apply(.merge, toVaultAt: path, credentials: credentials, limits: .standard, state: state, settings: WatchEngine.Settings())
-        }
+        #expect(throws: WatcherDecision.Failure.self) { try decideOnce(.merge, at: path, credentials: credentials, state: state).get() }
         files.plan([])
         #expect(state.base(for: path)?.record.fingerprint.sha256 == newerBase, "the refused version became the base before anything was merged back")
         #expect(try workspace.bytes() == older && (try password()) == "one")
 
-        let outcome = try WatcherDecision.apply(.merge, toVaultAt: path, credentials: credentials, limits: .standard, state: state,
-                                                settings: WatchEngine.Settings())
+        let outcome = try decideOnce(.merge, at: path, credentials: credentials, state: state).get()
         #expect(outcome.summary.contains("merged back") && outcome.wroteFile, "\(outcome.summary)")
         #expect(try password() == "newer")
         // A decision about a version that is no longer on disk does nothing.
-        #expect(throws: WatcherDecision.Failure.self) {
-            try WatcherDecision.apply(.overwrite, toVaultAt: path, about: newerBase, credentials: credentials, limits: .standard, state: state,
-                                      settings: WatchEngine.Settings())
-        }
+        #expect(throws: WatcherDecision.Failure.self) { try decideOnce(.overwrite, at: path, about: newerBase, credentials: credentials, state: state).get() }
     }
 }

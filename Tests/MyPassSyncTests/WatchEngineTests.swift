@@ -52,6 +52,7 @@ struct WatchEngineTests {
             var waitingForTransfer = false
             var preparedPaths: [String] = []
             var copiesOutstanding = false
+            var decisions: [(decision: Reconciler.Decision, at: Date)] = []
         }
 
         let path: String
@@ -96,6 +97,16 @@ struct WatchEngineTests {
         }
 
         var checkTimes: [Date] { state.withLock { $0.times } }
+
+        /// A check that carries out `decision` (recorded with its time), answered as merged.
+        func check(deciding decision: Reconciler.Decision) -> (succeeded: Bool, answer: WatcherDecision.Answer) {
+            state.withLock { $0.decisions.append((decision, clock.now)) }
+            let succeeded = check()
+            return (succeeded, .success(WatcherDecision.Outcome(done: .merged, changes: [], backup: nil, wroteFile: true)))
+        }
+
+        /// The decisions carried out, with when.
+        var decisions: [(decision: Reconciler.Decision, at: Date)] { state.withLock { $0.decisions } }
     }
 
     final class Events: Sendable {
@@ -293,6 +304,53 @@ struct WatchEngineTests {
         #expect(gaps(failing.checkTimes) == [0.0625, 0.125, 0.25, 0.25, 0.25, 0.25, 0.25], "\(gaps(failing.checkTimes))")
         // A wait is not a failure: the retry wait each time, then success.
         #expect(gaps(waiting.checkTimes) == [0.0625, 0.0625, 0.0625, 0.0625], "\(gaps(waiting.checkTimes))")
+    }
+
+    @Test("a decision is taken by the running loop at its next turn (woken at once, no due time), answered, and leaves the debounce in progress alone (on a clock the test moves)")
+    func decisionTakenInLoop() throws {
+        let clock = ManualClock()
+        let checker = CountingChecker(path: Self.directory + "/vault.kdbx", clock: clock)
+        var settings = WatchEngine.Settings()
+        settings.debounce = 0.3
+        settings.clock = clock
+        let source = ManualSource()
+        try running([checker], settings: settings, source: source, events: Events()) { engine in
+            #expect(clock.waitUntilAsleep())
+            source.fire(.changed(directory: Self.directory, name: "vault.kdbx"))
+            #expect(clock.waitUntilAsleep())
+            let asked = clock.now
+            let answer = Mutex<WatcherDecision.Answer?>(nil)
+            let answered = DispatchSemaphore(value: 0)
+            Thread {
+                answer.withLock { $0 = engine.decide(.merge, about: "the version asked about", timeout: 5) }
+                answered.signal()
+            }.start()
+            #expect(answered.wait(timeout: .now() + 5) == .success, "the loop did not take the decision")
+            guard case .success(let outcome)? = answer.withLock({ $0 }) else { Issue.record("\(String(describing: answer.withLock { $0 }))"); return }
+            #expect(outcome.done == .merged)
+            #expect(checker.decisions.map(\.decision) == [Reconciler.Decision(.merge, about: "the version asked about")])
+            #expect(checker.decisions.map(\.at) == [asked], "taken later than at the loop's next turn")
+            #expect(checker.checkTimes.count == 2, "the start's check and the decision's")
+            clock.advance(by: 0.3)
+            #expect(clock.waitUntilAsleep())
+            #expect(checker.checkTimes.count == 3, "the event's check after its quiet time was dropped")
+            #expect(checker.decisions.count == 1)
+        }
+    }
+
+    @Test("a decision submitted to an engine that stops is answered as not taken; decideOnce carries one out in one check")
+    func decisionNotTaken() {
+        let checker = CountingChecker(path: Self.directory + "/vault.kdbx")
+        let engine = WatchEngine(settings: WatchEngine.Settings(), source: nil, onEvent: { _ in }) { _ in [checker] }
+        let answer = Mutex<WatcherDecision.Answer?>(nil)
+        engine.submit(.reload, about: nil) { given in answer.withLock { $0 = given } }
+        engine.stop()
+        engine.run()
+        guard case .failure(.notTaken)? = answer.withLock({ $0 }) else { Issue.record("\(String(describing: answer.withLock { $0 }))"); return }
+        #expect(checker.decisions.isEmpty)
+        let once = WatchEngine(settings: WatchEngine.Settings(), source: nil, onEvent: { _ in }) { _ in [checker] }
+        guard case .success = once.decideOnce(.overwrite, about: "v") else { Issue.record("not carried out"); return }
+        #expect(checker.decisions.map(\.decision) == [Reconciler.Decision(.overwrite, about: "v")])
     }
 
     @Test("runOnce waits (bounded) while a sync engine transfers, then returns")

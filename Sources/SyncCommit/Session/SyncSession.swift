@@ -420,7 +420,7 @@ public final class SyncSession {
         try holdingLock {
             switch decision {
             case .reload: return try reloadHoldingLock(conflict)
-            case .overwrite: return try overwriteHoldingLock(conflict)
+            case .overwrite: return try overwriteHoldingLock(conflict, attempts: Self.maximumAttempts)
             case .merge:
                 let save = try MergeCommit.mergeHoldingLock(conflict, into: self, journal: .resolve)
                 return Resolution(decision: .merge, changes: save.mergedFromDisk, warnings: save.warnings, backup: nil, wroteFile: save.wroteFile)
@@ -441,11 +441,18 @@ public final class SyncSession {
                           wroteFile: false)
     }
 
-    /// Writes the working snapshot over the disk version (and any newer one that arrives
-    /// meanwhile); the disk version is kept as a backup.
-    private func overwriteHoldingLock(_ conflict: Conflict) throws -> Resolution {
+    /// Writes the working snapshot over exactly the version on disk read as `bytes` (`fingerprint`,
+    /// opened as `disk`), the watcher's overwrite: a version written since is not overwritten
+    /// (`SaveError.changedOnDisk`). The disk version is kept as a backup.
+    package func overwrite(_ disk: OpenedVault, bytes: Data, fingerprint: Fingerprint) throws -> Resolution {
+        try holdingLock { try overwriteHoldingLock(Conflict(disk: disk, diskBytes: bytes, diskFingerprint: fingerprint), attempts: 1) }
+    }
+
+    /// Writes the working snapshot over the disk version (and, within `attempts`, any newer one that
+    /// arrives meanwhile); the disk version is kept as a backup.
+    private func overwriteHoldingLock(_ conflict: Conflict, attempts: Int) throws -> Resolution {
         var current = conflict
-        for _ in 0..<Self.maximumAttempts {
+        for attempt in 1...attempts {
             fingerprint = current.diskFingerprint
             fileBytes = current.diskBytes
             diskContent = (current.disk.vault, current.disk.settings)
@@ -454,7 +461,7 @@ public final class SyncSession {
                 return Resolution(decision: .overwrite, changes: VaultDiff.diff(from: current.disk.vault, to: vault), warnings: [],
                                   backup: backup, wroteFile: wrote)
             }
-            current = try readDisk()
+            if attempt < attempts { current = try readDisk() }
         }
         throw SaveError.changedOnDisk(current: current.diskFingerprint)
     }

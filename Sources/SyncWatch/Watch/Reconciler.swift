@@ -24,37 +24,14 @@ public enum Reconciler {
         /// When a sync engine renamed both versions aside on another device (rclone bisync) and only
         /// copies arrived here: how long that device is left to rebuild the vault before this one does.
         public var rebuildGrace: TimeInterval
-        /// A person decided to take the version on disk although it was refused (a rollback, another
-        /// database): with `vault == .merge` this device's newer versions are merged back into it
-        /// (a rollback only: two databases do not merge); with `.reload` it is taken as it is and this
-        /// device's versions it lacks are set aside (`Reconciliation.setAside`), never restored later.
-        /// Only the one check a decision runs sets it.
-        public var takesRefusedVersion: Bool
-        /// The SHA-256 of the version on disk the person decided on (nil: whichever is on disk): when
-        /// the file holds another one, the plan asks again (`Plan.ask`) and takes nothing.
-        public var decidedVersion: String?
-
         /// A policy with these rules.
         public init(vault: VaultWatcher.Policy = .merge, copies: VaultWatcher.CopyPolicy = .merge, foreignCopyGrace: TimeInterval = 0,
-                    rollbackHold: TimeInterval = 0, rebuildGrace: TimeInterval = 3600, takesRefusedVersion: Bool = false,
-                    decidedVersion: String? = nil) {
+                    rollbackHold: TimeInterval = 0, rebuildGrace: TimeInterval = 3600) {
             self.vault = vault
             self.copies = copies
             self.foreignCopyGrace = foreignCopyGrace
             self.rollbackHold = rollbackHold
             self.rebuildGrace = rebuildGrace
-            self.takesRefusedVersion = takesRefusedVersion
-            self.decidedVersion = decidedVersion
-        }
-
-        /// Whether a person's decision takes `version`, refused for `problem`: as it is (`reload`), or
-        /// with this device's versions merged back (`merge`, a rollback only).
-        func takes(_ version: Version, refusedFor problem: Refusal) -> Bool {
-            guard takesRefusedVersion, decidedVersion == nil || decidedVersion == version.sha256 else { return false }
-            switch (problem, vault) {
-            case (_, .reload), (.rollback, .merge): return true
-            case (.otherDatabase, .merge), (_, .ask): return false
-            }
         }
 
         /// Whether every copy is kept aside on this device as it arrives (before a sync engine can
@@ -318,6 +295,13 @@ public enum Reconciler {
         case ask
         /// Take in, restore, fold, retire, report (any of them; none: nothing to do).
         case reconcile(Reconciliation)
+        /// A person decided to overwrite the version on disk with this device's, `with` (the base):
+        /// written through the session's compare-and-swap over exactly that version, the disk's kept
+        /// as a backup.
+        case overwrite(with: Version)
+        /// A person decided to overwrite the version on disk, and this device has no version of its
+        /// own (no base, or it no longer opens with this key): nothing is done.
+        case noOwnVersion
         /// The vault is not there: a sync engine renamed both versions aside (rclone bisync). Put
         /// `from` (this device's own version, or after the rebuild grace any of the copies) back as
         /// the vault where none is, then fold the other copies into it.
@@ -334,10 +318,11 @@ public enum Reconciler {
 
     /// The plan for one check (no I/O). `copyHoldsNewer`: the rollback evidence, whether a conflict
     /// copy beside the vault holds the versions a rollback lacks (gathered only when
-    /// `needsRollbackEvidence`).
+    /// `needsRollbackEvidence`). `decision`: a person's decision on the version on disk, for this
+    /// check only (it may take a refused version, or overwrite it: `Plan.overwrite`).
     public static func plan(
         _ snapshot: FolderSnapshot, versions: Versions, memory: inout Memory, now: Date, policy: Policy,
-        copyHoldsNewer: Bool = false
+        copyHoldsNewer: Bool = false, decision: Decision? = nil
     ) -> Plan {
         guard snapshot.transfers.isEmpty else { return .wait(.transfers(snapshot.transfers)) }
         let fingerprint: Fingerprint
@@ -348,26 +333,34 @@ public enum Reconciler {
         }
         if let identity = snapshot.vaultIdentity { memory.noteVaultFile(identity) }
         // A person's decision is about one version: any other on disk now (a save swapped in since
-        // the question) is asked about again, never taken under a decision nobody made about it.
-        if let decided = policy.decidedVersion, fingerprint.sha256 != decided { return .ask }
+        // the question) is asked about again, never acted on under a decision nobody made about it.
+        if let decision, !decision.isAbout(fingerprint.sha256) { return .ask }
+        if decision?.choice == .overwrite {
+            guard let base = versions.base else { return .noOwnVersion }
+            if versions.disk != nil {
+                memory.rollbackSeen = nil
+                return .overwrite(with: base)
+            }
+        }
+        let vaultPolicy = decision?.vaultPolicy ?? policy.vault
         var plan = Reconciliation()
         var takenAsItIs = false
         if let disk = versions.disk {
             if let base = versions.base, let problem = replacementProblem(base: base.vault, disk: disk.vault),
                !(policy.copies == .merge && base.vault.root.uuid == disk.vault.root.uuid && copyHoldsNewer) {
-                guard policy.takes(disk, refusedFor: problem) else {
+                guard let decision, decision.takes(disk, refusedFor: problem) else {
                     let since = memory.rollbackSeen?.sha256 == disk.sha256 ? memory.rollbackSeen!.since : now
                     memory.rollbackSeen = (disk.sha256, since)
-                    if !policy.takesRefusedVersion, now.timeIntervalSince(since) < policy.rollbackHold {
+                    if decision == nil, now.timeIntervalSince(since) < policy.rollbackHold {
                         return .wait(.rollbackHold(problem, until: since.addingTimeInterval(policy.rollbackHold)))
                     }
                     return .refuse(problem)
                 }
-                takenAsItIs = policy.vault == .reload
-                plan.takeInOnlyByRestore = policy.vault == .merge
+                takenAsItIs = vaultPolicy == .reload
+                plan.takeInOnlyByRestore = vaultPolicy == .merge
             }
             memory.rollbackSeen = nil
-            if versions.base != nil && policy.vault == .ask { return .ask }
+            if versions.base != nil && vaultPolicy == .ask { return .ask }
             plan.takeIn = versions.base.map { .changed(VaultDiff.diff(from: $0.vault, to: disk.vault)) } ?? .first
         } else {
             memory.rollbackSeen = nil
@@ -400,7 +393,7 @@ public enum Reconciler {
                     continue
                 }
                 if memory.notContained[version.sha256] == current.sha256 {
-                    if policy.vault == .merge { plan.restoreFrom.append(version.sha256) }
+                    if vaultPolicy == .merge { plan.restoreFrom.append(version.sha256) }
                     continue
                 }
                 if contains(current.vault, version.vault) {
@@ -408,7 +401,7 @@ public enum Reconciler {
                     memory.notContained[version.sha256] = nil
                 } else {
                     memory.notContained[version.sha256] = current.sha256
-                    if policy.vault == .merge { plan.restoreFrom.append(version.sha256) }
+                    if vaultPolicy == .merge { plan.restoreFrom.append(version.sha256) }
                 }
             }
             plan.retire += versions.pending.filter { $0.sha256 == current.sha256 }.map(\.sha256)

@@ -173,10 +173,17 @@ public final class VaultWatcher {
 
     /// `check` at the time `now` (tests that drive the watcher step by step pass it).
     func check(now: Date) -> Bool {
-        check(now: now, mayRebuild: true)
+        check(now: now, mayRebuild: true, decision: nil).succeeded
     }
 
-    private func check(now: Date, mayRebuild: Bool) -> Bool {
+    /// One pass that carries out a person's `decision` (handed to the plan of this check only), and
+    /// its answer, made from how the check ended.
+    package func check(deciding decision: Reconciler.Decision) -> (succeeded: Bool, answer: WatcherDecision.Answer) {
+        let ending = check(now: clock.now, mayRebuild: true, decision: decision)
+        return (ending.succeeded, WatcherDecision.answer(ending, to: decision, vault: path))
+    }
+
+    private func check(now: Date, mayRebuild: Bool, decision: Reconciler.Decision?) -> CheckEnding {
         failedLastCheck = false
         retryNotBefore = nil
         // The version this device synced measures how large the vault file may be to be read at all:
@@ -200,15 +207,15 @@ public final class VaultWatcher {
         if !snapshot.transfers.isEmpty {
             if !waitingForTransfer { report(.waitingForSync(vault: path, transfers: snapshot.transfers)) }
             waitingForTransfer = true
-            return false
+            return .transferring
         }
         waitingForTransfer = false
         guard case .present(let fingerprint) = snapshot.vault, let bytes else {
             if case .failed(let message) = snapshot.vault {
                 report(.error(vault: path, message: message))
-                return false
+                return .failed(message)
             }
-            return vaultMissing(snapshot, now: now, mayRebuild: mayRebuild)
+            return vaultMissing(snapshot, now: now, mayRebuild: mayRebuild, decision: decision)
         }
         if missingReported { report(.vaultBack(vault: path)) }
         missingReported = false
@@ -218,16 +225,16 @@ public final class VaultWatcher {
         if let record { versions.base = version(record.bytes, sha256: record.record.fingerprint.sha256) }
         if record?.record.fingerprint.sameContent(as: fingerprint) != true {
             do {
-                let opened = try openVaultFile(bytes, baseBytes: record?.bytes, budget: budget)
+                let opened = try openVaultFile(bytes, baseBytes: record?.bytes, budget: budget, decided: decision != nil)
                 cachedKey = opened.derivedKey
                 openedVersions[fingerprint.sha256] = opened
                 versions.disk = Reconciler.Version(sha256: fingerprint.sha256, vault: opened.vault)
             } catch KDBXError.wrongCredentials {
                 report(.keyChanged(vault: path))
-                return true
+                return .keyChanged
             } catch {
                 report(.unreadable(vault: path, reason: "\(error)"))
-                return false
+                return .unreadable("\(error)")
             }
         }
         let pending = PendingVersions(state: state, vaultPath: path)
@@ -270,27 +277,32 @@ public final class VaultWatcher {
             if !refused.isEmpty { saveFailedCopies() }
         }
         let plan = Reconciler.plan(snapshot, versions: versions, memory: &memory, now: now, policy: reconcilerPolicy,
-                                   copyHoldsNewer: copyHoldsNewer)
+                                   copyHoldsNewer: copyHoldsNewer, decision: decision)
         noteVaultFile()
         switch plan {
         case .wait(.rollbackHold(let problem, _)):
             if !waitingForCopy { report(.waitingForCopy(vault: path, problem: problem, hold: reconcilerPolicy.rollbackHold)) }
             waitingForCopy = true
-            return false
+            return .waiting("held for the conflict copy with this device's newer versions")
         case .wait, .fail, .rebuild:
-            return false  // transfers, a missing or failed vault: handled above
+            return .waiting("the vault is not readable now")  // transfers, a missing or failed vault: handled above
         case .refuse(let problem):
             waitingForCopy = false
             report(.refused(vault: path, reason: problem, version: fingerprint.sha256))
-            return true
+            return .refused(problem)
         case .ask:
             waitingForCopy = false
             report(.decisionNeeded(vault: path, version: fingerprint.sha256))
-            return true
+            return .asked(fingerprint.sha256)
+        case .noOwnVersion:
+            return .noOwnVersion
+        case .overwrite(let base):
+            waitingForCopy = false
+            return overwrite(fingerprint, bytes: bytes, with: base)
         case .reconcile(let reconciliation):
             waitingForCopy = false
             plannedCopies = true
-            return carryOut(reconciliation, versions: versions, bytes: bytes, fingerprint: fingerprint)
+            return .reconciled(carryOut(reconciliation, versions: versions, bytes: bytes, fingerprint: fingerprint))
         }
     }
 
@@ -307,21 +319,24 @@ public final class VaultWatcher {
 
     /// The vault is not there: waits, or rebuilds it from the copies a sync engine renamed aside
     /// (the `Reconciler`'s rule), then checks again (once) to fold the other copies in.
-    private func vaultMissing(_ snapshot: FolderSnapshot, now: Date, mayRebuild: Bool) -> Bool {
+    private func vaultMissing(_ snapshot: FolderSnapshot, now: Date, mayRebuild: Bool, decision: Reconciler.Decision?) -> CheckEnding {
         let plan = Reconciler.plan(snapshot, versions: Reconciler.Versions(base: nil, disk: nil), memory: &memory, now: now,
                                    policy: reconcilerPolicy)
         switch plan {
         case .rebuild(let copy) where mayRebuild:
-            guard rebuild(from: copy) else { return false }
-            return check(now: now, mayRebuild: false)
+            guard rebuild(from: copy) else { return .waiting("the vault is missing and could not be rebuilt from its copies yet") }
+            let after = check(now: now, mayRebuild: false, decision: decision)
+            guard case .reconciled(var carried) = after else { return after }
+            carried.rebuilt = true
+            return .reconciled(carried)
         case .wait(.rebuildElsewhere(let copies, let until)):
             if !waitingForRebuild { report(.waitingForRebuild(vault: path, copies: copies, until: until)) }
             waitingForRebuild = true
-            return false
+            return .waiting("the vault is missing; the device that renamed it aside rebuilds it")
         default:
             if !missingReported { report(.vaultMissing(vault: path)) }
             missingReported = true
-            return false
+            return .waiting("the vault is missing")
         }
     }
 
@@ -398,11 +413,11 @@ public final class VaultWatcher {
     /// measured against that version, and refused before any derivation beyond it. Each distinct
     /// header's key is derived once (`vaultKeys`): a file touched or rewritten with the same header is
     /// not derived again, whether it opened or not.
-    private func openVaultFile(_ bytes: Data, baseBytes: Data?, budget: ForeignVersionBudget) throws -> OpenedVault {
+    /// `decided`: a person's decision is carried out on it, which opens it with the vault's own limits.
+    private func openVaultFile(_ bytes: Data, baseBytes: Data?, budget: ForeignVersionBudget, decided: Bool) throws -> OpenedVault {
         let header = try KDBXReader.header(of: bytes)
         var openLimits = limits
-        // A person's decision (`resolve --reload`) takes it with the vault's own limits.
-        if !reconcilerPolicy.takesRefusedVersion, let baseBytes, let baseHeader = try? KDBXReader.header(of: baseBytes),
+        if !decided, let baseBytes, let baseHeader = try? KDBXReader.header(of: baseBytes),
            !header.kdf.hasSameCost(as: baseHeader.kdf) {
             openLimits = budget.limits
             do {
@@ -485,21 +500,38 @@ public final class VaultWatcher {
     private static let restoreNotWritten = "this device's versions were not merged back (the vault changed meanwhile); nothing was taken, decide again"
 
     /// Carries out one reconciliation: the new version recorded, pending versions retired, copies
-    /// reported, and copies and lacking versions merged in one commit.
-    private func carryOut(_ plan: Reconciler.Reconciliation, versions: Reconciler.Versions, bytes: Data, fingerprint: Fingerprint) -> Bool {
+    /// reported, and copies and lacking versions merged in one commit; what that did.
+    private func carryOut(_ plan: Reconciler.Reconciliation, versions: Reconciler.Versions, bytes: Data,
+                          fingerprint: Fingerprint) -> CheckEnding.Carried {
+        var carried = CheckEnding.Carried()
+        /// A step failed: told, and the check is tried again later.
+        func failing(_ message: String) -> CheckEnding.Carried {
+            report(.error(vault: path, message: message))
+            carried.failure = carried.failure ?? message
+            carried.done = false
+            return carried
+        }
         let pending = PendingVersions(state: state, vaultPath: path)
         if plan.ownWriteSeen { report(.ownWriteIgnored(vault: path)) }
         // Before the base is replaced: it may be one of the versions set aside.
-        guard setAside(plan.setAside) else { return false }
+        guard setAside(plan.setAside) else {
+            carried.done = false
+            carried.failure = "this device's version could not be set aside"
+            return carried
+        }
         if let takeIn = plan.takeIn, !plan.takeInOnlyByRestore {
             switch takeIn {
             case .first: report(.baseRecorded(vault: path))
-            case .changed(let changes): report(.reloaded(vault: path, changes: changes))
+            case .changed(let changes):
+                report(.reloaded(vault: path, changes: changes))
+                carried.changes += changes
             }
+            carried.tookIn = true
             do {
                 try state.record(bytes, fingerprint: fingerprint, for: path, replaced: plan.replacedBaseIsHeld ? .contained : .stayPending)
             } catch {
                 report(.error(vault: path, message: "\(error)"))
+                carried.failure = "\(error)"
             }
         }
         for sha256 in plan.retire { pending.retire(sha256: sha256) }
@@ -509,12 +541,18 @@ public final class VaultWatcher {
             report(.conflictCopyLeft(vault: path, copy: copy.path, reason: CopyFolding.Result(memory.failure(of: copy.path))))
         }
         defer { saveFailedCopies() }
-        guard !plan.fold.isEmpty || !plan.restoreFrom.isEmpty else { return plan.retryAt == nil }
+        guard !plan.fold.isEmpty || !plan.restoreFrom.isEmpty else {
+            carried.done = plan.retryAt == nil
+            return carried
+        }
         let known = [versions.base, versions.disk].compactMap { $0 } + versions.pending
         let restoring = plan.restoreFrom.compactMap { sha256 in known.first { $0.sha256 == sha256 } }.map {
             MergeCommit.Input(name: "a version this device synced", vault: $0.vault, sha256: $0.sha256, base: .remembered($0.vault))
         }
-        guard let opened = openedVersions[fingerprint.sha256] else { return false }
+        guard let opened = openedVersions[fingerprint.sha256] else {
+            carried.done = false
+            return carried
+        }
         do {
             let session = try SyncSession(context: context, onDisk: opened, bytes: bytes, fingerprint: fingerprint)
             let folded = try CopyFolding.fold(plan.fold.map(\.copy), into: session, base: opened.vault, key: key,
@@ -525,17 +563,21 @@ public final class VaultWatcher {
                 // The version written is the next check's base: kept open, not parsed again.
                 openedVersions[session.fingerprint.sha256] = session.opened
             }
+            carried.wroteVault = folded.wroteVault
+            carried.restored = folded.restored
+            carried.changes += folded.restored
             // Every version merged is in the vault now (written, or found there already).
             for sha256 in plan.restoreFrom { pending.retire(sha256: sha256) }
             for outcome in folded.outcomes where [.merged, .nothingNew].contains(outcome.result) {
                 if let sha256 = copiesPending[outcome.copy] { pending.retire(sha256: sha256) }
             }
             if !folded.restored.isEmpty { report(.restored(vault: path, changes: folded.restored)) }
-            if plan.takeInOnlyByRestore && !folded.wroteVault { report(.error(vault: path, message: Self.restoreNotWritten)) }
+            if plan.takeInOnlyByRestore && !folded.wroteVault { _ = failing(Self.restoreNotWritten) }
             let (notices, retryLater) = Reconciler.apply(folded.outcomes, of: plan, to: &memory)
             for notice in notices {
                 switch notice {
                 case .merged(let outcome):
+                    carried.changes += outcome.changes
                     report(.conflictCopyMerged(vault: path, copy: outcome.copy, keptAs: outcome.movedTo ?? "", changes: outcome.changes,
                                                explanation: outcome.explanation))
                 case .retired(let outcome):
@@ -549,13 +591,37 @@ public final class VaultWatcher {
             if folded.outcomes.contains(where: { $0.result == .deferred }) {
                 retryNotBefore = clock.now.addingTimeInterval(allowance.nextRoom(at: Date()).timeIntervalSinceNow)
             }
-            return !retryLater
+            carried.done = carried.done && !retryLater
+            return carried
         } catch SaveError.changedOnDisk {
-            if plan.takeInOnlyByRestore { report(.error(vault: path, message: Self.restoreNotWritten)) }
-            return false  // another program wrote the vault meanwhile (every attempt): the next check reads it
+            if plan.takeInOnlyByRestore { return failing(Self.restoreNotWritten) }
+            carried.done = false  // another program wrote the vault meanwhile (every attempt): the next check reads it
+            return carried
         } catch {
-            report(.error(vault: path, message: "merging into the vault: \(error)"))
-            return false
+            return failing("merging into the vault: \(error)")
+        }
+    }
+
+    /// Writes this device's version `base` over the version on disk (`fingerprint`, read as `bytes`)
+    /// through the session's compare-and-swap, only over that version; the disk's is kept as a backup.
+    private func overwrite(_ fingerprint: Fingerprint, bytes: Data, with base: Reconciler.Version) -> CheckEnding {
+        guard let own = openedVersions[base.sha256], let disk = openedVersions[fingerprint.sha256] else {
+            return .failed("the versions to overwrite are no longer open")
+        }
+        do {
+            let session = try SyncSession(path: path, working: own, key: key, state: state, limits: limits, basedOn: fingerprint,
+                                          settings: context.settings)
+            let resolution = try session.overwrite(disk, bytes: bytes, fingerprint: fingerprint)
+            if resolution.wroteFile {
+                Reconciler.wrote(session.fingerprint, in: &memory)
+                openedVersions[session.fingerprint.sha256] = session.opened
+            }
+            return .overwrote(resolution)
+        } catch SaveError.changedOnDisk {
+            return .asked(fingerprint.sha256)  // another version since the listing: its file event brings the check that asks about it
+        } catch {
+            report(.error(vault: path, message: "writing this device's version over the disk's: \(error)"))
+            return .failed("writing this device's version over the disk's: \(error)")
         }
     }
 

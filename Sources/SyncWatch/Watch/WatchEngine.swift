@@ -1,4 +1,5 @@
 public import Foundation
+internal import Synchronization
 public import SyncFiles
 public import SyncState
 public import SyncCommit
@@ -11,6 +12,8 @@ package protocol VaultChecking: AnyObject {
     var fileSystem: FileSystem { get }
     /// One pass; false when it should be retried later (see `VaultWatcher.check`).
     func check() -> Bool
+    /// One pass carrying out a person's decision, and its answer (see `VaultWatcher.check(deciding:)`).
+    func check(deciding decision: Reconciler.Decision) -> (succeeded: Bool, answer: WatcherDecision.Answer)
     /// The last check failed (an error, an unreadable file), as opposed to waiting.
     var failedLastCheck: Bool { get }
     /// A sync engine's transfer into the folder is awaited.
@@ -45,7 +48,10 @@ extension VaultWatcher: VaultChecking {}
 /// Events reach `onEvent` on the engine's thread, in order, each before the next check starts (an
 /// app can act on `reloaded` before anything else happens). For Swift concurrency, hand in the
 /// continuation of an `AsyncStream` (`AsyncStream.makeStream(of: WatchEvent.self)`).
-// @unchecked: the schedule (`due`, `streamStart`, `notices`, `pollInterval`, `stopping`) is touched only while
+///
+/// A person's decision on a vault (`decide`, `submit`) is queued and taken by the loop at its next
+/// turn: one check of that vault with the decision handed to its plan, answered from how it ended.
+// @unchecked: the schedule (`due`, `streamStart`, `notices`, `decisions`, `pollInterval`, `stopping`) is touched only while
 // `condition` (an NSCondition: the loop sleeps on it until the next due time or event) is locked;
 // the checkers belong to the engine's thread.
 public final class WatchEngine: @unchecked Sendable {
@@ -74,11 +80,6 @@ public final class WatchEngine: @unchecked Sendable {
         /// copies arrived here: how long that device is left to rebuild the vault (it has this
         /// device's own version renamed aside; two devices rebuilding at once would conflict again).
         public var rebuildGrace: TimeInterval = 3600
-        /// The one check a person's decision runs takes the version on disk although it was refused
-        /// (`Reconciler.Policy.takesRefusedVersion`), if it is `decidedVersion` (SHA-256; nil: the
-        /// one on disk). Set only by `WatcherDecision`, never for a running watch.
-        package var takesRefusedVersion = false
-        package var decidedVersion: String?
         /// Also check every vault this often (NFS, SMB, sshfs, FUSE); nil: on events only.
         public var pollInterval: TimeInterval?
         /// The polling interval when file events cannot be used.
@@ -117,6 +118,8 @@ public final class WatchEngine: @unchecked Sendable {
     private var streamStart: [String: Date] = [:]
     /// Events noticed on the source's thread, emitted by the engine's.
     private var notices: [WatchEvent] = []
+    /// Decisions submitted and not yet taken, oldest first.
+    private var decisions = DecisionQueue()
     private var pollInterval: TimeInterval?
     private var stopping = false
     private var announcedPolling = false
@@ -135,8 +138,7 @@ public final class WatchEngine: @unchecked Sendable {
                     context: VaultContext(path: DurableFile.canonicalPath(path, on: state.fileSystem), key: credentials.key, limits: limits, state: state,
                                           settings: settings.device),
                     policy: Reconciler.Policy(vault: settings.policy, copies: settings.copyPolicy, foreignCopyGrace: settings.copyGrace,
-                                              rollbackHold: settings.rollbackHold, rebuildGrace: settings.rebuildGrace,
-                                              takesRefusedVersion: settings.takesRefusedVersion, decidedVersion: settings.decidedVersion),
+                                              rollbackHold: settings.rollbackHold, rebuildGrace: settings.rebuildGrace),
                     clock: settings.clock, allowance: ForeignWorkAllowance(seconds: settings.foreignOpeningTime, per: settings.foreignOpeningWindow),
                     emit: emit)
             }
@@ -158,17 +160,104 @@ public final class WatchEngine: @unchecked Sendable {
     /// The vaults watched (resolved paths).
     public var vaults: [String] { checkers.map(\.path) }
 
-    /// Handles what is pending now, copies from other devices included, then returns; a sync
-    /// engine's transfer into a folder is awaited up to `transferWait` seconds.
+    /// Handles what is pending now, copies from other devices included, and the decisions
+    /// submitted, then returns; a sync engine's transfer into a folder is awaited up to
+    /// `transferWait` seconds (a decision not taken by then is answered so).
     public func runOnce(transferWait: TimeInterval = 30) {
         for checker in checkers {
             let deadline = clock.now.addingTimeInterval(transferWait)
-            while !checker.check() && checker.waitingForTransfer && clock.now < deadline && !isStopping {
+            while !checkTakingDecision(checker) && checker.waitingForTransfer && clock.now < deadline && !isStopping {
                 condition.lock()
                 clock.wait(on: condition, until: min(deadline, clock.now.addingTimeInterval(0.2)))
                 condition.unlock()
             }
+            answerUntaken(for: checker.path, "a sync engine's transfer into the vault's folder did not end within \(Int(transferWait)) s")
         }
+    }
+
+    /// Carries out `decision` about `version` (its SHA-256; nil: whichever is on disk) on the vault
+    /// (the engine's only one when nil) in one check, as `runOnce` does, and returns its answer.
+    public func decideOnce(_ decision: SyncSession.Decision, about version: String?, vault: String? = nil,
+                           transferWait: TimeInterval = 30) -> WatcherDecision.Answer {
+        let answer = Mutex<WatcherDecision.Answer?>(nil)
+        submit(decision, about: version, vault: vault) { given in answer.withLock { $0 = given } }
+        runOnce(transferWait: transferWait)
+        return answer.withLock { $0 } ?? .failure(.notTaken(vault ?? vaults.first ?? "", reason: "the engine watches no such vault"))
+    }
+
+    /// Queues `decision` about `version` (its SHA-256; nil: whichever is on disk) for the vault (the
+    /// engine's only one when nil) and wakes the loop, which takes it at its next turn; `answer` is
+    /// called once with what it did. Returns an id for `withdraw`.
+    @discardableResult
+    public func submit(_ decision: SyncSession.Decision, about version: String?, vault: String? = nil,
+                       answer: @escaping @Sendable (WatcherDecision.Answer) -> Void) -> Int? {
+        let canonical = vault.map { path in checkers.first { $0.path == path || $0.path == DurableFile.canonicalPath(path, on: $0.fileSystem) }?.path }
+            ?? (checkers.count == 1 ? checkers.first?.path : nil)
+        guard let target = canonical else {
+            answer(.failure(.notTaken(vault ?? "", reason: "the engine watches no such vault")))
+            return nil
+        }
+        condition.lock()
+        defer { condition.unlock() }
+        guard !stopping else {
+            answer(.failure(.notTaken(target, reason: "the watch is stopping")))
+            return nil
+        }
+        let id = decisions.add(Reconciler.Decision(decision, about: version), vault: target, answer: answer)
+        condition.broadcast()
+        return id
+    }
+
+    /// Takes a submitted decision off the queue if the loop has not taken it yet; whether it had not.
+    public func withdraw(_ id: Int) -> Bool {
+        condition.lock()
+        defer { condition.unlock() }
+        return decisions.withdraw(id)
+    }
+
+    /// `submit`, waiting (real time, at most `timeout`) for the answer; a decision not taken by then
+    /// is withdrawn, one being carried out is waited for (a write is never cut off).
+    public func decide(_ decision: SyncSession.Decision, about version: String?, vault: String? = nil,
+                       timeout: TimeInterval = 60) -> WatcherDecision.Answer {
+        let answer = Mutex<WatcherDecision.Answer?>(nil)
+        let answered = DispatchSemaphore(value: 0)
+        let id = submit(decision, about: version, vault: vault) { given in
+            answer.withLock { $0 = given }
+            answered.signal()
+        }
+        if answered.wait(timeout: .now() + timeout) == .timedOut {
+            if let id, withdraw(id) {
+                return .failure(.notTaken(vault ?? vaults.first ?? "", reason: "the watch did not take it within \(Int(timeout)) s"))
+            }
+            answered.wait()
+        }
+        return answer.withLock { $0! }
+    }
+
+    /// One check of `checker`, carrying out the oldest decision submitted for it if there is one
+    /// (put back while a sync engine transfers into the folder: it is taken again at the retry).
+    private func checkTakingDecision(_ checker: any VaultChecking) -> Bool {
+        condition.lock()
+        let queued = decisions.take(for: checker.path)
+        condition.unlock()
+        guard let queued else { return checker.check() }
+        let (succeeded, answer) = checker.check(deciding: queued.decision)
+        if checker.waitingForTransfer {
+            condition.lock()
+            decisions.putBack(queued)
+            condition.unlock()
+        } else {
+            queued.answer(answer)
+        }
+        return succeeded
+    }
+
+    /// Answers the decisions still queued (about `path`, or all) as not taken, for `reason`.
+    private func answerUntaken(for path: String? = nil, _ reason: String) {
+        condition.lock()
+        let left = decisions.takeAll(for: path)
+        condition.unlock()
+        for queued in left { queued.answer(.failure(.notTaken(queued.vault, reason: reason))) }
     }
 
     /// Watches until `stop()`: checks every vault once at the start, then on events, polls and retries.
@@ -208,19 +297,22 @@ public final class WatchEngine: @unchecked Sendable {
                     nextPoll = now.addingTimeInterval(interval)
                 }
             }
-            let ready = checkers.filter { due[$0.path].map { $0 <= now } ?? false }
+            // Due now, or a decision waits for it (while a transfer is awaited: at the retry).
+            let ready = checkers.filter { checker in
+                due[checker.path].map { $0 <= now } ?? false || (decisions.waits(for: checker.path) && !checker.waitingForTransfer)
+            }
             guard !ready.isEmpty else {
                 // Until the next due time, or the next event (Foundation on Linux cannot wait until `distantFuture`).
                 clock.wait(on: condition, until: ([nextPoll].compactMap { $0 } + due.values).min())
                 continue
             }
-            for checker in ready {
+            for checker in ready where due[checker.path].map({ $0 <= now }) ?? false {
                 due[checker.path] = nil
                 streamStart[checker.path] = nil
             }
             condition.unlock()
             for checker in ready {
-                let succeeded = checker.check()
+                let succeeded = checkTakingDecision(checker)
                 let count = succeeded || !checker.failedLastCheck ? 0 : failures[checker.path, default: 0] + 1
                 failures[checker.path] = count
                 if succeeded && checker.copiesOutstanding {
@@ -239,6 +331,7 @@ public final class WatchEngine: @unchecked Sendable {
             condition.lock()
         }
         condition.unlock()
+        answerUntaken("the watch stopped before it was taken")
         onEvent(.stopped)
     }
 
