@@ -28,8 +28,15 @@ struct MetaMerger {
             let takeRemote: Bool
             let rule: FieldDecision.Rule
             if let ancestor {
-                let b = value(ancestor)
-                let localChanged = l != b, remoteChanged = r != b
+                let b = value(ancestor), bTime = time(ancestor)
+                // A field with a time of its own set back to the ancestor's value after it held another
+                // was changed (back) when its time is newer than the ancestor's (MERGE.md rule 14).
+                func changed(_ value: T, _ time: Timestamp?) -> Bool {
+                    if value != b { return true }
+                    guard wholeTime == nil, let time, let bTime else { return false }
+                    return time > bTime
+                }
+                let localChanged = changed(l, lTime), remoteChanged = changed(r, rTime)
                 if localChanged && remoteChanged {
                     takeRemote = ranks.map { Self.remoteWins($0.0, lTime, $0.1, rTime) } ?? Self.remoteWins(l, lTime, r, rTime)
                     rule = .conflictNewerWins

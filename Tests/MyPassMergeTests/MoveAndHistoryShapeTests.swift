@@ -142,6 +142,26 @@ struct MoveAndHistoryShapeTests {
         #expect(B.secondMergeChanges(agreed, result.vault, [b2, uploaded]).isEmpty)
     }
 
+    @Test("a database name and description set back to the base's after syncing the other device's change (rule 14 for settings with a time of their own): the later change wins")
+    func settingBackIsAChange() throws {
+        let base = try B.make()
+        var renamer = base
+        renamer.meta.databaseName = "Renamed"
+        renamer.meta.databaseNameChanged = B.at(10)
+        renamer.meta.databaseDescription = "described"
+        renamer.meta.databaseDescriptionChanged = B.at(30)
+        var renamedBack = base
+        renamedBack.meta.databaseName = "Renamed"
+        renamedBack.meta.databaseNameChanged = B.at(10)
+        renamedBack.meta.databaseName = base.meta.databaseName
+        renamedBack.meta.databaseNameChanged = B.at(20)
+        try B.everyWay(base, renamer, renamedBack, withoutBase: false) { result, local, remote, label in
+            #expect(result.vault.meta.databaseName == base.meta.databaseName, "\(label): the name set back was lost")
+            #expect(result.vault.meta.databaseDescription == "described", "\(label)")
+            #expect(B.secondMergeChanges(base, result.vault, [local, remote]).isEmpty, "\(label)")
+        }
+    }
+
     @Test("the same value set on both devices is one change: no history item for it, in any merge", arguments: ["Password", "URL", "UserName"])
     func sameChangeOnBothAddsNoHistory(field: String) throws {
         let base = try B.make()
