@@ -1,6 +1,7 @@
 public import Foundation
 public import SyncWatch
 public import SyncFiles
+public import SyncState
 #if canImport(Glibc)
 internal import Glibc
 #endif
@@ -31,9 +32,10 @@ public struct DaemonVault: Sendable, Equatable {
         self.credentials = credentials
     }
 
-    /// The watch engine's settings for this vault.
-    public var engineSettings: WatchEngine.Settings {
-        var settings = WatchEngine.Settings()
+    /// The watch engine's settings for this vault, with this device's settings and the daemon's clock.
+    public func engineSettings(device: DeviceSettings, clock: any WatchClock) -> WatchEngine.Settings {
+        var settings = WatchEngine.Settings(device: device)
+        settings.clock = clock
         settings.policy = policy
         settings.copyPolicy = copyPolicy
         settings.pollInterval = pollInterval

@@ -50,21 +50,26 @@ public final class VaultDaemon: Sendable {
     /// planning the notice of a large merge never holds up a control request.
     private struct Notices {
         var planner = NoticePlanner()
-        var flushScheduled: Date?
     }
     private let notices = Mutex(Notices())
     private let stopped = DispatchSemaphore(value: 0)
+    /// The time the daemon notes events at and sends collected notices by (a test moves its own).
+    private let clock: any WatchClock
+    /// Wakes the thread that sends collected notices when they are due (`NoticeFlusher`).
+    private let flusher: NoticeFlusher
 
     /// A daemon for the vaults configured in `configurationPath`, their sync state in `state`;
     /// events go to `onEvent` (from each vault's thread), log lines to `log`, notices to `notifier`.
     public init(
         configurationPath: String = DaemonConfiguration.defaultPath, state: SyncStateStore, device: DeviceSettings, notifier: DesktopNotifier?,
-        log: @escaping @Sendable (String) -> Void, onEvent: @escaping @Sendable (WatchEvent) -> Void
+        clock: any WatchClock = SystemClock(), log: @escaping @Sendable (String) -> Void, onEvent: @escaping @Sendable (WatchEvent) -> Void
     ) {
         self.configurationPath = configurationPath
         self.state = state
         self.device = device
         self.notifier = notifier
+        self.clock = clock
+        self.flusher = NoticeFlusher(clock: clock)
         self.log = log
         self.onEvent = onEvent
     }
@@ -123,14 +128,14 @@ public final class VaultDaemon: Sendable {
     }
 
     private func start(_ vault: WatchedVault) {
-        vault.start(state: state, device: device) { [weak self, weak vault] event in
+        vault.start(state: state, device: device, clock: clock) { [weak self, weak vault] event in
             guard let self, let vault else { return }
             self.handle(event, of: vault)
         }
     }
 
     private func handle(_ event: WatchEvent, of vault: WatchedVault) {
-        let now = Date()
+        let now = clock.now
         vault.note(event, at: now)
         onEvent(event)
         guard vault.configuration.notices, let notifier else { return }
@@ -139,22 +144,16 @@ public final class VaultDaemon: Sendable {
         if let next { scheduleFlush(at: next) }
     }
 
-    /// Sends the collected notices when they are due (one timer at a time; none while nothing is collected).
+    /// Sends the collected notices when they are due, on the flusher's thread (one wake-up at a time;
+    /// none while nothing is collected).
     private func scheduleFlush(at time: Date) {
-        let schedule: Bool = notices.withLock { notices in
-            if let scheduled = notices.flushScheduled, scheduled <= time { return false }
-            notices.flushScheduled = time
-            return true
-        }
-        guard schedule else { return }
-        DispatchQueue.global().asyncAfter(deadline: .now() + max(0, time.timeIntervalSinceNow)) { [weak self] in
+        flusher.schedule(at: time) { [weak self] in
             guard let self else { return }
             let (due, next): ([DesktopNotice], Date?) = self.notices.withLock { notices in
-                notices.flushScheduled = nil
-                return (notices.planner.due(at: Date()), notices.planner.nextDue)
+                (notices.planner.due(at: self.clock.now), notices.planner.nextDue)
             }
-            for notice in due { notifier?.send(notice) }
-            if let next { scheduleFlush(at: next) }
+            for notice in due { self.notifier?.send(notice) }
+            if let next { self.scheduleFlush(at: next) }
         }
     }
 
@@ -236,6 +235,7 @@ public final class VaultDaemon: Sendable {
     /// Stops every vault (each after the check in progress: a write is finished, never cut off) and
     /// sends the notices still collected.
     public func stop() {
+        flusher.close()
         let current = shared.withLock { shared in shared.vaults }
         for vault in current { vault.stop() }
         for vault in current { vault.waitUntilStopped() }

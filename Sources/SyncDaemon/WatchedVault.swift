@@ -41,7 +41,7 @@ final class WatchedVault: Sendable {
     /// Starts watching on a thread of its own (nothing when it runs already or is paused): the
     /// credentials first if not obtained yet (a failure is an `error` event, and the vault waits for
     /// a resume or a changed configuration), then the engine until `stop`.
-    func start(state: SyncStateStore, device: DeviceSettings, onEvent: @escaping @Sendable (WatchEvent) -> Void) {
+    func start(state: SyncStateStore, device: DeviceSettings, clock: any WatchClock, onEvent: @escaping @Sendable (WatchEvent) -> Void) {
         let starting: Bool = shared.withLock { shared in
             guard !shared.running && !shared.isPaused else { return false }
             shared.running = true
@@ -59,8 +59,7 @@ final class WatchedVault: Sendable {
                 finished.leave()
             }
             guard let credentials = obtainCredentials(state: state, naming: device.copyNaming, onEvent: onEvent) else { return }
-            var settings = configuration.engineSettings
-            settings.device = device
+            var settings = configuration.engineSettings(device: device, clock: clock)
             // A version refused before this start (then a decision failed, a pause, a reread) was held
             // for its copy once already: refused again at once, not held a second time.
             if shared.withLock({ $0.last?.kind == .refused }) { settings.rollbackHold = 0 }

@@ -21,7 +21,7 @@ func runWatchBenchmark(entries: Int) throws {
     let (file, _) = try KDBXWriter.serialize(vault, settings: settings, key: key)
     try file.write(to: URL(fileURLWithPath: vaultPath))
     let state = SyncStateStore(directory: directory.appendingPathComponent("state").path)
-    let watcher = VaultWatcher(path: vaultPath, key: key, state: state, limits: .standard, policy: .merge, copyPolicy: .merge) { _ in }
+    let watcher = VaultWatcher(path: vaultPath, key: key, state: state, limits: .standard, settings: DeviceSettings(), policy: .merge, copyPolicy: .merge) { _ in }
     watcher.check()
     let arrivals = watcher.copyArrivals
     let arrived = DispatchSemaphore(value: 0)
@@ -42,7 +42,7 @@ func runWatchBenchmark(entries: Int) throws {
         }
     }
     usleep(300_000)
-    let debounce = WatchEngine.Settings().debounce
+    let debounce = WatchEngine.Settings(device: DeviceSettings()).debounce
     var samples: [(latency: Double, reaction: Double, check: Double)] = []
     for round in 0..<11 {
         let edited = try vault.addingEntry(title: "From the other device \(round)", to: vault.root.uuid).vault
@@ -75,7 +75,7 @@ func runWatchBenchmark(entries: Int) throws {
     let verifyTime = try medianSeconds(repetitions: 9) { _ = try KDBXReader.payloadDigest(of: serialized.file, derivedKey: serialized.derivedKey) }
     print(String(format: "  phases: open copy %.1f ms, merge %.1f ms, serialize %.1f ms, verify %.1f ms (%d KB file)",
                  copyOpen * 1000, mergeTime * 1000, serializeTime * 1000, verifyTime * 1000, serialized.file.count / 1024))
-    let (session, openTime) = try timed { try SyncSession(path: vaultPath, key: key, state: state) }
+    let (session, openTime) = try timed { try SyncSession(path: vaultPath, key: key, state: state, settings: DeviceSettings()) }
     let (_, saveTime) = try timed { () throws -> SyncSession.SaveOutcome in
         session.update(try session.vault.addingEntry(title: "Timing", to: session.vault.root.uuid).vault)
         return try session.save()

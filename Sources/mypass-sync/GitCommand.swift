@@ -51,7 +51,7 @@ struct GitCommand: Command {
             do {
                 let credentials = try credentials.credentials(parsed, for: rest[1], command: name)
                 let report = try GitMergeDriver.merge(ancestor: rest[0], current: rest[1], other: rest[2], on: CommandFileSystem.current,
-                                                      credentials: credentials)
+                                                      credentials: credentials, settings: DeviceSettings.load())
                 output.printError("mypass-sync: merged \(shown.terminalSafe): \(report.sections.flatMap(\.changes).count) change(s) from the other branch")
                 return .success
             } catch {

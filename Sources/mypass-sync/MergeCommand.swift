@@ -36,14 +36,14 @@ struct MergeCommand: Command {
         let localPath = parsed.positionals[0]
         let file = try credentials.read(parsed, path: localPath)
         let localCredentials = try credentials.credentials(parsed, for: localPath, command: name)
-        var request = FileMerge.Request(copies: Array(parsed.positionals.dropFirst()), state: try stateOptions.state(parsed))
+        var request = FileMerge.Request(copies: Array(parsed.positionals.dropFirst()), state: try stateOptions.state(parsed),
+                                        settings: try DeviceSettings.load())
         request.copyCredentials = try otherCredentials.credentials(parsed, for: request.copies[0], command: name)
         // `--base=` with nothing after it (Unison's empty CURRENTARCHOPT): no base.
         request.basePath = parsed[base].flatMap { $0.isEmpty ? nil : $0 }
         request.outputPath = parsed[outputPath]
         request.dryRun = parsed[dryRun]
         request.keepsBackup = parsed[backupOptions.backup]
-        request.settings = try DeviceSettings.load()
         let line = credentials.progress(parsed)
         request.progress = { line.show($0.description) }
         let report = try FileMerge.run(request, on: file, credentials: localCredentials)

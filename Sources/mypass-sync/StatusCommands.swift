@@ -102,8 +102,7 @@ struct ResolveCommand: Command {
         let path = parsed.positionals[0]
         let file = try credentials.read(parsed, path: path)
         let vaultCredentials = try credentials.credentials(parsed, for: file.path, command: name)
-        var settings = WatchEngine.Settings()
-        settings.device = try DeviceSettings.load()
+        let settings = WatchEngine.Settings(device: try DeviceSettings.load())
         let engine = WatchEngine(vaults: [file.path], credentials: vaultCredentials, limits: file.limits, state: try stateOptions.state(parsed),
                                  settings: settings, source: nil) { _ in }
         let outcome = try engine.decideOnce(decision, about: nil).get()

@@ -33,14 +33,13 @@ struct WatchCommand: Command {
         let vaultCredentials = try credentials.credentials(
             parsed, forWatching: vault, standIn: VaultWatcher.standIn(for: vault, on: CommandFileSystem.current, naming: device.copyNaming),
             state: state, command: name)
-        var settings = WatchEngine.Settings()
+        var settings = WatchEngine.Settings(device: device)
         settings.policy = parsed[policy] ?? settings.policy
         settings.copyPolicy = parsed[copyPolicy] ?? settings.copyPolicy
         settings.pollInterval = parsed[poll]
         settings.debounce = parsed[debounce] ?? settings.debounce
         settings.copyGrace = parsed[copyGrace] ?? settings.copyGrace
         settings.rebuildGrace = parsed[rebuildGrace] ?? settings.rebuildGrace
-        settings.device = device
         if parsed[once] {
             // What is pending now, copies from other devices included; a rollback is refused at once.
             settings.copyGrace = 0

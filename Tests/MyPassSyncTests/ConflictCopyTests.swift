@@ -116,7 +116,7 @@ struct ConflictCopyTests {
         let settings = FormatSettings(version: .v4_0, cipher: .aes256, kdf: .aesKDF(seed: Data(repeating: 3, count: 32), rounds: 10))
         let copy = workspace.directory.appendingPathComponent("vault-DESKTOP-1A2B3C4.kdbx")
         try KDBXWriter.serialize(stranger, settings: settings, key: Workspace.key).file.write(to: copy)
-        let session = try SyncSession(path: workspace.vaultPath, key: Workspace.key, state: workspace.state)
+        let session = try SyncSession(path: workspace.vaultPath, key: Workspace.key, state: workspace.state, settings: DeviceSettings())
         let folded = try CopyFolding.fold(ConflictCopies.find(for: workspace.vaultPath, on: .real), into: session, base: session.vault,
                                               key: Workspace.key, limits: .standard, dryRun: false)
         #expect(folded.outcomes.map(\.result) == [.otherDatabase])
@@ -135,7 +135,7 @@ struct ConflictCopyTests {
         #expect(listed.count == 1)
         try FileManager.default.removeItem(at: copy)
         let before = try Data(contentsOf: URL(fileURLWithPath: workspace.vaultPath))
-        let session = try SyncSession(path: workspace.vaultPath, key: Workspace.key, state: workspace.state)
+        let session = try SyncSession(path: workspace.vaultPath, key: Workspace.key, state: workspace.state, settings: DeviceSettings())
         let folded = try CopyFolding.fold(listed, into: session, base: session.vault, key: Workspace.key, limits: .standard, dryRun: false)
         #expect(folded.outcomes.map(\.result) == [.gone])
         #expect(!folded.wroteVault)
@@ -157,7 +157,7 @@ struct ConflictCopyTests {
         try KDBXWriter.serialize(current, settings: settings, key: Workspace.key).file.write(to: URL(fileURLWithPath: workspace.vaultPath))
         let copy = workspace.directory.appendingPathComponent("vault.sync-conflict-20261129-101010-PHONE.kdbx")
         try KDBXWriter.serialize(copyVault, settings: settings, key: Workspace.key).file.write(to: copy)
-        let session = try SyncSession(path: workspace.vaultPath, key: Workspace.key, state: workspace.state)
+        let session = try SyncSession(path: workspace.vaultPath, key: Workspace.key, state: workspace.state, settings: DeviceSettings())
         _ = try CopyFolding.fold(ConflictCopies.find(for: workspace.vaultPath, on: .real), into: session, base: session.vault,
                                      key: Workspace.key, limits: .standard, dryRun: false)
         let merged = try workspace.open()
@@ -193,7 +193,7 @@ struct ConflictCopyTests {
         try KDBXWriter.serialize(current, settings: settings, key: Workspace.key).file.write(to: URL(fileURLWithPath: workspace.vaultPath))
         let copy = workspace.directory.appendingPathComponent("vault.sync-conflict-20261201-101010-ABCDEF1.kdbx")
         try KDBXWriter.serialize(copyVault, settings: settings, key: Workspace.key).file.write(to: copy)
-        let session = try SyncSession(path: workspace.vaultPath, key: Workspace.key, state: workspace.state)
+        let session = try SyncSession(path: workspace.vaultPath, key: Workspace.key, state: workspace.state, settings: DeviceSettings())
         let folded = try CopyFolding.fold(ConflictCopies.find(for: workspace.vaultPath, on: .real), into: session, base: nil,
                                               key: Workspace.key, limits: .standard, dryRun: false)
         #expect(folded.outcomes.map(\.result) == [.merged] && folded.wroteVault)

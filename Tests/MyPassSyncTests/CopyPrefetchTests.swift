@@ -29,10 +29,10 @@ struct CopyPrefetchTests {
 
     /// The workspace's vault synced once on this device and a merging watcher that has checked it.
     private func watching(_ workspace: Workspace) throws -> (VaultWatcher, SyncSession) {
-        let session = try SyncSession(path: workspace.vaultPath, key: Workspace.key, state: workspace.state)
+        let session = try SyncSession(path: workspace.vaultPath, key: Workspace.key, state: workspace.state, settings: DeviceSettings())
         session.update(try session.vault.addingEntry(title: "Synced", to: session.vault.root.uuid).vault)
         #expect(try session.saveMerging().wroteFile)
-        let watcher = VaultWatcher(path: workspace.vaultPath, key: Workspace.key, state: workspace.state, limits: .standard,
+        let watcher = VaultWatcher(path: workspace.vaultPath, key: Workspace.key, state: workspace.state, limits: .standard, settings: DeviceSettings(),
                                    policy: .merge, copyPolicy: .merge) { _ in }
         #expect(watcher.check())
         return (watcher, session)

@@ -46,7 +46,7 @@ struct DaemonDecisionTests {
         let clock = ManualClock()
         let source = WatchEngineTests.ManualSource()
         let events = Events()
-        var settings = WatchEngine.Settings()
+        var settings = WatchEngine.Settings(device: DeviceSettings())
         settings.policy = .ask
         settings.copyGrace = 30
         settings.debounce = 0.3
@@ -64,7 +64,7 @@ struct DaemonDecisionTests {
         #expect(events.all.contains { $0.kind == .baseRecorded })
         // Another device's conflict copy: left to that device for the grace.
         let other = try SyncSession(path: workspace.vaultPath, key: Workspace.key,
-                                    state: SyncStateStore(directory: workspace.directory.appendingPathComponent("other-state").path))
+                                    state: SyncStateStore(directory: workspace.directory.appendingPathComponent("other-state").path), settings: DeviceSettings())
         let theirs = try other.vault.addingEntry(title: "From the phone", to: other.vault.root.uuid).vault
         let staging = workspace.directory.appendingPathComponent(".staging").path
         try KDBXWriter.serialize(theirs, settings: other.settings, key: Workspace.key).file.write(to: URL(fileURLWithPath: staging))

@@ -31,7 +31,7 @@ struct DecisionVersionTests {
             defer { workspace.remove() }
             let path = DurableFile.canonicalPath(workspace.vaultPath, on: .real)
             let events = Mutex<[WatchEvent]>([])
-            let watcher = VaultWatcher(path: workspace.vaultPath, key: Workspace.key, state: workspace.state, limits: .standard, policy: .ask,
+            let watcher = VaultWatcher(path: workspace.vaultPath, key: Workspace.key, state: workspace.state, limits: .standard, settings: DeviceSettings(), policy: .ask,
                                        copyPolicy: .merge) { event in events.withLock { $0.append(event) } }
             #expect(watcher.check())
             let base = try #require(workspace.state.base(for: path)).record.fingerprint.sha256
@@ -48,7 +48,7 @@ struct DecisionVersionTests {
             }
             let swappedBytes = try workspace.bytes()
             let credentials = try VaultCredentials(password: "sync-test")
-            var settings = WatchEngine.Settings()
+            var settings = WatchEngine.Settings(device: DeviceSettings())
             settings.policy = .ask
             let seen = Mutex<[WatchEvent]>([])
             let answer = decideOnce(decision, at: path, about: asked, credentials: credentials, state: workspace.state, settings: settings) { event in
@@ -70,7 +70,7 @@ struct DecisionVersionTests {
     func questionIsNotRechecked() throws {
         let workspace = try Workspace()
         defer { workspace.remove() }
-        let watcher = VaultWatcher(path: workspace.vaultPath, key: Workspace.key, state: workspace.state, limits: .standard, policy: .ask,
+        let watcher = VaultWatcher(path: workspace.vaultPath, key: Workspace.key, state: workspace.state, limits: .standard, settings: DeviceSettings(), policy: .ask,
                                    copyPolicy: .merge) { _ in }
         #expect(watcher.check())
         _ = try saveElsewhere(workspace, at: 100) { vault in

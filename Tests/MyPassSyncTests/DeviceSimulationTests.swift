@@ -58,7 +58,7 @@ struct DeviceSimulationTests {
             try vault.write(to: URL(fileURLWithPath: vaultPath))
             state = SyncStateStore(directory: root.appendingPathComponent("state-\(index)").path)
             let log = self.log
-            watcher = VaultWatcher(context: VaultContext(path: vaultPath, key: DeviceSimulationTests.key, state: state),
+            watcher = VaultWatcher(context: VaultContext(path: vaultPath, key: DeviceSimulationTests.key, state: state, settings: DeviceSettings()),
                                    policy: Reconciler.Policy(rollbackHold: DeviceSimulationTests.rollbackHold)) { log.add($0) }
         }
 
@@ -189,7 +189,7 @@ struct DeviceSimulationTests {
             run.concurrentEditors += editors - 1
             for index in chosen.prefix(editors) {
                 let device = devices[index]
-                let session = try SyncSession(path: device.vaultPath, key: Self.key, state: device.state)
+                let session = try SyncSession(path: device.vaultPath, key: Self.key, state: device.state, settings: DeviceSettings())
                 let value = "d\(index)-r\(round)"
                 if random.next() % 5 == 0 {
                     let title = "N-\(value)"

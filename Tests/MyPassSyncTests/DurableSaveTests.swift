@@ -46,8 +46,8 @@ struct Workspace {
     /// A session that added "Mine" while another device (its own state) saved an entry `theirs`
     /// first: the session's save is a conflict.
     func conflictingSession(theirs: String) throws -> (SyncSession, SyncSession.Conflict, theirBytes: Data) {
-        let session = try SyncSession(path: vaultPath, key: Self.key, state: state)
-        let other = try SyncSession(path: vaultPath, key: Self.key, state: SyncStateStore(directory: directory.appendingPathComponent("other-state").path))
+        let session = try SyncSession(path: vaultPath, key: Self.key, state: state, settings: DeviceSettings())
+        let other = try SyncSession(path: vaultPath, key: Self.key, state: SyncStateStore(directory: directory.appendingPathComponent("other-state").path), settings: DeviceSettings())
         other.update(try other.vault.addingEntry(title: theirs, to: other.vault.root.uuid).vault)
         _ = try other.save()
         let theirBytes = try bytes()
@@ -66,7 +66,7 @@ struct DurableSaveTests {
         let workspace = try Workspace()
         defer { workspace.remove() }
         chmod(workspace.vaultPath, 0o640)
-        let session = try SyncSession(path: workspace.vaultPath, key: Workspace.key, state: workspace.state)
+        let session = try SyncSession(path: workspace.vaultPath, key: Workspace.key, state: workspace.state, settings: DeviceSettings())
         session.update(try session.vault.addingEntry(title: "Second", to: session.vault.root.uuid).vault)
         guard case .saved(let fingerprint) = try session.save() else { Issue.record("expected a save"); return }
         #expect(try workspace.open().root.entries.map(\.title) == ["First", "Second"])
@@ -87,7 +87,7 @@ struct DurableSaveTests {
             defer { workspace.remove() }
             let original = try workspace.bytes()
             let files = FileSystem.faultInjecting()
-            let session = try SyncSession(path: workspace.vaultPath, key: Workspace.key, state: workspace.state(on: files))
+            let session = try SyncSession(path: workspace.vaultPath, key: Workspace.key, state: workspace.state(on: files), settings: DeviceSettings())
             session.update(try session.vault.addingEntry(title: "Never", to: session.vault.root.uuid).vault)
             // fsync fails twice in a row for the retry with a fresh temp file to be exhausted too.
             var faults = [SystemCalls.Fault(operation, occurrence: occurrence, errorNumber: errorNumber)]
@@ -115,7 +115,7 @@ struct DurableSaveTests {
         let workspace = try Workspace()
         defer { workspace.remove() }
         let files = FileSystem.faultInjecting()
-        let session = try SyncSession(path: workspace.vaultPath, key: Workspace.key, state: workspace.state(on: files))
+        let session = try SyncSession(path: workspace.vaultPath, key: Workspace.key, state: workspace.state(on: files), settings: DeviceSettings())
         session.update(try session.vault.addingEntry(title: "After retry", to: session.vault.root.uuid).vault)
         files.plan([SystemCalls.Fault(.fsync, occurrence: 1, errorNumber: EIO)])
         guard case .saved = try session.save() else { Issue.record("expected a save"); return }
@@ -128,7 +128,7 @@ struct DurableSaveTests {
         let workspace = try Workspace()
         defer { workspace.remove() }
         let files = FileSystem.faultInjecting()
-        let session = try SyncSession(path: workspace.vaultPath, key: Workspace.key, state: workspace.state(on: files))
+        let session = try SyncSession(path: workspace.vaultPath, key: Workspace.key, state: workspace.state(on: files), settings: DeviceSettings())
         session.update(try session.vault.addingEntry(title: "Short", to: session.vault.root.uuid).vault)
         files.plan([SystemCalls.Fault(.write, occurrence: 1, shortWrite: true), SystemCalls.Fault(.write, occurrence: 2, errorNumber: EINTR)])
         guard case .saved = try session.save() else { Issue.record("expected a save"); return }
@@ -177,7 +177,7 @@ struct DurableSaveTests {
         defer { workspace.remove() }
         let link = workspace.directory.appendingPathComponent("link.kdbx").path
         try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: workspace.vaultPath)
-        let session = try SyncSession(path: link, key: Workspace.key, state: workspace.state)
+        let session = try SyncSession(path: link, key: Workspace.key, state: workspace.state, settings: DeviceSettings())
         session.update(try session.vault.addingEntry(title: "Via link", to: session.vault.root.uuid).vault)
         _ = try session.save()
         #expect(try FileManager.default.destinationOfSymbolicLink(atPath: link) == workspace.vaultPath)
@@ -195,8 +195,8 @@ struct DurableSaveTests {
         try FileManager.default.createDirectory(at: otherFolder, withIntermediateDirectories: true)
         let twin = otherFolder.appendingPathComponent("vault.kdbx").path
         try FileManager.default.copyItem(atPath: workspace.vaultPath, toPath: twin)
-        _ = try SyncSession(path: workspace.vaultPath, key: Workspace.key, state: workspace.state)
-        let second = try SyncSession(path: twin, key: Workspace.key, state: workspace.state)
+        _ = try SyncSession(path: workspace.vaultPath, key: Workspace.key, state: workspace.state, settings: DeviceSettings())
+        let second = try SyncSession(path: twin, key: Workspace.key, state: workspace.state, settings: DeviceSettings())
         second.update(try second.vault.addingEntry(title: "Only in twin", to: second.vault.root.uuid).vault)
         _ = try second.save()
         #expect(workspace.state.base(for: workspace.vaultPath)?.record.fingerprint != workspace.state.base(for: twin)?.record.fingerprint)
@@ -213,13 +213,13 @@ struct DurableSaveTests {
     func boundedRetries() throws {
         let workspace = try Workspace()
         defer { workspace.remove() }
-        let session = try SyncSession(path: workspace.vaultPath, key: Workspace.key, state: workspace.state)
+        let session = try SyncSession(path: workspace.vaultPath, key: Workspace.key, state: workspace.state, settings: DeviceSettings())
         let otherState = SyncStateStore(directory: workspace.directory.appendingPathComponent("other").path)
         var round = 0
         // Another writer replaces the file just before each of our replace attempts.
         session.beforeReplace = {
             round += 1
-            guard let other = try? SyncSession(path: workspace.vaultPath, key: Workspace.key, state: otherState) else { return }
+            guard let other = try? SyncSession(path: workspace.vaultPath, key: Workspace.key, state: otherState, settings: DeviceSettings()) else { return }
             other.update((try? other.vault.addingEntry(title: "Other \(round)", to: other.vault.root.uuid).vault) ?? other.vault)
             _ = try? other.save()
         }
@@ -257,7 +257,7 @@ struct SwapWindowTests {
         let workspace = try Workspace()
         defer { workspace.remove() }
         let files = FileSystem.faultInjecting()
-        let session = try SyncSession(path: workspace.vaultPath, key: Workspace.key, state: workspace.state(on: files))
+        let session = try SyncSession(path: workspace.vaultPath, key: Workspace.key, state: workspace.state(on: files), settings: DeviceSettings())
         // Another program's version, ready to land by rename at the worst moment.
         let theirs = try session.vault.addingEntry(title: "Landed in the window", to: session.vault.root.uuid).vault
         let settings = FormatSettings(version: .v4_0, cipher: .chaCha20, kdf: .aesKDF(seed: Data(repeating: 5, count: 32), rounds: 10))

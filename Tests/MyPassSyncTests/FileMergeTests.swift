@@ -35,7 +35,7 @@ struct FileMergeTests {
         defer { workspace.remove() }
         let phone = try copy(workspace, "phone.kdbx", at: 1_800_000_100) { $0.setField("UserName", FieldValue("from-phone", isProtected: false)) }
         let laptop = try copy(workspace, "laptop.kdbx", at: 1_800_000_200) { $0.setField("URL", FieldValue("https://laptop.example", isProtected: false)) }
-        let report = try FileMerge.run(FileMerge.Request(copies: [phone, laptop], state: workspace.state), on: VaultFile.read(workspace.vaultPath),
+        let report = try FileMerge.run(FileMerge.Request(copies: [phone, laptop], state: workspace.state, settings: DeviceSettings()), on: VaultFile.read(workspace.vaultPath),
                                       credentials: Self.credentials)
         #expect(report.written == workspace.vaultPath && !report.unchanged && report.hasChanges)
         #expect(report.sections.map { $0.remote } == [phone, laptop])
@@ -50,14 +50,14 @@ struct FileMergeTests {
         defer { workspace.remove() }
         let phone = try copy(workspace, "phone.kdbx", at: 1_800_000_100) { $0.setField("UserName", FieldValue("from-phone", isProtected: false)) }
         let before = try workspace.bytes()
-        var request = FileMerge.Request(copies: [phone], state: workspace.state)
+        var request = FileMerge.Request(copies: [phone], state: workspace.state, settings: DeviceSettings())
         request.dryRun = true
         let dry = try FileMerge.run(request, on: VaultFile.read(workspace.vaultPath), credentials: Self.credentials)
         #expect(dry.dryRun && dry.hasChanges && dry.written == nil)
         #expect(try workspace.bytes() == before)
         let same = workspace.directory.appendingPathComponent("same.kdbx").path
         try FileManager.default.copyItem(atPath: workspace.vaultPath, toPath: same)
-        let unchanged = try FileMerge.run(FileMerge.Request(copies: [same], state: workspace.state), on: VaultFile.read(workspace.vaultPath),
+        let unchanged = try FileMerge.run(FileMerge.Request(copies: [same], state: workspace.state, settings: DeviceSettings()), on: VaultFile.read(workspace.vaultPath),
                                          credentials: Self.credentials)
         #expect(unchanged.unchanged && !unchanged.hasChanges)
         #expect(try workspace.bytes() == before)
@@ -69,12 +69,12 @@ struct FileMergeTests {
         defer { workspace.remove() }
         let older = try copy(workspace, "older.kdbx", at: 1_800_000_050) { $0.setField("Title", FieldValue("Old title", isProtected: false)) }
         // The vault moves on (newer title) and this device records that version as its base.
-        let session = try SyncSession(path: workspace.vaultPath, key: Workspace.key, state: workspace.state)
+        let session = try SyncSession(path: workspace.vaultPath, key: Workspace.key, state: workspace.state, settings: DeviceSettings())
         let uuid = try #require(session.vault.root.entries.first?.uuid)
         session.update(try session.vault.updatingEntry(uuid, at: Timestamp(unixSeconds: 1_800_000_300)) { $0.setField("Title", FieldValue("New title", isProtected: false)) })
         #expect(try session.saveMerging().wroteFile)
         // Against that base the older copy would read as "changed the title back"; it does not descend from it.
-        _ = try FileMerge.run(FileMerge.Request(copies: [older], state: workspace.state), on: VaultFile.read(workspace.vaultPath),
+        _ = try FileMerge.run(FileMerge.Request(copies: [older], state: workspace.state, settings: DeviceSettings()), on: VaultFile.read(workspace.vaultPath),
                              credentials: Self.credentials)
         #expect(try first(workspace).title == "New title")
     }
@@ -85,7 +85,7 @@ struct FileMergeTests {
         defer { workspace.remove() }
         let phone = try copy(workspace, "phone.kdbx", at: 1_800_000_100) { $0.setField("UserName", FieldValue("from-phone", isProtected: false)) }
         let before = try workspace.bytes()
-        var request = FileMerge.Request(copies: [phone], state: workspace.state)
+        var request = FileMerge.Request(copies: [phone], state: workspace.state, settings: DeviceSettings())
         request.outputPath = workspace.directory.appendingPathComponent("out.kdbx").path
         let report = try FileMerge.run(request, on: VaultFile.read(workspace.vaultPath), credentials: Self.credentials)
         #expect(report.written == request.outputPath)
@@ -104,7 +104,7 @@ struct FileMergeTests {
             .file.write(to: URL(fileURLWithPath: rotated))
         let before = try workspace.bytes()
         #expect(throws: MergeRefusal.self) {
-            try FileMerge.run(FileMerge.Request(copies: [rotated], state: workspace.state), on: VaultFile.read(workspace.vaultPath),
+            try FileMerge.run(FileMerge.Request(copies: [rotated], state: workspace.state, settings: DeviceSettings()), on: VaultFile.read(workspace.vaultPath),
                              credentials: Self.credentials)
         }
         #expect(try workspace.bytes() == before)

@@ -69,7 +69,7 @@ struct FolderSwapTests {
         let swapped = try SwappedFolder(outsideNames: ["vault.kdbx", "notes.txt"])
         defer { swapped.workspace.remove() }
         let files = FileSystem.faultInjecting()
-        let session = try SyncSession(path: swapped.vaultPath, key: Workspace.key, state: swapped.workspace.state(on: files))
+        let session = try SyncSession(path: swapped.vaultPath, key: Workspace.key, state: swapped.workspace.state(on: files), settings: DeviceSettings())
         files.beforeNextSwap(of: swapped.vaultPath) { swapped.swap() }
         session.update(try session.vault.addingEntry(title: "Mine", to: session.vault.root.uuid).vault)
         let save = try session.saveMerging()
@@ -86,7 +86,7 @@ struct FolderSwapTests {
         let swapped = try SwappedFolder(outsideNames: [copyName, "vault.kdbx"])
         defer { swapped.workspace.remove() }
         let files = FileSystem.faultInjecting()
-        let session = try SyncSession(path: swapped.vaultPath, key: Workspace.key, state: swapped.workspace.state(on: files))
+        let session = try SyncSession(path: swapped.vaultPath, key: Workspace.key, state: swapped.workspace.state(on: files), settings: DeviceSettings())
         let theirs = try session.vault.addingEntry(title: "From the other device", to: session.vault.root.uuid).vault
         let settings = FormatSettings(version: .v4_0, cipher: .chaCha20, kdf: .aesKDF(seed: Data(repeating: 7, count: 32), rounds: 10))
         try KDBXWriter.serialize(theirs, settings: settings, key: Workspace.key).file.write(to: URL(fileURLWithPath: swapped.folder + "/" + copyName))

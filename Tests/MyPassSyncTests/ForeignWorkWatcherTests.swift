@@ -40,7 +40,7 @@ struct ForeignWorkWatcherTests {
         let events = Mutex<[WatchEvent]>([])
         // Any failed opening spends this allowance; the window is short so that the test sees it refill.
         let allowance = ForeignWorkAllowance(seconds: 0.000_001, per: 2)
-        let watcher = VaultWatcher(context: VaultContext(path: workspace.vaultPath, key: Workspace.key, limits: .standard, state: workspace.state),
+        let watcher = VaultWatcher(context: VaultContext(path: workspace.vaultPath, key: Workspace.key, limits: .standard, state: workspace.state, settings: DeviceSettings()),
                                    policy: Reconciler.Policy(), allowance: allowance) { event in events.withLock { $0.append(event) } }
         #expect(watcher.check())
         for index in 1...3 { try plantJunk(workspace, index: index) }
@@ -75,7 +75,7 @@ struct ForeignWorkWatcherTests {
         defer { workspace.remove() }
         let events = Mutex<[WatchEvent]>([])
         let allowance = ForeignWorkAllowance(seconds: 0.000_001, per: 600)
-        let watcher = VaultWatcher(context: VaultContext(path: workspace.vaultPath, key: Workspace.key, limits: .standard, state: workspace.state),
+        let watcher = VaultWatcher(context: VaultContext(path: workspace.vaultPath, key: Workspace.key, limits: .standard, state: workspace.state, settings: DeviceSettings()),
                                    policy: Reconciler.Policy(), allowance: allowance) { event in events.withLock { $0.append(event) } }
         #expect(watcher.check())
         for index in 1...4 { try plantCopy(workspace, index: index) }

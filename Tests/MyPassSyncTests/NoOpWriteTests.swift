@@ -34,14 +34,14 @@ struct NoOpWriteTests {
         let workspace = try Workspace()
         defer { workspace.remove() }
         let before = try identity(workspace)
-        let session = try SyncSession(path: workspace.vaultPath, key: Workspace.key, state: workspace.state)
+        let session = try SyncSession(path: workspace.vaultPath, key: Workspace.key, state: workspace.state, settings: DeviceSettings())
         guard case .unchanged = try session.save() else { Issue.record("a save without an edit wrote the file"); return }
         // An edit that sets a field to the value it has is no edit.
         let first = session.vault.root.entries[0].uuid
         session.update(try session.vault.updatingEntry(first) { $0.setField("Title", FieldValue("First", isProtected: false)) })
         #expect(try session.saveMerging().wroteFile == false)
         // A session resumed from a working copy equal to the file also writes nothing.
-        let resumed = try SyncSession(path: workspace.vaultPath, working: session.opened, key: Workspace.key, state: workspace.state)
+        let resumed = try SyncSession(path: workspace.vaultPath, working: session.opened, key: Workspace.key, state: workspace.state, settings: DeviceSettings())
         #expect(try resumed.saveMerging().wroteFile == false)
         let (bytes, inode, modified) = try identity(workspace)
         #expect(bytes == before.0 && inode == before.1 && modified == before.2)
@@ -55,7 +55,7 @@ struct NoOpWriteTests {
     func mergeDecisionUnchanged() throws {
         let workspace = try Workspace()
         defer { workspace.remove() }
-        let session = try SyncSession(path: workspace.vaultPath, key: Workspace.key, state: workspace.state)
+        let session = try SyncSession(path: workspace.vaultPath, key: Workspace.key, state: workspace.state, settings: DeviceSettings())
         // Another program rewrote the file with the same content under a new KDF salt (as KeePassXC
         // does on every save): new bytes, nothing new.
         let resaved = FormatSettings(version: .v4_0, cipher: .chaCha20, kdf: .aesKDF(seed: Data(repeating: 9, count: 32), rounds: 10))
@@ -85,7 +85,7 @@ struct NoOpWriteTests {
             try write(theirs, to: path)
             try write(mine, to: folder.appendingPathComponent("vault.sync-conflict-20261130-101010-AAAAAAA.kdbx").path)
             let state = SyncStateStore(directory: folder.appendingPathComponent("state").path)
-            let session = try SyncSession(path: path, key: Workspace.key, state: state)
+            let session = try SyncSession(path: path, key: Workspace.key, state: state, settings: DeviceSettings())
             let folded = try CopyFolding.fold(ConflictCopies.find(for: path, on: .real), into: session, base: nil, key: Workspace.key,
                                                   limits: .standard, dryRun: false)
             #expect(folded.wroteVault && folded.outcomes.map(\.result) == [.merged])
@@ -100,7 +100,7 @@ struct NoOpWriteTests {
         try merged[1].write(to: URL(fileURLWithPath: folder.appendingPathComponent("vault.sync-conflict-20261130-101020-BBBBBBB.kdbx").path))
         let before = try Data(contentsOf: URL(fileURLWithPath: path))
         let state = SyncStateStore(directory: folder.appendingPathComponent("state").path)
-        let session = try SyncSession(path: path, key: Workspace.key, state: state)
+        let session = try SyncSession(path: path, key: Workspace.key, state: state, settings: DeviceSettings())
         let folded = try CopyFolding.fold(ConflictCopies.find(for: path, on: .real), into: session, base: session.vault, key: Workspace.key,
                                               limits: .standard, dryRun: false)
         #expect(!folded.wroteVault && folded.outcomes.map(\.result) == [.nothingNew])
@@ -170,7 +170,7 @@ struct SaltRotationTests {
         let workspace = try Workspace()
         defer { workspace.remove() }
         let first = try salt(workspace)
-        let session = try SyncSession(path: workspace.vaultPath, key: Workspace.key, state: workspace.state)
+        let session = try SyncSession(path: workspace.vaultPath, key: Workspace.key, state: workspace.state, settings: DeviceSettings())
         session.update(try session.vault.addingEntry(title: "Rotated", to: session.vault.root.uuid).vault)
         #expect(try session.saveMerging().wroteFile)
         let second = try salt(workspace)

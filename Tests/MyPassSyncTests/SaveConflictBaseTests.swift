@@ -28,15 +28,15 @@ struct SaveConflictBaseTests {
             try vault.updatingEntry(uuid, at: time) { $0.setField(EntryField.password, FieldValue(password, isProtected: true)) }
         }
         // The command-line edit reads the file and sets its value.
-        let command = try SyncSession(path: workspace.vaultPath, key: Workspace.key, state: workspace.state)
+        let command = try SyncSession(path: workspace.vaultPath, key: Workspace.key, state: workspace.state, settings: DeviceSettings())
         command.update(try setting(here, in: command.vault, at: second))
         // Another device's value of the same second arrives (the sync engine replaces the file).
         let other = try SyncSession(path: workspace.vaultPath, key: Workspace.key,
-                                    state: SyncStateStore(directory: workspace.directory.appendingPathComponent("other-state").path))
+                                    state: SyncStateStore(directory: workspace.directory.appendingPathComponent("other-state").path), settings: DeviceSettings())
         other.update(try setting(there, in: other.vault, at: second))
         #expect(try other.save().wroteFile == true)
         // The watcher reads that version; the command's save merges it and records the result as the base.
-        let watcher = try SyncSession(path: workspace.vaultPath, key: Workspace.key, state: workspace.state)
+        let watcher = try SyncSession(path: workspace.vaultPath, key: Workspace.key, state: workspace.state, settings: DeviceSettings())
         #expect(try command.saveMerging().wroteFile)
         let afterCommand = try workspace.open()
         #expect(Self.values(in: afterCommand, uuid).isSuperset(of: [here, there]))

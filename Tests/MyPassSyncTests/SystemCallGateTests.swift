@@ -50,7 +50,7 @@ struct SystemCallGateTests {
     func lockFault() throws {
         let workspace = try Workspace()
         defer { workspace.remove() }
-        let session = try SyncSession(path: workspace.vaultPath, key: Workspace.key, state: workspace.state(on: files))
+        let session = try SyncSession(path: workspace.vaultPath, key: Workspace.key, state: workspace.state(on: files), settings: DeviceSettings())
         session.update(try session.vault.addingEntry(title: "Never", to: session.vault.root.uuid).vault)
         let before = try workspace.bytes()
         let result = withFaults([SystemCalls.Fault(.lock, occurrence: 1, errorNumber: EACCES)]) { Result { try session.save() } }
@@ -73,7 +73,7 @@ struct SystemCallGateTests {
     func noDescriptorLeaks() throws {
         let workspace = try Workspace()
         defer { workspace.remove() }
-        let session = try SyncSession(path: workspace.vaultPath, key: Workspace.key, state: workspace.state(on: files))
+        let session = try SyncSession(path: workspace.vaultPath, key: Workspace.key, state: workspace.state(on: files), settings: DeviceSettings())
         _ = try VaultFile.read(workspace.vaultPath, on: files)
         let before = descriptors(under: workspace.directory)
         for round in 0..<20 {
@@ -113,7 +113,7 @@ struct SystemCallGateTests {
         defer { workspace.remove() }
         let kinds = Mutex<[WatchEvent.Kind]>([])
         let watcher = VaultWatcher(path: workspace.vaultPath, key: Workspace.key, state: workspace.state(on: files),
-                                   limits: .standard, policy: .merge, copyPolicy: .merge) { event in kinds.withLock { $0.append(event.kind) } }
+                                   limits: .standard, settings: DeviceSettings(), policy: .merge, copyPolicy: .merge) { event in kinds.withLock { $0.append(event.kind) } }
         withFaults([SystemCalls.Fault(.read, occurrence: 1, errorNumber: EIO, pathContains: "vault.kdbx")]) {
             #expect(!watcher.check())
             #expect(watcher.failedLastCheck)
@@ -129,7 +129,7 @@ struct SystemCallGateTests {
         let workspace = try Workspace()
         defer { workspace.remove() }
         let state = workspace.state(on: files)
-        let watcher = VaultWatcher(path: workspace.vaultPath, key: Workspace.key, state: state, limits: .standard, policy: .merge,
+        let watcher = VaultWatcher(path: workspace.vaultPath, key: Workspace.key, state: state, limits: .standard, settings: DeviceSettings(), policy: .merge,
                                    copyPolicy: .merge) { _ in }
         #expect(watcher.check())
         // A version this device took in that the vault lacks (a blind save dropped its entry).
@@ -156,12 +156,12 @@ struct SystemCallGateTests {
         let state = workspace.state(on: files)
         let path = DurableFile.canonicalPath(workspace.vaultPath, on: .real)
         let events = Mutex<[WatchEvent.Kind]>([])
-        let watcher = VaultWatcher(path: workspace.vaultPath, key: Workspace.key, state: state, limits: .standard, policy: .merge,
+        let watcher = VaultWatcher(path: workspace.vaultPath, key: Workspace.key, state: state, limits: .standard, settings: DeviceSettings(), policy: .merge,
                                    copyPolicy: .merge) { event in events.withLock { $0.append(event.kind) } }
         #expect(watcher.check())
         let older = try workspace.bytes()
         // This device's newer password, then another device's older version in its place: refused.
-        let session = try SyncSession(path: workspace.vaultPath, key: Workspace.key, state: state)
+        let session = try SyncSession(path: workspace.vaultPath, key: Workspace.key, state: state, settings: DeviceSettings())
         let first = try #require(session.vault.root.entries.first)
         session.update(try session.vault.updatingEntry(first.uuid, at: Timestamp(unixSeconds: 1_800_000_600)) {
             $0.setField("Password", FieldValue("newer", isProtected: true))

@@ -5,6 +5,7 @@ import KDBXFormat
 import MyPassCrypto
 import SyncCommit
 import SyncWatch
+import SyncState
 
 /// The vault file is untrusted too: anyone who can write into the synced folder can raise its key
 /// derivation without the password, or put a sparse file of gigabytes in its place. Once this device
@@ -36,7 +37,7 @@ struct VaultHeaderTrustTests {
         let workspace = try Workspace()
         defer { workspace.remove() }
         let events = Mutex<[WatchEvent]>([])
-        let watcher = VaultWatcher(path: workspace.vaultPath, key: Workspace.key, state: workspace.state, limits: .standard, policy: .merge,
+        let watcher = VaultWatcher(path: workspace.vaultPath, key: Workspace.key, state: workspace.state, limits: .standard, settings: DeviceSettings(), policy: .merge,
                                    copyPolicy: .merge) { event in events.withLock { $0.append(event) } }
         #expect(watcher.check())
         let original = try workspace.bytes()
@@ -58,7 +59,7 @@ struct VaultHeaderTrustTests {
         let workspace = try Workspace()
         defer { workspace.remove() }
         let events = Mutex<[WatchEvent]>([])
-        let watcher = VaultWatcher(path: workspace.vaultPath, key: Workspace.key, state: workspace.state, limits: .standard, policy: .merge,
+        let watcher = VaultWatcher(path: workspace.vaultPath, key: Workspace.key, state: workspace.state, limits: .standard, settings: DeviceSettings(), policy: .merge,
                                    copyPolicy: .merge) { event in events.withLock { $0.append(event) } }
         #expect(watcher.check())
         // 80 million rounds: beyond the budget measured against 10 (60 million), about a second here.
@@ -80,7 +81,7 @@ struct VaultHeaderTrustTests {
         let workspace = try Workspace()
         defer { workspace.remove() }
         let events = Mutex<[WatchEvent]>([])
-        let watcher = VaultWatcher(path: workspace.vaultPath, key: Workspace.key, state: workspace.state, limits: .standard, policy: .merge,
+        let watcher = VaultWatcher(path: workspace.vaultPath, key: Workspace.key, state: workspace.state, limits: .standard, settings: DeviceSettings(), policy: .merge,
                                    copyPolicy: .merge) { event in events.withLock { $0.append(event) } }
         #expect(watcher.check())
         // 40 million rounds: within the budget (60 million), a noticeable derivation.
@@ -104,7 +105,7 @@ struct VaultHeaderTrustTests {
         let workspace = try Workspace()
         defer { workspace.remove() }
         let events = Mutex<[WatchEvent]>([])
-        let watcher = VaultWatcher(path: workspace.vaultPath, key: Workspace.key, state: workspace.state, limits: .standard, policy: .merge,
+        let watcher = VaultWatcher(path: workspace.vaultPath, key: Workspace.key, state: workspace.state, limits: .standard, settings: DeviceSettings(), policy: .merge,
                                    copyPolicy: .merge) { event in events.withLock { $0.append(event) } }
         #expect(watcher.check())
         let sparse = workspace.directory.appendingPathComponent("sparse.kdbx")

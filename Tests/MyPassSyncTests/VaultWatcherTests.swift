@@ -47,10 +47,10 @@ struct VaultWatcherTests {
         let theirs = workspace.directory.appendingPathComponent("theirs.kdbx").path
         try FileManager.default.copyItem(atPath: workspace.vaultPath, toPath: theirs)
         let elsewhere = SyncStateStore(directory: workspace.directory.appendingPathComponent("elsewhere").path)
-        let other = try SyncSession(path: theirs, key: Workspace.key, state: elsewhere)
+        let other = try SyncSession(path: theirs, key: Workspace.key, state: elsewhere, settings: DeviceSettings())
         other.update(try other.vault.addingEntry(title: "Theirs", to: other.vault.root.uuid).vault)
         _ = try other.save()
-        let mine = try SyncSession(path: workspace.vaultPath, key: Workspace.key, state: workspace.state)
+        let mine = try SyncSession(path: workspace.vaultPath, key: Workspace.key, state: workspace.state, settings: DeviceSettings())
         mine.update(try mine.vault.addingEntry(title: "Mine", to: mine.vault.root.uuid).vault)
         _ = try mine.save()  // no watcher saw it: the save notes which file the vault is
         // What bisync does: both versions renamed aside, no vault left.
@@ -58,13 +58,13 @@ struct VaultWatcherTests {
         #expect(rename(workspace.vaultPath, own) == 0 && rename(theirs, received) == 0)
         // A device that only has the copies (its own state, no file of its own among them) waits.
         let waitingEvents = Events()
-        let waiting = VaultWatcher(path: workspace.vaultPath, key: Workspace.key, state: elsewhere, limits: .standard, policy: .merge,
+        let waiting = VaultWatcher(path: workspace.vaultPath, key: Workspace.key, state: elsewhere, limits: .standard, settings: DeviceSettings(), policy: .merge,
                                    copyPolicy: .merge) { waitingEvents.add($0) }
         #expect(!waiting.check())
         #expect(waitingEvents.all == ["waitingForRebuild"], "\(waitingEvents.described)")
         #expect(!FileManager.default.fileExists(atPath: workspace.vaultPath))
         let events = Events()
-        let watcher = VaultWatcher(path: workspace.vaultPath, key: Workspace.key, state: workspace.state, limits: .standard, policy: .merge,
+        let watcher = VaultWatcher(path: workspace.vaultPath, key: Workspace.key, state: workspace.state, limits: .standard, settings: DeviceSettings(), policy: .merge,
                                    copyPolicy: .merge) { events.add($0) }
         #expect(watcher.check())
         #expect(events.all.first == "rebuiltFromCopy", "\(events.described)")
@@ -83,11 +83,11 @@ struct VaultWatcherTests {
                                          toPath: workspace.vaultPath)
         // An entry added here (this project's order of fields), then the file re-saved by KeePassXC
         // with an edit elsewhere (KeePassXC writes fields sorted).
-        let session = try SyncSession(path: workspace.vaultPath, key: key, state: workspace.state)
+        let session = try SyncSession(path: workspace.vaultPath, key: key, state: workspace.state, settings: DeviceSettings())
         session.update(try session.vault.addingEntry(title: "Ours", userName: "u", to: session.vault.root.uuid).vault)
         #expect(try session.saveMerging().wroteFile)
         let events = Events()
-        let watcher = VaultWatcher(path: workspace.vaultPath, key: key, state: workspace.state, limits: .standard, policy: .merge,
+        let watcher = VaultWatcher(path: workspace.vaultPath, key: key, state: workspace.state, limits: .standard, settings: DeviceSettings(), policy: .merge,
                                    copyPolicy: .merge) { events.add($0) }
         #expect(watcher.check())
         let edited = workspace.directory.appendingPathComponent("edited.kdbx").path
@@ -130,11 +130,11 @@ struct VaultWatcherTests {
         defer { workspace.remove() }
         let key = Workspace.key
         let events = Events()
-        let watcher = VaultWatcher(path: workspace.vaultPath, key: key, state: workspace.state, limits: .standard, policy: .merge,
+        let watcher = VaultWatcher(path: workspace.vaultPath, key: key, state: workspace.state, limits: .standard, settings: DeviceSettings(), policy: .merge,
                                    copyPolicy: .merge) { events.add($0) }
         #expect(watcher.check())
         let original = try KDBXReader.open(workspace.bytes(), key: key).vault
-        let session = try SyncSession(path: workspace.vaultPath, key: key, state: workspace.state)
+        let session = try SyncSession(path: workspace.vaultPath, key: key, state: workspace.state, settings: DeviceSettings())
         session.update(try session.vault.addingEntry(title: "Mine", userName: "a", to: session.vault.root.uuid).vault)
         #expect(try session.saveMerging().wroteFile)
         #expect(watcher.check())
@@ -173,7 +173,7 @@ struct VaultWatcherTests {
         try FileManager.default.copyItem(atPath: FileManager.default.currentDirectoryPath + "/Fixtures/vaults/kxc-3.1-aes-aeskdf-gzip.kdbx",
                                          toPath: workspace.vaultPath)
         let events = Events()
-        let watcher = VaultWatcher(path: workspace.vaultPath, key: key, state: workspace.state, limits: .standard, policy: .merge,
+        let watcher = VaultWatcher(path: workspace.vaultPath, key: key, state: workspace.state, limits: .standard, settings: DeviceSettings(), policy: .merge,
                                    copyPolicy: .merge) { events.add($0) }
         #expect(watcher.check())
         for round in 1...10 {
@@ -199,7 +199,7 @@ struct VaultWatcherTests {
         try FileManager.default.createDirectory(at: outsideFolder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: outsideFolder) }
         let events = Events()
-        let watcher = VaultWatcher(path: workspace.vaultPath, key: Workspace.key, state: workspace.state, limits: .standard, policy: .merge,
+        let watcher = VaultWatcher(path: workspace.vaultPath, key: Workspace.key, state: workspace.state, limits: .standard, settings: DeviceSettings(), policy: .merge,
                                    copyPolicy: .merge) { events.add($0) }
         #expect(watcher.check())
         let started = events.all.count
@@ -235,7 +235,7 @@ struct VaultWatcherTests {
         defer { workspace.remove() }
         let key = Workspace.key
         let watch: (Events) -> VaultWatcher = { events in
-            VaultWatcher(path: workspace.vaultPath, key: key, state: workspace.state, limits: .standard, policy: .merge,
+            VaultWatcher(path: workspace.vaultPath, key: key, state: workspace.state, limits: .standard, settings: DeviceSettings(), policy: .merge,
                          copyPolicy: .merge) { events.add($0) }
         }
         let first = Events()

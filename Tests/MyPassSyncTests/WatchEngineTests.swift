@@ -139,7 +139,7 @@ struct WatchEngineTests {
     func debounce() throws {
         let clock = ManualClock()
         let checker = CountingChecker(path: Self.directory + "/vault.kdbx", clock: clock)
-        var settings = WatchEngine.Settings()
+        var settings = WatchEngine.Settings(device: DeviceSettings())
         settings.debounce = 0.3
         settings.clock = clock
         let source = ManualSource()
@@ -184,7 +184,7 @@ struct WatchEngineTests {
         let clock = ManualClock()
         let checker = CountingChecker(path: Self.directory + "/vault.kdbx", clock: clock)
         checker.copiesOutstanding = true
-        var settings = WatchEngine.Settings()
+        var settings = WatchEngine.Settings(device: DeviceSettings())
         settings.clock = clock
         settings.copyRecheck = 10
         let source = ManualSource()
@@ -211,7 +211,7 @@ struct WatchEngineTests {
     func endlessStream() throws {
         let clock = ManualClock()
         let checker = CountingChecker(path: Self.directory + "/vault.kdbx", clock: clock)
-        var settings = WatchEngine.Settings()
+        var settings = WatchEngine.Settings(device: DeviceSettings())
         settings.debounce = 0.5
         settings.longestDebounce = 2
         settings.clock = clock
@@ -242,7 +242,7 @@ struct WatchEngineTests {
     func overflowAndDirectoryBack() throws {
         let first = CountingChecker(path: Self.directory + "/a.kdbx")
         let second = CountingChecker(path: "/other/b.kdbx")
-        var settings = WatchEngine.Settings()
+        var settings = WatchEngine.Settings(device: DeviceSettings())
         settings.debounce = 0.05
         let source = ManualSource()
         let events = Events()
@@ -261,7 +261,7 @@ struct WatchEngineTests {
     @Test("without file events the folders are polled, said once")
     func pollingWhenUnavailable() throws {
         let checker = CountingChecker(path: Self.directory + "/vault.kdbx")
-        var settings = WatchEngine.Settings()
+        var settings = WatchEngine.Settings(device: DeviceSettings())
         settings.debounce = 0
         settings.pollWhenUnavailable = 0.1
         let source = ManualSource()
@@ -283,7 +283,7 @@ struct WatchEngineTests {
         failing.answers = Array(repeating: (false, true, false), count: 7)
         let waiting = CountingChecker(path: Self.directory + "/waiting.kdbx", clock: clock)
         waiting.answers = Array(repeating: (false, false, false), count: 4)
-        var settings = WatchEngine.Settings()
+        var settings = WatchEngine.Settings(device: DeviceSettings())
         settings.debounce = 0
         // Powers of two, so that the clock's steps add up exactly.
         settings.retryWait = 0.0625
@@ -310,7 +310,7 @@ struct WatchEngineTests {
     func decisionTakenInLoop() throws {
         let clock = ManualClock()
         let checker = CountingChecker(path: Self.directory + "/vault.kdbx", clock: clock)
-        var settings = WatchEngine.Settings()
+        var settings = WatchEngine.Settings(device: DeviceSettings())
         settings.debounce = 0.3
         settings.clock = clock
         let source = ManualSource()
@@ -341,14 +341,14 @@ struct WatchEngineTests {
     @Test("a decision submitted to an engine that stops is answered as not taken; decideOnce carries one out in one check")
     func decisionNotTaken() {
         let checker = CountingChecker(path: Self.directory + "/vault.kdbx")
-        let engine = WatchEngine(settings: WatchEngine.Settings(), source: nil, onEvent: { _ in }) { _ in [checker] }
+        let engine = WatchEngine(settings: WatchEngine.Settings(device: DeviceSettings()), source: nil, onEvent: { _ in }) { _ in [checker] }
         let answer = Mutex<WatcherDecision.Answer?>(nil)
         engine.submit(.reload, about: nil) { given in answer.withLock { $0 = given } }
         engine.stop()
         engine.run()
         guard case .failure(.notTaken)? = answer.withLock({ $0 }) else { Issue.record("\(String(describing: answer.withLock { $0 }))"); return }
         #expect(checker.decisions.isEmpty)
-        let once = WatchEngine(settings: WatchEngine.Settings(), source: nil, onEvent: { _ in }) { _ in [checker] }
+        let once = WatchEngine(settings: WatchEngine.Settings(device: DeviceSettings()), source: nil, onEvent: { _ in }) { _ in [checker] }
         guard case .success = once.decideOnce(.overwrite, about: "v") else { Issue.record("not carried out"); return }
         #expect(checker.decisions.map(\.decision) == [Reconciler.Decision(.overwrite, about: "v")])
     }
@@ -357,13 +357,13 @@ struct WatchEngineTests {
     func onceWaitsForTransfer() {
         let checker = CountingChecker(path: Self.directory + "/vault.kdbx")
         checker.answers = [(false, false, true), (false, false, true), (true, false, false)]
-        let engine = WatchEngine(settings: WatchEngine.Settings(), source: nil, onEvent: { _ in }) { _ in [checker] }
+        let engine = WatchEngine(settings: WatchEngine.Settings(device: DeviceSettings()), source: nil, onEvent: { _ in }) { _ in [checker] }
         engine.runOnce(transferWait: 5)
         #expect(checker.checkTimes.count == 3)
         let bounded = CountingChecker(path: Self.directory + "/stuck.kdbx")
         bounded.answers = Array(repeating: (false, false, true), count: 1000)
         let start = Date()
-        WatchEngine(settings: WatchEngine.Settings(), source: nil, onEvent: { _ in }) { _ in [bounded] }.runOnce(transferWait: 0.5)
+        WatchEngine(settings: WatchEngine.Settings(device: DeviceSettings()), source: nil, onEvent: { _ in }) { _ in [bounded] }.runOnce(transferWait: 0.5)
         #expect(Date().timeIntervalSince(start) < 2, "the wait for a transfer is bounded")
     }
 
@@ -373,11 +373,11 @@ struct WatchEngineTests {
         defer { workspace.remove() }
         // The other device's version: one more entry.
         let other = try SyncSession(path: workspace.vaultPath, key: Workspace.key,
-                                    state: SyncStateStore(directory: workspace.directory.appendingPathComponent("other-state").path))
+                                    state: SyncStateStore(directory: workspace.directory.appendingPathComponent("other-state").path), settings: DeviceSettings())
         let theirs = try other.vault.addingEntry(title: "From the phone", to: other.vault.root.uuid).vault
         let copyBytes = try KDBXWriter.serialize(theirs, settings: other.settings, key: Workspace.key).file
         let events = Events()
-        var settings = WatchEngine.Settings()
+        var settings = WatchEngine.Settings(device: DeviceSettings())
         settings.debounce = 0.1
         let engine = WatchEngine(vaults: [workspace.vaultPath], credentials: VaultCredentials(key: Workspace.key), limits: .standard,
                                  state: workspace.state, settings: settings) { events.add($0) }

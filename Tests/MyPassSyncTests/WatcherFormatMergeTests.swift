@@ -18,7 +18,7 @@ struct WatcherFormatMergeTests {
         let workspace = try Workspace()
         defer { workspace.remove() }
         let events = Mutex<[WatchEvent]>([])
-        let watcher = VaultWatcher(path: workspace.vaultPath, key: Workspace.key, state: workspace.state, limits: .standard, policy: .merge,
+        let watcher = VaultWatcher(path: workspace.vaultPath, key: Workspace.key, state: workspace.state, limits: .standard, settings: DeviceSettings(), policy: .merge,
                                    copyPolicy: .merge) { event in events.withLock { $0.append(event) } }
         #expect(watcher.check())
         let synced = try KDBXReader.open(try workspace.bytes(), key: Workspace.key)
@@ -33,7 +33,7 @@ struct WatcherFormatMergeTests {
         try KDBXWriter.serialize(strengthened, settings: copySettings, key: Workspace.key).file
             .write(to: workspace.directory.appendingPathComponent("vault.sync-conflict-20261204-101010-STRONG1.kdbx"))
         // This device: an edit of its own meanwhile, in the old format.
-        let session = try SyncSession(path: workspace.vaultPath, key: Workspace.key, state: workspace.state)
+        let session = try SyncSession(path: workspace.vaultPath, key: Workspace.key, state: workspace.state, settings: DeviceSettings())
         session.update(try session.vault.addingEntry(title: "From this device", password: "t", to: session.vault.root.uuid,
                                                      at: Timestamp(unixSeconds: 1_800_000_150)).vault)
         _ = try session.save()
@@ -51,7 +51,7 @@ extension WatcherFormatMergeTests {
     func strongerFormatSurvivesSaveMerge() throws {
         let workspace = try Workspace()
         defer { workspace.remove() }
-        let session = try SyncSession(path: workspace.vaultPath, key: Workspace.key, state: workspace.state)
+        let session = try SyncSession(path: workspace.vaultPath, key: Workspace.key, state: workspace.state, settings: DeviceSettings())
         // Another program converts the vault and adds an entry while this session edits.
         let other = try KDBXReader.open(try workspace.bytes(), key: Workspace.key)
         var converted = try other.vault.addingEntry(title: "Written elsewhere", password: "o", to: other.vault.root.uuid,

@@ -44,14 +44,15 @@ public enum FileMerge {
         /// This device's sync state (the remembered base; the new base after the save).
         public var state: SyncStateStore
         /// This device's settings (backups, KDF salt rotation), read once by the caller.
-        public var settings = DeviceSettings()
+        public var settings: DeviceSettings
         /// Told each phase as it starts (for a progress line: big vaults take seconds).
         public var progress: (@Sendable (Phase) -> Void)?
 
-        /// A request to merge `copies` with this device's `state`.
-        public init(copies: [String], state: SyncStateStore) {
+        /// A request to merge `copies` with this device's `state` and `settings`.
+        public init(copies: [String], state: SyncStateStore, settings: DeviceSettings) {
             self.copies = copies
             self.state = state
+            self.settings = settings
         }
     }
 

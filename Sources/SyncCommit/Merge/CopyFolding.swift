@@ -193,7 +193,7 @@ extension CopyFolding {
     /// compare-and-swap; `dryRun` merges in memory only.
     public static func fold(
         _ copies: [ConflictCopies.Copy], into unlocked: UnlockedVault, state: SyncStateStore, keepsBackup: Bool = false,
-        settings: DeviceSettings = DeviceSettings(), dryRun: Bool
+        settings: DeviceSettings, dryRun: Bool
     ) throws -> Report {
         let base = unlocked.rememberedBase(in: state)  // before the session records the version read
         let session = try unlocked.session(state: state, keepsBackup: keepsBackup, settings: settings)

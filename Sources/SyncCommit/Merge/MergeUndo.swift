@@ -75,7 +75,7 @@ public enum MergeUndo {
 
     /// Undoes merge `id` of the journal in the vault `unlocked`.
     public static func run(_ id: String, journal: MergeJournal, unlocked: UnlockedVault, state: SyncStateStore,
-                           settings: DeviceSettings = DeviceSettings(), dryRun: Bool) throws -> Report {
+                           settings: DeviceSettings, dryRun: Bool) throws -> Report {
         guard let record = journal.record(id) else { throw JournalError.noSuchRecord(id) }
         guard let beforeBytes = journal.stored(id, .before), let afterBytes = journal.stored(id, .after),
               let sealed = journal.stored(id, .explanation) else { throw JournalError.incomplete(id) }

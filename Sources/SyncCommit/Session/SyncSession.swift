@@ -125,7 +125,7 @@ public final class SyncSession {
     /// Opens `path` and remembers the version read as this device's base.
     /// `settings`: the device's save rules (backups, KDF salt rotation); `keepsBackup` also keeps one.
     public convenience init(path: String, key: CompositeKey, state: SyncStateStore, limits: ResourceLimits = .standard,
-                            settings: DeviceSettings = DeviceSettings(), keepsBackup: Bool = false) throws {
+                            settings: DeviceSettings, keepsBackup: Bool = false) throws {
         let file = try VaultFile.read(path, on: state.fileSystem, limits: limits)
         let unlocked = try file.unlock(VaultCredentials(key: key))
         try self.init(unlocked: unlocked, key: key, state: state, settings: settings, keepsBackup: keepsBackup)
@@ -177,7 +177,7 @@ public final class SyncSession {
     public init(
         path: String, working: OpenedVault, key: CompositeKey, state: SyncStateStore, limits: ResourceLimits = .standard,
         basedOn explicit: Fingerprint? = nil, workingIsOnDisk: Bool = false, diskBytes: Data? = nil,
-        settings: DeviceSettings = DeviceSettings(), keepsBackup: Bool = false
+        settings: DeviceSettings, keepsBackup: Bool = false
     ) throws {
         guard let basedOn = explicit ?? state.base(for: path)?.record.fingerprint else {
             throw SaveError.changedOnDisk(current: try DurableFile.fingerprint(atPath: path, on: state.fileSystem))

@@ -68,7 +68,7 @@ public final class UnlockedVault: Sendable {
 
     /// An editing session on the version read (no second read), its version recorded as the base.
     /// `keepsBackup` and the device settings' salt rule apply to its saves; quick unlock is kept in step.
-    public func session(state: SyncStateStore, keepsBackup: Bool = false, settings: DeviceSettings = DeviceSettings()) throws -> SyncSession {
+    public func session(state: SyncStateStore, keepsBackup: Bool = false, settings: DeviceSettings) throws -> SyncSession {
         let session = try SyncSession(unlocked: self, key: requireCredentials().key, state: state, settings: settings, keepsBackup: keepsBackup)
         session.keepInStep(QuickUnlock())
         return session
@@ -76,7 +76,7 @@ public final class UnlockedVault: Sendable {
 
     /// This vault as unsaved edits of the vault file at `path` (a working copy made elsewhere),
     /// based on the version this device last synced there: a save sees any change made since.
-    public func resumingSession(on path: String, state: SyncStateStore, settings: DeviceSettings = DeviceSettings()) throws -> SyncSession {
+    public func resumingSession(on path: String, state: SyncStateStore, settings: DeviceSettings) throws -> SyncSession {
         try SyncSession(path: path, working: opened, key: requireCredentials().key, state: state, limits: file.limits, settings: settings)
     }
 

@@ -22,7 +22,7 @@ public struct VaultContext: Sendable {
 
     /// The context of the vault at `path`.
     public init(path: String, key: CompositeKey, limits: ResourceLimits = .standard, state: SyncStateStore,
-                settings: DeviceSettings = DeviceSettings()) {
+                settings: DeviceSettings) {
         self.path = path
         self.key = key
         self.limits = limits

@@ -66,7 +66,7 @@ public enum RemoteSync {
     /// Syncs the working copy at `vaultPath` with `target`; saves of the working copy follow the
     /// device's `settings` (read once by the caller).
     public static func run(vaultPath: String, remote target: RemoteTarget, credentials: VaultCredentials, state: SyncStateStore,
-                           settings: DeviceSettings = DeviceSettings(), dryRun: Bool = false, maximumKDFMemory: UInt64? = nil) throws -> Report {
+                           settings: DeviceSettings, dryRun: Bool = false, maximumKDFMemory: UInt64? = nil) throws -> Report {
         var remote = target.vault
         let probe: ServerProbe
         if let known = state.probe(for: vaultPath, url: remote.url) {

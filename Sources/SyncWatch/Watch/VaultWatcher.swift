@@ -106,12 +106,12 @@ public final class VaultWatcher {
         })
     }
 
-    /// A watcher of the vault at `path` with the device's default settings (tests, benchmarks).
+    /// A watcher of the vault at `path` with the device's `settings` (tests, benchmarks).
     public convenience init(
-        path: String, key: CompositeKey, state: SyncStateStore, limits: ResourceLimits, policy: Policy, copyPolicy: CopyPolicy,
+        path: String, key: CompositeKey, state: SyncStateStore, limits: ResourceLimits, settings: DeviceSettings, policy: Policy, copyPolicy: CopyPolicy,
         foreignCopyGrace: Double = 0, rollbackHold: Double = 0, emit: @escaping @Sendable (WatchEvent) -> Void
     ) {
-        self.init(context: VaultContext(path: path, key: key, limits: limits, state: state),
+        self.init(context: VaultContext(path: path, key: key, limits: limits, state: state, settings: settings),
                   policy: Reconciler.Policy(vault: policy, copies: copyPolicy, foreignCopyGrace: foreignCopyGrace, rollbackHold: rollbackHold),
                   emit: emit)
     }

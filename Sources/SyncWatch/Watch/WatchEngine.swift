@@ -99,12 +99,12 @@ public final class WatchEngine: @unchecked Sendable {
         /// The window `foreignOpeningTime` is counted in.
         public var foreignOpeningWindow: TimeInterval = 600
         /// This device's settings, which the watchers' saves follow (backups, KDF salt rotation).
-        public var device = DeviceSettings()
+        public var device: DeviceSettings
         /// The time the loop and the watchers read and sleep on (a test sets its own).
         public var clock: any WatchClock = SystemClock()
 
-        /// The defaults, as `watch` uses them.
-        public init() {}
+        /// The defaults, as `watch` uses them, with this device's settings.
+        public init(device: DeviceSettings) { self.device = device }
     }
 
     private let checkers: [any VaultChecking]
@@ -129,7 +129,7 @@ public final class WatchEngine: @unchecked Sendable {
     /// An engine for `vaults` (paths), opened with `credentials` within `limits` (a `VaultFile`'s),
     /// its sync state in `state`; file events from `source` (default: this platform's).
     public convenience init(
-        vaults: [String], credentials: VaultCredentials, limits: ResourceLimits, state: SyncStateStore, settings: Settings = Settings(),
+        vaults: [String], credentials: VaultCredentials, limits: ResourceLimits, state: SyncStateStore, settings: Settings,
         source: (any FileEventSource)? = platformFileEventSource(), onEvent: @escaping @Sendable (WatchEvent) -> Void
     ) {
         self.init(settings: settings, source: source, onEvent: onEvent) { emit in

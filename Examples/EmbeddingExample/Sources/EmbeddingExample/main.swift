@@ -11,6 +11,9 @@ guard CommandLine.arguments.count == 2, let password = readLine(strippingNewline
 let vaultPath = CommandLine.arguments[1]
 let folder = (vaultPath as NSString).deletingLastPathComponent
 let state = SyncStateStore(directory: NSTemporaryDirectory() + "/example-state-\(getpid())")
+// This device's settings (backups, KDF salt rotation, conflict-copy naming): an app keeps its own,
+// the CLI reads them with `DeviceSettings.load()`. Every job is given them; none defaults them.
+let device = DeviceSettings()
 
 // 1. Open the vault: the header and KDF are checked before the credentials are used.
 let file = try VaultFile.read(vaultPath)
@@ -20,7 +23,7 @@ print("opened \(vaultPath): \(vault.format.oneLine), \(vault.vault.root.allEntri
 
 // 2. Subscribe to the engine's events as an AsyncStream, and start it on its own thread.
 let (events, continuation) = AsyncStream.makeStream(of: WatchEvent.self)
-var settings = WatchEngine.Settings()
+var settings = WatchEngine.Settings(device: device)
 settings.debounce = 0.1
 let engine = WatchEngine(vaults: [vaultPath], credentials: credentials, limits: file.limits, state: state, settings: settings) {
     continuation.yield($0)
@@ -33,7 +36,7 @@ let otherDevice = NSTemporaryDirectory() + "/example-other-\(getpid())"
 try FileManager.default.createDirectory(atPath: otherDevice, withIntermediateDirectories: true)
 let theirPath = otherDevice + "/vault.kdbx"
 try FileManager.default.copyItem(atPath: vaultPath, toPath: theirPath)
-let theirs = try VaultFile.read(theirPath).unlock(credentials).session(state: SyncStateStore(directory: otherDevice + "/state"))
+let theirs = try VaultFile.read(theirPath).unlock(credentials).session(state: SyncStateStore(directory: otherDevice + "/state"), settings: device)
 theirs.update(try theirs.vault.addingEntry(title: "Added on the phone", userName: "phone", to: theirs.vault.root.uuid).vault)
 try theirs.saveMerging()
 let name = ((vaultPath as NSString).lastPathComponent as NSString).deletingPathExtension
