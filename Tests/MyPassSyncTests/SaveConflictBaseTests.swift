@@ -43,7 +43,7 @@ struct SaveConflictBaseTests {
         // The watcher folds a third device's older value into what it read, and saves.
         let copy = try setting("set-elsewhere", in: start, at: Timestamp(unixSeconds: 1_800_000_099))
         let merged = try MergeCommit.merge([MergeCommit.Input(name: "copy", vault: copy, sha256: nil, base: .none)], into: watcher.vault)
-        #expect(try MergeCommit.commit(merged, through: watcher, journal: .conflictCopies).wroteFile)
+        #expect(try MergeCommit.write(.merged(merged), through: watcher, journal: .conflictCopies).wroteFile)
         let final = try workspace.open()
         let values = Self.values(in: final, uuid)
         #expect(values.isSuperset(of: ["one", here, there, "set-elsewhere"]), "\(values)")

@@ -111,7 +111,7 @@ public enum FileMerge {
             } else {
                 if merged.bringsContent || merged.adoptedKey != nil || merged.format != nil { request.progress?(.saving(path: file.path)) }
                 let session = try unlocked.session(state: request.state, keepsBackup: request.keepsBackup, settings: request.settings)
-                let outcome = try MergeCommit.commit(merged, through: session, journal: .merge)
+                let outcome = try MergeCommit.write(.merged(merged), through: session, journal: .merge)
                 if !outcome.mergedFromDisk.isEmpty {
                     report.sections.append(.init(remote: file.path + " (changed during the merge)", changes: outcome.mergedFromDisk, warnings: [],
                                                  explanation: []))

@@ -1,26 +1,27 @@
 internal import Foundation
 internal import SyncFiles
-package import SyncState
+internal import SyncState
 package import KDBXFormat
 package import MyPassCore
 internal import MyPassMerge
 
-/// The one pipeline that writes a merged vault. Every merge of other versions into a vault ends
-/// here: `merge` and the git and Unison drivers (`FileMerge`), `conflicts --merge` and the watcher's
-/// folds and restores (`CopyFolding`), remote `sync`, `undo`, and the save of an entry command or
-/// of `resolve --merge` that meets a version written meanwhile (`saveMerging`).
+/// The one pipeline that writes a merged vault, and its one door, `write` (MergeCommit+Write.swift).
+/// Every merge of other versions into a vault ends there: `merge` and the git and Unison drivers
+/// (`FileMerge`), `conflicts --merge` and the watcher's folds and restores (`CopyFolding`), remote
+/// `sync`, `undo`, and the save of an entry command or of `resolve --merge` that meets a version
+/// written meanwhile (`SyncSession.saveMerging` and `resolve`, one-line calls of `write`).
 ///
 /// 1. `merge`: the inputs merged into the session's snapshot one after the other, each against the
 ///    base that fits it (`Base.fitting`: a remembered base only where both sides descend from it); a
 ///    key changed on another device, carried by an input opened with its own credentials, is adopted;
-/// 2. `commit`: **equal content → no write** (decided once, by the session's comparison with the
-///    file it read); otherwise verified encoding and compare-and-swap;
+/// 2. `write`: **equal content → no write** (decided once, by the session's comparison with the
+///    file it read); otherwise verified encoding and the session's compare-and-swap;
 /// 3. a version written meanwhile is merged in (against the version the work was made from) and the
 ///    swap tried again, up to `SyncSession.maximumAttempts` times;
 /// 4. the written version recorded as this device's base (the session does, on every save);
-/// 5. one journal record, with the bytes the swap replaced as "before".
+/// 5. one journal record, with the bytes the swap replaced as "before" (`journal`, its one site).
 ///
-/// Retiring what was merged (copies, pending versions) is the caller's, after `commit` returned:
+/// Retiring what was merged (copies, pending versions) is the caller's, after `write` returned:
 /// only then is the merged content durably in the vault.
 package enum MergeCommit {
     /// The common ancestor a merge uses.
@@ -148,13 +149,8 @@ package enum MergeCommit {
         package var bringsContent: Bool { steps.contains(where: \.newContent) }
     }
 
-    /// What `commit` did.
-    package struct Outcome {
-        /// Whether the vault file was replaced.
-        package let wroteFile: Bool
-        /// What a version written meanwhile by another program brought (merged in on the swap).
-        package let mergedFromDisk: [Change]
-    }
+    /// What `write` did.
+    package typealias Outcome = SyncSession.MergingSave
 
     /// `remote` merged into `vault` against the base that fits them, explained (no I/O).
     package static func merge(_ remote: Vault, from source: String, into vault: Vault, base: Base) throws -> (vault: Vault, step: Step) {
@@ -209,85 +205,4 @@ package enum MergeCommit {
         return Merged(vault: merged, steps: steps, inputs: inputs, adoptedKey: adopted?.key,
                       format: written.flatMap { FormatMerge.sameChoice($0, format) ? nil : $0 })
     }
-
-    /// Writes `merged` through `session` (whose snapshot it was merged into) and journals it once as
-    /// `kind`; nothing is written or journaled when the file already holds its content.
-    package static func commit(_ merged: Merged, through session: SyncSession, journal kind: MergeJournal.Kind) throws -> Outcome {
-        if let key = merged.adoptedKey { session.adoptCredentials(key: key.key, settings: key.settings, derivedKey: key.derivedKey) }
-        if let format = merged.format { session.adoptFormat(format) }
-        // A merge that brought content into a snapshot of the file's content is known to differ from
-        // the file; one that brought none is compared with it (only its form may differ).
-        session.takeMerge(merged.vault, content: merged.bringsContent && session.matchesDisk ? .knownToDiffer : .compareWithFile)
-        #if MYPASS_TEST_HOOKS
-        CommitTestHook.beforeSave()
-        #endif
-        let save = try saveMerging(session, journal: nil)
-        if save.wroteFile, let before = session.replacedBytes {
-            let changes = merged.steps.map(\.changes.count).reduce(0, +) + save.mergedFromDisk.count
-            session.journalMerge(kind, before: before, inputs: merged.inputs.map { .init(name: $0.name, sha256: $0.sha256) },
-                                 changes: changes, decisions: merged.steps.flatMap(\.decisions) + save.decisions)
-        }
-        return Outcome(wroteFile: save.wroteFile, mergedFromDisk: save.mergedFromDisk)
-    }
-
-    /// Saves `session`'s snapshot; when another program wrote the file meanwhile, merges that
-    /// version in and tries the swap again. `journal`: the kind a merge with a written-meanwhile
-    /// version is recorded as (nil: the caller records its whole merge once, as `commit` does).
-    package static func saveMerging(_ session: SyncSession, journal kind: MergeJournal.Kind?) throws -> SyncSession.MergingSave {
-        try session.holdingLock {
-            switch try session.saveHoldingLock() {
-            case .saved: return SyncSession.MergingSave(mergedFromDisk: [], wroteFile: true)
-            case .unchanged: return SyncSession.MergingSave(mergedFromDisk: [], wroteFile: false)
-            case .conflict(let conflict): return try mergeHoldingLock(conflict, into: session, journal: kind)
-            }
-        }
-    }
-
-    /// Merges the version on disk (`conflict`, and any newer one that arrives meanwhile) into the
-    /// session's snapshot and saves, the session's lock held.
-    package static func mergeHoldingLock(_ conflict: SyncSession.Conflict, into session: SyncSession,
-                                         journal kind: MergeJournal.Kind?) throws -> SyncSession.MergingSave {
-        var current = conflict
-        for _ in 0..<SyncSession.maximumAttempts {
-            // Against the version this session's work was made from (the file it read, or last
-            // merged with): the state's record may be a version another writer on this device
-            // recorded since, which the work never held. Used only where both sides descend from it.
-            var (merged, step) = try merge(current.disk.vault, from: session.path, into: session.vault,
-                                           base: session.workMadeFrom.map { .remembered($0) } ?? .none)
-            // The other writer's cipher, KDF and compression are merged too (MERGE.md rule 13): a
-            // stronger KDF saved meanwhile is not written over by this session's older one.
-            let format = FormatMerge.merge(
-                ancestor: session.workMadeFromFormat.map { .init(settings: $0, settingsChanged: session.workMadeFrom?.meta.settingsChanged) },
-                local: .init(settings: session.settings, meta: session.vault.meta),
-                remote: .init(settings: current.disk.settings, meta: current.disk.vault.meta))
-            step.record(format, title: merged.meta.databaseName)
-            merged.meta.stampSettings(format)
-            session.takeMerge(merged, over: current)
-            session.adoptFormat(format.settings)
-            if let wrote = try session.saveHoldingLock().wroteFile {
-                if wrote, let kind {
-                    session.journalMerge(kind, before: current.diskBytes, inputs: [.init(name: session.path + " (on disk)", bytes: current.diskBytes)],
-                                         changes: step.changes.count, decisions: step.decisions)
-                }
-                return SyncSession.MergingSave(mergedFromDisk: step.changes, wroteFile: wrote, decisions: step.decisions, warnings: step.warnings)
-            }
-            current = try session.readDisk()
-        }
-        throw SaveError.changedOnDisk(current: current.diskFingerprint)
-    }
 }
-
-/// The documented test convenience `MYPASS_SYNC_BEFORE_COMMIT=PATH`: a merge about to be written
-/// creates `PATH.waiting` and waits (up to 30 s) until `PATH.go` exists, so that a test can stop the
-/// process (SIGTERM to the daemon) in the middle of a merge. Unset it does nothing; a release build
-/// (`MYPASS_TEST_HOOKS` undefined) has none.
-#if MYPASS_TEST_HOOKS
-enum CommitTestHook {
-    static func beforeSave() {
-        guard let path = ProcessInfo.processInfo.environment["MYPASS_SYNC_BEFORE_COMMIT"], !path.isEmpty else { return }
-        _ = FileManager.default.createFile(atPath: path + ".waiting", contents: Data())
-        let deadline = Date().addingTimeInterval(30)
-        while !FileManager.default.fileExists(atPath: path + ".go") && Date() < deadline { usleep(20_000) }
-    }
-}
-#endif

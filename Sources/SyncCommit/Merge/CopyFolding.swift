@@ -165,7 +165,7 @@ public enum CopyFolding {
             return Report(outcomes: outcomes + wouldMerge, wroteVault: false, restored: restored)
         }
         let kind: MergeJournal.Kind = taken.contains(where: \.newContent) || restored.isEmpty ? .conflictCopies : .restore
-        let wroteVault = try MergeCommit.commit(merged, through: session, journal: kind).wroteFile
+        let wroteVault = try MergeCommit.write(.merged(merged), through: session, journal: kind).wroteFile
         // The vault now durably holds every taken copy's content: keep each copy here, then take it
         // out of the synced folder (unless it changed since it was read: then the next pass has it).
         let retired = RetiredCopies(state: session.state, vaultPath: session.path)

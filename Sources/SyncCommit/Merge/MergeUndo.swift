@@ -107,7 +107,7 @@ public enum MergeUndo {
             let session = try unlocked.session(state: state, settings: settings)
             let reverted = MergeCommit.Merged(vault: outcome.vault, steps: [], inputs: [MergeCommit.Input(
                 name: "journal record \(id)", vault: before.vault, sha256: SHA256.hexHash(beforeBytes), base: .none)])
-            written = try MergeCommit.commit(reverted, through: session, journal: .undo).wroteFile
+            written = try MergeCommit.write(.merged(reverted), through: session, journal: .undo).wroteFile
         }
         return Report(record: id, reverted: outcome.reverted, keptEditedSince: outcome.keptEditedSince, written: written, dryRun: dryRun)
     }

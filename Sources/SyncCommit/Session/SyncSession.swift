@@ -6,8 +6,9 @@ public import MyPassCore
 internal import MyPassMerge
 
 /// One vault file held open by this device: the working snapshot, the version it came from, and the
-/// saves that never overwrite a change they have not seen. When the file changed underneath, `save`
-/// returns a conflict and `resolve` takes the user's decision: reload, overwrite or merge.
+/// saves that never overwrite a change they have not seen (the compare-and-swap). When the file
+/// changed underneath, `save` returns a conflict; `reload` and `overwrite` are decisions on it that
+/// merge nothing. A merge (`saveMerging`, `resolve(_:by: .merge)`) is written through `MergeCommit.write`.
 ///
 /// A session is a sequence of reads and saves by one caller, confined to one thread: not `Sendable`.
 public final class SyncSession {
@@ -48,18 +49,6 @@ public final class SyncSession {
             case .conflict: nil
             }
         }
-    }
-
-    /// What `saveMerging` did.
-    public struct MergingSave: Sendable {
-        /// Changes taken in from a version another program wrote meanwhile.
-        public let mergedFromDisk: [Change]
-        /// Whether the file was replaced (false: the content was already on disk).
-        public let wroteFile: Bool
-        /// How each property the snapshot and that version differed on was decided.
-        public var decisions: [FieldDecision] = []
-        /// What that merge noticed without stopping.
-        public var warnings: [String] = []
     }
 
     /// What a working snapshot made by a merge is, against the file the session knows.
@@ -413,19 +402,16 @@ public final class SyncSession {
         return Conflict(disk: try file.open(key: key, cachedKey: derivedKey), diskBytes: file.bytes, diskFingerprint: file.fingerprint)
     }
 
-    /// Applies `decision` to `conflict` (and to any newer change that arrives meanwhile, up to
-    /// `maximumAttempts` times; then `SaveError.changedOnDisk`). `merge` is the merge pipeline's
-    /// (`MergeCommit`): the working snapshot merged with the disk version and saved.
-    public func resolve(_ conflict: Conflict, by decision: Decision) throws -> Resolution {
-        try holdingLock {
-            switch decision {
-            case .reload: return try reloadHoldingLock(conflict)
-            case .overwrite: return try overwriteHoldingLock(conflict, attempts: Self.maximumAttempts)
-            case .merge:
-                let save = try MergeCommit.mergeHoldingLock(conflict, into: self, journal: .resolve)
-                return Resolution(decision: .merge, changes: save.mergedFromDisk, warnings: save.warnings, backup: nil, wroteFile: save.wroteFile)
-            }
-        }
+    /// Takes the disk version of `conflict` as the working snapshot; the working copy is kept as a backup.
+    package func reload(_ conflict: Conflict) throws -> Resolution {
+        try holdingLock { try reloadHoldingLock(conflict) }
+    }
+
+    /// Writes the working snapshot over the disk version of `conflict` (and any newer one that
+    /// arrives meanwhile, up to `maximumAttempts` times; then `SaveError.changedOnDisk`); the disk
+    /// version is kept as a backup.
+    package func overwrite(_ conflict: Conflict) throws -> Resolution {
+        try holdingLock { try overwriteHoldingLock(conflict, attempts: Self.maximumAttempts) }
     }
 
     /// Takes the disk version as the working snapshot; the working copy is kept as a backup.
@@ -464,21 +450,6 @@ public final class SyncSession {
             if attempt < attempts { current = try readDisk() }
         }
         throw SaveError.changedOnDisk(current: current.diskFingerprint)
-    }
-
-    /// Applies `decision` to the change on disk since this session's version; when there is none,
-    /// `reload` keeps the disk version and the others write the working copy.
-    public func resolveDiskChange(by decision: Decision) throws -> Resolution {
-        if let conflict = try diskChange() { return try resolve(conflict, by: decision) }
-        let wrote = try decision != .reload && saveMerging().wroteFile
-        return Resolution(decision: decision, changes: [], warnings: ["the vault had not changed on disk"], backup: nil, wroteFile: wrote)
-    }
-
-    /// Saves, merging in whatever another program wrote meanwhile (what the entry commands do),
-    /// through the merge pipeline (`MergeCommit.saveMerging`); a merge that writes is journaled.
-    @discardableResult
-    public func saveMerging() throws -> MergingSave {
-        try MergeCommit.saveMerging(self, journal: .resolve)
     }
 
     private func writeBackup(of vault: Vault, suffix: String) throws -> String {

@@ -213,7 +213,7 @@ private struct Merger {
         var wrote = merged.bringsContent
         if !dryRun {
             let session = try unlocked.session(state: state, settings: settings)
-            wrote = try MergeCommit.commit(merged, through: session, journal: .sync).wroteFile
+            wrote = try MergeCommit.write(.merged(merged), through: session, journal: .sync).wroteFile
             if wrote { file = try VaultFile.read(vaultPath, on: state.fileSystem, maximumKDFMemory: maximumKDFMemory) }
         }
         return Outcome(changes: step.changes, wroteLocal: wrote, remoteHoldsAll: VaultDiff.sameContent(theirs, merged.vault))
