@@ -12,7 +12,7 @@ extension MergeCommit {
         case merged(Merged)
         /// The session's snapshot as edited: journaled only when a version written meanwhile is merged in.
         case edits
-        /// The session's edits and `Conflict`, a version written meanwhile already read (`resolve --merge`).
+        /// The session's edits over a version written meanwhile that was already read (`resolve --merge`): merged in first.
         case editsOver(SyncSession.Conflict)
     }
 
