@@ -11,7 +11,7 @@ internal import Glibc
 /// own way (`watch` between checks, `sync --watch` between rounds, `clip` clearing the clipboard)
 /// registers a stop and has `grace` seconds for it; otherwise, or after the grace, the process ends
 /// with 128 + the signal's number once a file replacement in progress has finished
-/// (`ShutdownGate`), the terminal put back if a password prompt was showing.
+/// (the file systems' `ShutdownGate`), the terminal put back if a password prompt was showing.
 final class ShutdownSignals: Sendable {
     private static let numbers = [SIGINT, SIGTERM]
     /// How long a registered stop has before the process is ended anyway.
@@ -60,7 +60,10 @@ final class ShutdownSignals: Sendable {
 
     /// Ends the process once no file replacement is in progress.
     private static func end(_ number: Int32) -> Never {
-        ShutdownGate.closeAndWait()
+        // The gates of every file system this process writes through: the commands' (a debug build's
+        // planned faults have one of their own) and the real one.
+        CommandFileSystem.current.shutdownGate.closeAndWait()
+        FileSystem.real.shutdownGate.closeAndWait()
         TerminalRestore.restore()
         _exit(128 + number)
     }

@@ -117,8 +117,8 @@ public enum DurableFile {
         _ name: String, in directory: DirectoryHandle, with data: Data, policy: ReplacePolicy, durable: Bool = true,
         keepOwner: Bool = false, verify: (Data) throws -> Void = { _ in }, mayReplace: () -> Bool = { true }
     ) throws(SaveError) -> Fingerprint {
-        // A shutdown signal waits for this replacement to finish (`ShutdownGate`).
-        try ShutdownGate.whileWriting { () throws(SaveError) -> Fingerprint in
+        // A shutdown signal waits for this replacement to finish (the file system's `ShutdownGate`).
+        try directory.fileSystem.shutdownGate.whileWriting { () throws(SaveError) -> Fingerprint in
             try replaceNow(name, in: directory, with: data, policy: policy, durable: durable, keepOwner: keepOwner, verify: verify,
                            mayReplace: mayReplace)
         }

@@ -13,6 +13,8 @@ package struct FileDescriptor: ~Copyable, Sendable {
     /// released when it is closed: `Unmanaged` keeps this type trivially destroyed, which `discard`
     /// requires.
     private let faults: Unmanaged<FaultPlan>?
+    /// The shutdown gate of that file system, retained and released likewise.
+    private let shutdownGate: Unmanaged<ShutdownGate>
 
     /// Takes ownership of `raw`, opened as `path` on `fileSystem`; nil when the open that returned it
     /// failed (`errno` is kept).
@@ -20,31 +22,35 @@ package struct FileDescriptor: ~Copyable, Sendable {
         guard raw >= 0 else { return nil }
         self.raw = raw
         faults = fileSystem.faults.map { Unmanaged.passRetained($0) }
+        shutdownGate = Unmanaged.passRetained(fileSystem.shutdownGate)
         faults?.takeUnretainedValue().remember(raw, path: path)
     }
 
     /// The file system it was opened on: its later calls (write, fsync, close) go there too.
-    var fileSystem: FileSystem { FileSystem(faults: faults?.takeUnretainedValue()) }
+    var fileSystem: FileSystem { FileSystem(faults: faults?.takeUnretainedValue(), shutdownGate: shutdownGate.takeUnretainedValue()) }
 
     /// The path it was opened by, where the file system keeps it (for fault matching).
     var path: String? { faults?.takeUnretainedValue().path(of: raw) }
 
     /// Closes now; 0, or -1 with `errno` set.
     consuming func close() -> Int32 {
-        let result = Self.close(raw, faults)
+        let result = Self.close(raw, faults, shutdownGate)
         discard self
         return result
     }
 
     deinit {
-        _ = Self.close(raw, faults)
+        _ = Self.close(raw, faults, shutdownGate)
     }
 
-    private static func close(_ raw: Int32, _ faults: Unmanaged<FaultPlan>?) -> Int32 {
-        defer { faults?.release() }
+    private static func close(_ raw: Int32, _ faults: Unmanaged<FaultPlan>?, _ gate: Unmanaged<ShutdownGate>) -> Int32 {
+        defer {
+            faults?.release()
+            gate.release()
+        }
         let plan = faults?.takeUnretainedValue()
         let path = plan?.path(of: raw)
         plan?.forget(raw)
-        return SystemCalls.close(raw, path: path, on: FileSystem(faults: plan))
+        return SystemCalls.close(raw, path: path, on: FileSystem(faults: plan, shutdownGate: gate.takeUnretainedValue()))
     }
 }

@@ -12,16 +12,21 @@ internal import Glibc
 public struct FileSystem: Sendable {
     /// The planned faults of this file system; nil: the real one.
     let faults: FaultPlan?
+    /// The gate every file replacement through this file system passes (a shutdown closes it).
+    public let shutdownGate: ShutdownGate
 
-    init(faults: FaultPlan?) { self.faults = faults }
+    init(faults: FaultPlan?, shutdownGate: ShutdownGate) {
+        self.faults = faults
+        self.shutdownGate = shutdownGate
+    }
 
     /// The file system as it is.
-    public static let real = FileSystem(faults: nil)
+    public static let real = FileSystem(faults: nil, shutdownGate: ShutdownGate())
 
     #if MYPASS_TEST_HOOKS
     /// A file system that is the real one until faults are planned (`plan`); each planned fault
     /// counts the calls made through this value only. Debug builds only (the tests').
-    static func faultInjecting() -> FileSystem { FileSystem(faults: FaultPlan()) }
+    static func faultInjecting() -> FileSystem { FileSystem(faults: FaultPlan(), shutdownGate: ShutdownGate()) }
 
     /// Replaces the planned faults (and restarts the call counts); nothing for the real file system.
     func plan(_ planned: [SystemCalls.Fault]) { faults?.set(planned) }
