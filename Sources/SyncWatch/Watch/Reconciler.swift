@@ -98,13 +98,23 @@ public enum Reconciler {
         /// Copies were put off because the vault's allowance for opening them was spent, and that was
         /// told (once, until a fold puts none off).
         var deferralTold = false
+        /// A transfer into the folder was told and is still awaited.
+        var transferTold = false
+        /// The vault's absence was told (its return is told once it is back).
+        var missingTold = false
+        /// A wait for another device to rebuild the vault was told.
+        var rebuildWaitTold = false
+        /// A rollback held for its copy was told.
+        var rollbackHoldTold = false
 
         /// Nothing remembered yet.
         public init() {}
 
-        /// Remembers `vaultFiles` (oldest first) as files the vault has been.
-        public init(vaultFiles: [FileIdentity]) {
+        /// Remembers `vaultFiles` (oldest first) as files the vault has been, and `failedCopies` as
+        /// copies that could not be merged (an earlier run's, not opened again while unchanged).
+        public init(vaultFiles: [FileIdentity], failedCopies: [(copy: CopyFile, reason: ForeignVersion.Refusal)] = []) {
             self.vaultFiles = vaultFiles
+            for (copy, reason) in failedCopies { copyFailed(copy, reason: reason) }
         }
 
         /// Whether `copy` is a file the vault has been: this device's own version, renamed aside.
@@ -131,56 +141,6 @@ public enum Reconciler {
 
         /// Why `copy` failed when it was last tried (unreadable when not remembered).
         func failure(of copy: String) -> ForeignVersion.Refusal { failureReasons[copy] ?? .unreadable }
-    }
-
-    /// What the watcher tells about a copy after a fold.
-    public enum CopyNotice: Sendable {
-        /// Merged in (it brought changes), and kept on this device (`movedTo`).
-        case merged(CopyFolding.Outcome)
-        /// Everything it held was in the vault; kept on this device.
-        case retired(CopyFolding.Outcome)
-        /// Refused, and left where it is until it changes (told once).
-        case left(copy: String, reason: ForeignVersion.Refusal)
-        /// Put off: the vault's allowance for opening copies from elsewhere is spent for now (told once
-        /// for all of them, until a fold puts none off).
-        case waiting(copies: [String])
-    }
-
-    /// What a fold's outcomes mean: the copies merged or retired are forgotten as failed, refused
-    /// ones remembered (not opened again while unchanged) and told once; a copy that changed while
-    /// it was merged, or a plan with copies in their grace, is checked again. No I/O.
-    public static func apply(
-        _ outcomes: [CopyFolding.Outcome], of plan: Reconciliation, to memory: inout Memory
-    ) -> (notices: [CopyNotice], retryLater: Bool) {
-        var notices: [CopyNotice] = []
-        var retryLater = plan.retryAt != nil
-        let deferred = outcomes.filter { $0.result == .deferred }.map(\.copy)
-        if deferred.isEmpty {
-            memory.deferralTold = false
-        } else {
-            retryLater = true
-            if !memory.deferralTold { notices.append(.waiting(copies: deferred)) }
-            memory.deferralTold = true
-        }
-        for outcome in outcomes {
-            switch outcome.result {
-            case .deferred:
-                break  // told above, tried again once the allowance has room
-            case .merged, .nothingNew:
-                memory.failedCopies[outcome.copy] = nil
-                memory.failureReasons[outcome.copy] = nil
-                notices.append(outcome.result == .merged ? .merged(outcome) : .retired(outcome))
-            case .changedMeanwhile, .wouldMerge:
-                retryLater = true
-            case .gone:
-                break  // its removal is a file event of its own: the next check lists the folder without it
-            case .otherCredentials, .otherDatabase, .unreadable, .tooLarge, .tooCostly:
-                let refusal = outcome.result.refusal ?? .unreadable
-                if let copy = plan.fold.first(where: { $0.path == outcome.copy }) { memory.copyFailed(copy, reason: refusal) }
-                if memory.firstReport(of: outcome.copy) { notices.append(.left(copy: outcome.copy, reason: refusal)) }
-            }
-        }
-        return (notices, retryLater)
     }
 
     /// Whether `event` is told: a problem the same as the last one told is not told again until
