@@ -168,6 +168,18 @@ public enum Reconciler {
         return memory.firstReport(of: copy.path)
     }
 
+    /// Which copies that open are kept as pending versions the moment they arrive, by inode: each is
+    /// a version this device saw (often its own, renamed aside by the sync engine, perhaps another
+    /// program's save the watcher never read), kept before the engine can overwrite it with a
+    /// same-named copy from elsewhere. With no grace for other devices' copies every one is kept
+    /// (each is merged at once); with one, only this device's own (an inode the vault's file has
+    /// or had, `vaultInode` now).
+    public static func keepsPendingOnArrival(policy: Policy, memory: Memory, vaultInode: UInt64) -> @Sendable (UInt64) -> Bool {
+        guard !policy.makesEveryCopyPendingOnArrival else { return { _ in true } }
+        let own = Set(memory.vaultFiles.map(\.inode) + [vaultInode])
+        return { own.contains($0) }
+    }
+
     /// Why a version is not taken.
     public enum Refusal: Sendable, Equatable, CustomStringConvertible {
         /// The file is now another database (its root group differs).

@@ -136,14 +136,9 @@ public final class VaultWatcher {
     /// Keeps how copies of the vault file read now (`bytes`, inode `inode`) are opened, for `prepare`.
     private func rememberCopyOpening(for bytes: Data, inode: UInt64, budget: ForeignVersionBudget) {
         var opening = CopyPrefetch.Parameters(key: key, cachedKey: cachedKey, fileSystem: fileSystem, budget: budget)
-        // A copy is a version this device saw (often its own, renamed aside by the sync engine,
-        // perhaps another program's save the watcher never read): kept before the engine can
-        // overwrite it with a same-named copy from elsewhere.
-        // With a grace for other devices' copies, only this device's own are kept (a kept copy is
-        // merged at once).
+        // Which arriving copies are kept as pending versions is the Reconciler's rule.
         opening.pendingVersions = PendingVersions(state: state, vaultPath: path)
-        opening.makesEveryCopyPending = reconcilerPolicy.makesEveryCopyPendingOnArrival
-        opening.ownInodes = Set(memory.vaultFiles.map(\.inode) + [inode])
+        opening.keepsPending = Reconciler.keepsPendingOnArrival(policy: reconcilerPolicy, memory: memory, vaultInode: inode)
         copyArrivals.set(opening)
     }
 
@@ -160,7 +155,8 @@ public final class VaultWatcher {
     }
 
     /// One pass over the vault's folder: one listing (`FolderSnapshot`), the versions it needs opened,
-    /// the `Reconciler`'s plan, and the plan carried out (through `MergeCommit` when it merges).
+    /// the `Reconciler`'s plan and its effects (`Reconciler.check`), and the effects executed in order
+    /// (through `MergeCommit` when it merges; what a fold did goes back to `Reconciler.settle`).
     /// Returns false when the pass should be retried later (a transfer, a missing or half-written
     /// vault, a rollback held, a copy in its grace, a failure).
     @discardableResult
