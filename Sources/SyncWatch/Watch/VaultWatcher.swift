@@ -195,12 +195,54 @@ public final class VaultWatcher {
         copiesOutstanding = false
         var plannedCopies = false
         defer { copiesOutstanding = plannedCopies && Reconciler.copiesOutstanding(snapshot.copies, memory: memory, policy: reconcilerPolicy) }
-        guard snapshot.transfers.isEmpty, case .present(let fingerprint) = snapshot.vault, let bytes else {
-            // Nothing to open: the plan decides from the listing alone (a transfer, a failed read, a missing vault).
-            let decided = Reconciler.check(snapshot, vault: path, versions: Reconciler.Versions(base: nil, disk: nil), memory: &memory,
-                                           now: now, policy: reconcilerPolicy, mayRebuild: mayRebuild)
-            return withoutVault(decided, now: now, decision: decision)
+        // The versions at hand, opened when the vault is there (nothing to open for a transfer, a
+        // failed read or a missing vault: the plan decides from the listing alone).
+        var versions = Reconciler.Versions(base: nil, disk: nil)
+        var copyHoldsNewer = false
+        var present: (fingerprint: Fingerprint, bytes: Data)?
+        if snapshot.transfers.isEmpty, case .present(let fingerprint) = snapshot.vault, let bytes {
+            present = (fingerprint, bytes)
+            switch gather(snapshot, fingerprint: fingerprint, bytes: bytes, record: record, decision: decision) {
+            case .ended(let ending): return ending
+            case .versions(let opened, let evidence):
+                versions = opened
+                copyHoldsNewer = evidence
+            }
         }
+        // The one decision of this check, with the effects that carry it out.
+        let decided = Reconciler.check(snapshot, vault: path, versions: versions, memory: &memory, now: now, policy: reconcilerPolicy,
+                                       copyHoldsNewer: copyHoldsNewer, decision: decision, mayRebuild: mayRebuild)
+        guard let (fingerprint, bytes) = present else { return withoutVault(decided, now: now, decision: decision) }
+        noteVaultFile()
+        if case .reconcile(let reconciliation) = decided.plan {
+            plannedCopies = true
+            return .reconciled(carryOut(decided.effects, of: reconciliation, versions: versions, bytes: bytes, fingerprint: fingerprint))
+        }
+        for effect in decided.effects {
+            if case .overwrite(let base) = effect { return overwrite(fingerprint, bytes: bytes, with: base) }
+            tell(effect)
+        }
+        switch decided.plan {
+        case .wait(.rollbackHold): return .waiting("held for the conflict copy with this device's newer versions")
+        case .refuse(let problem): return .refused(problem)
+        case .ask: return .asked(fingerprint.sha256)
+        case .noOwnVersion: return .noOwnVersion
+        default: return .waiting("the vault is not readable now")  // transfers, a missing or failed vault: planned without opening
+        }
+    }
+
+    /// What gathering a check's versions gave: the versions opened and the rollback evidence, or the
+    /// check's end (the vault no longer opens with this key, or does not parse yet).
+    private enum Gathered {
+        case versions(Reconciler.Versions, copyHoldsNewer: Bool)
+        case ended(CheckEnding)
+    }
+
+    /// Opens the versions a check of the vault read as `bytes` needs (the base, the disk version when
+    /// it differs, the pending ones), frees those no longer in use, and gathers the rollback evidence
+    /// when `Reconciler.needsRollbackEvidence` says so.
+    private func gather(_ snapshot: FolderSnapshot, fingerprint: Fingerprint, bytes: Data, record: (record: SyncStateStore.Record, bytes: Data)?,
+                        decision: Reconciler.Decision?) -> Gathered {
         for effect in Reconciler.vaultPresent(path, memory: &memory) { tell(effect) }
         rememberCopyOpening(for: bytes, inode: fingerprint.inode, budget: budget)
         var versions = Reconciler.Versions(base: nil, disk: nil)
@@ -213,10 +255,10 @@ public final class VaultWatcher {
                 versions.disk = Reconciler.Version(sha256: fingerprint.sha256, vault: opened.vault)
             } catch KDBXError.wrongCredentials {
                 report(.keyChanged(vault: path))
-                return .keyChanged
+                return .ended(.keyChanged)
             } catch {
                 report(.unreadable(vault: path, reason: "\(error)"))
-                return .unreadable("\(error)")
+                return .ended(.unreadable("\(error)"))
             }
         }
         let pending = PendingVersions(state: state, vaultPath: path)
@@ -257,24 +299,7 @@ public final class VaultWatcher {
             Reconciler.evidenceRefused(refused, memory: &memory)
             if !refused.isEmpty { saveFailedCopies() }
         }
-        let decided = Reconciler.check(snapshot, vault: path, versions: versions, memory: &memory, now: now, policy: reconcilerPolicy,
-                                       copyHoldsNewer: copyHoldsNewer, decision: decision)
-        noteVaultFile()
-        if case .reconcile(let reconciliation) = decided.plan {
-            plannedCopies = true
-            return .reconciled(carryOut(decided.effects, of: reconciliation, versions: versions, bytes: bytes, fingerprint: fingerprint))
-        }
-        for effect in decided.effects {
-            if case .overwrite(let base) = effect { return overwrite(fingerprint, bytes: bytes, with: base) }
-            tell(effect)
-        }
-        switch decided.plan {
-        case .wait(.rollbackHold): return .waiting("held for the conflict copy with this device's newer versions")
-        case .refuse(let problem): return .refused(problem)
-        case .ask: return .asked(fingerprint.sha256)
-        case .noOwnVersion: return .noOwnVersion
-        default: return .waiting("the vault is not readable now")  // transfers, a missing or failed vault: planned without opening
-        }
+        return .versions(versions, copyHoldsNewer: copyHoldsNewer)
     }
 
     /// Tells the event of a `tell` effect (other effects are carried out where they belong).
