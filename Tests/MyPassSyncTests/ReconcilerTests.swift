@@ -505,6 +505,29 @@ struct ReconcilerTests {
         }
     }
 
+    /// Swift has no access level narrower than the module across files, so this test keeps the rule:
+    /// the watcher reads the Reconciler's memory and hands it to Reconciler functions, never changes it.
+    @Test("VaultWatcher changes the Reconciler's memory only through Reconciler functions")
+    func watcherChangesNoMemory() throws {
+        let path = #filePath.components(separatedBy: "/Tests/")[0] + "/Sources/SyncWatch/Watch/VaultWatcher.swift"
+        let source = try String(contentsOfFile: path, encoding: .utf8)
+            .replacingOccurrences(of: #"\n\s*"#, with: " ", options: .regularExpression)
+        let changes = [#"memory\.\w+(\[[^\]]*\])?\s*(=[^=]|\+=|-=)"#, #"memory\.(copyFailed|firstReport|noteVaultFile)\("#,
+                       #"memory\.\w+\.(append|insert|remove\w*|merge)\("#]
+        for pattern in changes {
+            let found = source.range(of: pattern, options: .regularExpression).map { String(source[$0]) }
+            #expect(found == nil, "VaultWatcher changes the memory itself: \(found ?? "")")
+        }
+        var rest = Substring(source)
+        while let handed = rest.range(of: "&memory") {
+            let before = rest[..<handed.lowerBound]
+            let call = before.range(of: "Reconciler.", options: .backwards).map { before[$0.upperBound...] }
+            #expect(call.map { !$0.contains("{") && !$0.contains("}") && $0.count < 300 } == true,
+                    "the memory handed to something other than a Reconciler function: \(before.suffix(120))")
+            rest = rest[handed.upperBound...]
+        }
+    }
+
     @Test("copies: this device's own (inode the vault had) at once, another device's after its grace, a new copy of the same name starts its own")
     func copyGrace() throws {
         var memory = Reconciler.Memory()
