@@ -505,6 +505,32 @@ struct ReconcilerTests {
         }
     }
 
+    @Test("each wait is told once while it lasts: a transfer, a missing vault (then its return), a rollback held for its copy (then its refusal)")
+    func waitsToldOnce() throws {
+        var memory = Reconciler.Memory()
+        let base = Self.version("b", try Self.original())
+        func told(_ snapshot: FolderSnapshot, versions: Reconciler.Versions = .init(base: nil, disk: nil), at seconds: Double = 0,
+                  policy: Reconciler.Policy = .init()) -> [WatchEvent] {
+            Reconciler.check(snapshot, vault: Self.vaultPath, versions: versions, memory: &memory, now: Self.start.addingTimeInterval(seconds),
+                             policy: policy).effects.compactMap { if case .tell(let event, _) = $0 { event } else { nil } }
+        }
+        let transfers = [".syncthing.vault.kdbx.tmp"]
+        #expect(told(Self.snapshot(base, transfers: transfers)) == [.waitingForSync(vault: Self.vaultPath, transfers: transfers)])
+        #expect(told(Self.snapshot(base, transfers: transfers)).isEmpty && Reconciler.awaitsTransfer(memory))
+        #expect(told(Self.snapshot(nil)) == [.vaultMissing(vault: Self.vaultPath)] && !Reconciler.awaitsTransfer(memory))
+        #expect(told(Self.snapshot(nil)).isEmpty)
+        let back = Reconciler.vaultPresent(Self.vaultPath, memory: &memory).compactMap { if case .tell(let event, _) = $0 { event } else { nil } }
+        #expect(back == [.vaultBack(vault: Self.vaultPath)] && Reconciler.vaultPresent(Self.vaultPath, memory: &memory).isEmpty)
+        let older = Self.version("o", try Self.editing("A", in: base.vault, password: "old", at: -10))
+        let newer = Self.version("n", try Self.editing("A", in: base.vault, password: "new", at: 10))
+        let policy = Reconciler.Policy(rollbackHold: 60)
+        let versions = Reconciler.Versions(base: newer, disk: older)
+        #expect(told(Self.snapshot(older), versions: versions, policy: policy) == [.waitingForCopy(vault: Self.vaultPath, problem: .rollback(olderEntries: 1), hold: 60)])
+        #expect(told(Self.snapshot(older), versions: versions, at: 30, policy: policy).isEmpty)
+        #expect(told(Self.snapshot(older), versions: versions, at: 60, policy: policy)
+                == [.refused(vault: Self.vaultPath, reason: .rollback(olderEntries: 1), version: older.sha256)])
+    }
+
     /// Swift has no access level narrower than the module across files, so this test keeps the rule:
     /// the watcher reads the Reconciler's memory and hands it to Reconciler functions, never changes it.
     @Test("VaultWatcher changes the Reconciler's memory only through Reconciler functions")
