@@ -60,9 +60,7 @@ final class WatchedVault: Sendable {
             }
             guard let credentials = obtainCredentials(state: state, naming: device.copyNaming, onEvent: onEvent) else { return }
             var settings = configuration.engineSettings(device: device, clock: clock)
-            // A version refused before this start (then a decision failed, a pause, a reread) was held
-            // for its copy once already: refused again at once, not held a second time.
-            if shared.withLock({ $0.last?.kind == .refused }) { settings.rollbackHold = 0 }
+            if !Reconciler.holdsRollback(after: shared.withLock({ $0.last?.kind })) { settings.rollbackHold = 0 }
             let engine = WatchEngine(vaults: [path], credentials: credentials.key, limits: credentials.limits, state: state, settings: settings) {
                 event in
                 guard event.kind != .stopped else { return }  // the daemon says once when it stops
@@ -131,10 +129,7 @@ final class WatchedVault: Sendable {
         shared.withLock { shared in
             shared.last = (event.kind, time, event.detail)
             shared.decided = false
-            switch event {
-            case .refused(_, _, let version), .decisionNeeded(_, let version): shared.versionToDecide = version
-            default: shared.versionToDecide = nil
-            }
+            shared.versionToDecide = Reconciler.versionToDecide(after: event)
         }
     }
 
@@ -158,16 +153,10 @@ final class WatchedVault: Sendable {
         shared.withLock { $0.decided = true }
     }
 
-    /// Whether a vault whose last event is `kind` waits for a person's decision: a change on disk
-    /// under the `ask` policy, or a version refused (a rollback, another database).
-    static func waitsForDecision(after kind: WatchEvent.Kind) -> Bool {
-        kind == .decisionNeeded || kind == .refused
-    }
-
     /// The version on disk (SHA-256) a decision is awaited about now; nil when none is (or paused).
     var awaitedDecision: String? {
         shared.withLock { shared in
-            guard !shared.isPaused, !shared.decided, let last = shared.last, Self.waitsForDecision(after: last.kind) else { return nil }
+            guard !shared.isPaused, !shared.decided, let last = shared.last, Reconciler.waitsForDecision(after: last.kind) else { return nil }
             return shared.versionToDecide
         }
     }
@@ -176,7 +165,7 @@ final class WatchedVault: Sendable {
     var condition: (state: DaemonStatus.State, last: (kind: WatchEvent.Kind, time: Date, detail: String)?) {
         shared.withLock { shared in
             if shared.isPaused { return (.paused, shared.last) }
-            guard let last = shared.last, !(shared.decided && Self.waitsForDecision(after: last.kind)) else { return (.watching, shared.last) }
+            guard let last = shared.last, !(shared.decided && Reconciler.waitsForDecision(after: last.kind)) else { return (.watching, shared.last) }
             return (DaemonStatus.State(after: last.kind), last)
         }
     }

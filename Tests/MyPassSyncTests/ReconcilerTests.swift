@@ -327,11 +327,24 @@ struct ReconcilerTests {
         let versions = Reconciler.Versions(base: base, disk: disk, pending: pending)
         _ = Reconciler.plan(Self.snapshot(base, copies: [foreign]), versions: .init(base: base, disk: nil, pending: pending), memory: &memory,
                             now: Self.start.addingTimeInterval(-20), policy: policy)
-        let plan = Reconciler.plan(Self.snapshot(disk, copies: [foreign]), versions: versions, memory: &memory, now: Self.start, policy: policy,
-                                   decision: decision)
+        let checked = Reconciler.check(Self.snapshot(disk, copies: [foreign]), vault: Self.vaultPath, versions: versions, memory: &memory,
+                                       now: Self.start, policy: policy, decision: decision)
+        let plan = checked.plan
         let problem = Reconciler.replacementProblem(base: base.vault, disk: disk.vault)
         let decided = decision.map { "\($0.choice) about \($0.version.map { $0 == disk.sha256 ? "the disk's" : $0 } ?? "whatever is on disk")" }
         let context = "seed \(seed): \(problem.map { "\($0)" } ?? "no problem"), policy \(policy.vault), decision \(decided ?? "none")"
+        Self.expectEffects(of: checked, disk: disk, context)
+        // After the copy's grace it is folded; whatever the fold did, the copy is accounted for.
+        if case .reconcile = plan {
+            var later = memory
+            let folding = Reconciler.check(Self.snapshot(disk, copies: [foreign]), vault: Self.vaultPath, versions: versions, memory: &later,
+                                           now: Self.start.addingTimeInterval(10), policy: policy, decision: decision)
+            Self.expectEffects(of: folding, disk: disk, context)
+            if case .reconcile(let due) = folding.plan {
+                #expect(due.fold == [foreign], "the copy's grace did not end: \(context)")
+                try Self.expectSettled(due, memory: &later, &random, context)
+            }
+        }
         // A decision names the version it is about: another one on disk is asked about, never acted on.
         if let decision, let version = decision.version, version != disk.sha256 {
             guard case .ask = plan else { Issue.record("a version nobody decided on was not asked about: \(plan), \(context)"); return }
@@ -381,6 +394,163 @@ struct ReconcilerTests {
         } else if !(reconciliation.retire.contains(base_) || reconciliation.setAside.contains(base_)) {
             #expect(Reconciler.contains(disk.vault, base.vault) || vaultPolicy != .merge || reconciliation.takeInOnlyByRestore,
                     "the base is replaced, neither held nor kept: \(context)")
+        }
+    }
+
+    private static let vaultPath = "/folder/vault.kdbx"
+
+    /// The effects of a check say what its plan says, in the order the watcher carries them out: a
+    /// question or a refusal told about the version on disk; this device's versions set aside before
+    /// the base is recorded, the version taken in told before it is recorded, each version the plan
+    /// retires retired, and one fold of exactly the copies and versions the plan merges.
+    private static func expectEffects(of checked: Reconciler.Check, disk: Reconciler.Version, _ context: String) {
+        let told = checked.effects.compactMap { effect -> WatchEvent? in if case .tell(let event, _) = effect { event } else { nil } }
+        switch checked.plan {
+        case .ask:
+            #expect(told == [.decisionNeeded(vault: vaultPath, version: disk.sha256)] && checked.effects.count == 1, "\(context)")
+        case .refuse(let problem):
+            #expect(told == [.refused(vault: vaultPath, reason: problem, version: disk.sha256)] && checked.effects.count == 1, "\(context)")
+        case .overwrite(let own):
+            guard case .overwrite(let written)? = checked.effects.first, checked.effects.count == 1 else { Issue.record("\(context)"); return }
+            #expect(written.sha256 == own.sha256, "\(context)")
+        case .reconcile(let plan):
+            var retired: [String] = [], setAside: [String] = [], recorded: [Int] = [], folds: [([CopyFile], [String])] = []
+            var takenInTold: Int?
+            for (index, effect) in checked.effects.enumerated() {
+                switch effect {
+                case .retire(let sha256): retired.append(sha256)
+                case .setAside(let versions):
+                    setAside += versions
+                    #expect(recorded.isEmpty, "set aside after the base was recorded: \(context)")
+                case .recordBase(_, let held):
+                    recorded.append(index)
+                    #expect(held == plan.replacedBaseIsHeld, "\(context)")
+                case .fold(let copies, let restoring): folds.append((copies, restoring))
+                case .tell(.reloaded, _), .tell(.baseRecorded, _): takenInTold = index
+                case .tell, .rebuild, .overwrite: break
+                }
+            }
+            #expect(retired == plan.retire && setAside == plan.setAside, "\(context)")
+            let takesIn = plan.takeIn != nil && !plan.takeInOnlyByRestore
+            #expect(recorded.count == (takesIn ? 1 : 0) && (takenInTold.map { $0 < recorded[0] } ?? !takesIn), "\(context)")
+            if plan.fold.isEmpty && plan.restoreFrom.isEmpty {
+                #expect(folds.isEmpty, "\(context)")
+            } else {
+                #expect(folds.count == 1 && folds.first?.0 == plan.fold && folds.first?.1 == plan.restoreFrom, "\(context)")
+            }
+        default:
+            Issue.record("unexpected plan \(checked.plan): \(context)")
+        }
+    }
+
+    private static let foldResults: [CopyFolding.Result] = [.merged, .nothingNew, .deferred, .changedMeanwhile, .wouldMerge, .gone,
+                                                             .otherCredentials, .otherDatabase, .unreadable, .tooLarge, .tooCostly]
+
+    /// Whatever a fold of `plan` did, `settle` accounts for every copy folded: merged or retired
+    /// (told, and its pending version retired), refused (remembered as failed, told once), or
+    /// checked again (changed meanwhile, put off, a failure); every version restored is retired
+    /// once the fold went through, and a restore a decision depends on that wrote nothing fails.
+    private static func expectSettled(_ plan: Reconciler.Reconciliation, memory: inout Reconciler.Memory, _ random: inout SeededRandom,
+                                      _ context: String) throws {
+        let held = Bool.random(using: &random) ? Dictionary(uniqueKeysWithValues: plan.fold.map { ($0.path, "held-\($0.inode)") }) : [:]
+        let wrote = Bool.random(using: &random)
+        let outcome: Reconciler.FoldOutcome
+        switch Int.random(in: 0..<6, using: &random) {
+        case 0: outcome = .changedOnDisk
+        case 1: outcome = .failed("merging into the vault: the disk is full")
+        default:
+            outcome = .folded(CopyFolding.Report(outcomes: plan.fold.map { copy in
+                let result = foldResults[Int.random(in: 0..<foldResults.count, using: &random)]
+                return CopyFolding.Outcome(copy: copy.path, engine: copy.engine, result: result, changes: [], movedTo: "/kept/\(copy.inode)")
+            }, wroteVault: wrote))
+        }
+        let settled = Reconciler.settle(outcome, of: plan, copiesHeld: held, vault: vaultPath, nextRoom: start, memory: &memory)
+        let retired = settled.effects.compactMap { effect -> String? in if case .retire(let sha256) = effect { sha256 } else { nil } }
+        let told = settled.effects.compactMap { effect -> WatchEvent? in if case .tell(let event, _) = effect { event } else { nil } }
+        let context = "\(context), fold \(outcome)"
+        guard case .folded(let report) = outcome else {
+            #expect(settled.retryLater && retired.isEmpty, "a fold that did not go through retired something: \(context)")
+            #expect((settled.failure != nil) == (outcome.isFailure || plan.takeInOnlyByRestore), "\(context)")
+            return
+        }
+        #expect(Set(plan.restoreFrom).isSubset(of: Set(retired)), "a version merged back stays pending: \(context)")
+        if plan.takeInOnlyByRestore && !wrote { #expect(settled.failure != nil && settled.retryLater, "\(context)") }
+        for folded in report.outcomes {
+            let copy = try #require(plan.fold.first { $0.path == folded.copy })
+            let toldAbout = told.contains { event in
+                switch event {
+                case .conflictCopyMerged(_, let path, _, _, _), .conflictCopyRetired(_, let path, _), .conflictCopyLeft(_, let path, _): path == copy.path
+                case .copiesWaiting(_, let copies, _): copies.contains(copy.path)
+                default: false
+                }
+            }
+            switch folded.result {
+            case .merged, .nothingNew:
+                #expect(toldAbout && memory.failedCopies[copy.path] == nil, "a copy folded in was not told about: \(context)")
+                if let sha256 = held[copy.path] { #expect(retired.contains(sha256), "the copy's pending version stays: \(context)") }
+            case .otherCredentials, .otherDatabase, .unreadable, .tooLarge, .tooCostly:
+                #expect(memory.failedCopies[copy.path] == copy && !retired.contains(held[copy.path] ?? "-"), "\(context)")
+                #expect(toldAbout || memory.reportedCopies.contains(copy.path), "a refused copy was never told: \(context)")
+                // Told once: the same refusal again is not told again.
+                let again = Reconciler.settle(outcome, of: plan, copiesHeld: held, vault: vaultPath, nextRoom: start, memory: &memory)
+                #expect(!again.effects.contains { if case .tell(.conflictCopyLeft(_, copy.path, _), _) = $0 { true } else { false } },
+                        "a refusal told twice: \(context)")
+            case .deferred:
+                #expect(settled.retryLater && settled.deferred && memory.failedCopies[copy.path] == nil, "\(context)")
+            case .changedMeanwhile, .wouldMerge:
+                #expect(settled.retryLater, "a copy changed meanwhile is not checked again: \(context)")
+            case .gone:
+                #expect(!toldAbout && memory.failedCopies[copy.path] == nil, "\(context)")
+            }
+        }
+    }
+
+    @Test("each wait is told once while it lasts: a transfer, a missing vault (then its return), a rollback held for its copy (then its refusal)")
+    func waitsToldOnce() throws {
+        var memory = Reconciler.Memory()
+        let base = Self.version("b", try Self.original())
+        func told(_ snapshot: FolderSnapshot, versions: Reconciler.Versions = .init(base: nil, disk: nil), at seconds: Double = 0,
+                  policy: Reconciler.Policy = .init()) -> [WatchEvent] {
+            Reconciler.check(snapshot, vault: Self.vaultPath, versions: versions, memory: &memory, now: Self.start.addingTimeInterval(seconds),
+                             policy: policy).effects.compactMap { if case .tell(let event, _) = $0 { event } else { nil } }
+        }
+        let transfers = [".syncthing.vault.kdbx.tmp"]
+        #expect(told(Self.snapshot(base, transfers: transfers)) == [.waitingForSync(vault: Self.vaultPath, transfers: transfers)])
+        #expect(told(Self.snapshot(base, transfers: transfers)).isEmpty && Reconciler.awaitsTransfer(memory))
+        #expect(told(Self.snapshot(nil)) == [.vaultMissing(vault: Self.vaultPath)] && !Reconciler.awaitsTransfer(memory))
+        #expect(told(Self.snapshot(nil)).isEmpty)
+        let back = Reconciler.vaultPresent(Self.vaultPath, memory: &memory).compactMap { if case .tell(let event, _) = $0 { event } else { nil } }
+        #expect(back == [.vaultBack(vault: Self.vaultPath)] && Reconciler.vaultPresent(Self.vaultPath, memory: &memory).isEmpty)
+        let older = Self.version("o", try Self.editing("A", in: base.vault, password: "old", at: -10))
+        let newer = Self.version("n", try Self.editing("A", in: base.vault, password: "new", at: 10))
+        let policy = Reconciler.Policy(rollbackHold: 60)
+        let versions = Reconciler.Versions(base: newer, disk: older)
+        #expect(told(Self.snapshot(older), versions: versions, policy: policy) == [.waitingForCopy(vault: Self.vaultPath, problem: .rollback(olderEntries: 1), hold: 60)])
+        #expect(told(Self.snapshot(older), versions: versions, at: 30, policy: policy).isEmpty)
+        #expect(told(Self.snapshot(older), versions: versions, at: 60, policy: policy)
+                == [.refused(vault: Self.vaultPath, reason: .rollback(olderEntries: 1), version: older.sha256)])
+    }
+
+    /// Swift has no access level narrower than the module across files, so this test keeps the rule:
+    /// the watcher reads the Reconciler's memory and hands it to Reconciler functions, never changes it.
+    @Test("VaultWatcher changes the Reconciler's memory only through Reconciler functions")
+    func watcherChangesNoMemory() throws {
+        let path = #filePath.components(separatedBy: "/Tests/")[0] + "/Sources/SyncWatch/Watch/VaultWatcher.swift"
+        let source = try String(contentsOfFile: path, encoding: .utf8)
+            .replacingOccurrences(of: #"\n\s*"#, with: " ", options: .regularExpression)
+        let changes = [#"memory\.\w+(\[[^\]]*\])?\s*(=[^=]|\+=|-=)"#, #"memory\.(copyFailed|firstReport|noteVaultFile)\("#,
+                       #"memory\.\w+\.(append|insert|remove\w*|merge)\("#]
+        for pattern in changes {
+            let found = source.range(of: pattern, options: .regularExpression).map { String(source[$0]) }
+            #expect(found == nil, "VaultWatcher changes the memory itself: \(found ?? "")")
+        }
+        var rest = Substring(source)
+        while let handed = rest.range(of: "&memory") {
+            let before = rest[..<handed.lowerBound]
+            let call = before.range(of: "Reconciler.", options: .backwards).map { before[$0.upperBound...] }
+            #expect(call.map { !$0.contains("{") && !$0.contains("}") && $0.count < 300 } == true,
+                    "the memory handed to something other than a Reconciler function: \(before.suffix(120))")
+            rest = rest[handed.upperBound...]
         }
     }
 
@@ -586,4 +756,9 @@ struct ReconcilerTests {
                                    memory: &memory, now: Self.start, policy: .init())
         guard case .rebuild = plan else { Issue.record("\(plan)"); return }
     }
+}
+
+extension Reconciler.FoldOutcome {
+    /// Whether the fold failed outright.
+    var isFailure: Bool { if case .failed = self { true } else { false } }
 }

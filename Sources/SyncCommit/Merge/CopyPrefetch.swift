@@ -25,11 +25,9 @@ package final class CopyPrefetch: @unchecked Sendable {
         /// Where a copy that opens is kept at once (a version this device saw: the sync engine may
         /// overwrite or delete the copy before the check runs); nil: nowhere.
         package var pendingVersions: PendingVersions?
-        /// Which copies are kept aside: those with one of these inodes (the vault's own versions,
-        /// renamed aside by the sync engine), or every one when `makesEveryCopyPending`.
-        package var ownInodes: Set<UInt64> = []
-        /// Keep every copy that opens (no grace for other devices' copies), not only this device's own.
-        package var makesEveryCopyPending = true
+        /// Which copies that open are kept aside, by inode: the watcher's rule, given with the
+        /// parameters (every one unless told otherwise).
+        package var keepsPending: @Sendable (UInt64) -> Bool = { _ in true }
 
         /// Copies opened with `key` (no derivation where `cachedKey` fits) on `fileSystem`, within `budget`.
         package init(key: CompositeKey, cachedKey: DerivedKey?, fileSystem: FileSystem, budget: ForeignVersionBudget) {
@@ -134,7 +132,7 @@ package final class CopyPrefetch: @unchecked Sendable {
         guard let (folder, name) = try? DirectoryHandle.parent(of: path, on: parameters.fileSystem),
               let read = try? ForeignVersion.read(name, in: folder, budget: parameters.budget) else { return nil }
         let vault = ForeignVersion.opening(read.bytes, key: parameters.key, cachedKey: parameters.cachedKey, budget: parameters.budget)
-        if !vault.isRefusal && (parameters.makesEveryCopyPending || parameters.ownInodes.contains(read.fingerprint.inode)) {
+        if !vault.isRefusal && parameters.keepsPending(read.fingerprint.inode) {
             try? parameters.pendingVersions?.add(read.bytes)
         }
         return (read.fingerprint, vault)

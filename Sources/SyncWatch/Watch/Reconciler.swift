@@ -74,115 +74,6 @@ public enum Reconciler {
         }
     }
 
-    /// What the reconciler keeps from one check to the next (the watcher holds it).
-    public struct Memory: Sendable {
-        /// The files the vault has been, newest last (seeded from `SeenVaultFiles`): a copy that is one
-        /// of them is this device's own version, renamed aside by the sync engine.
-        public internal(set) var vaultFiles: [FileIdentity] = []
-        /// When each copy from another device was first seen.
-        var foreignCopiesSeen: [CopyFile: Date] = [:]
-        /// Copies that could not be merged, as they were then: not tried again until they change.
-        var failedCopies: [String: CopyFile] = [:]
-        /// Why each of them failed (the fold's result).
-        var failureReasons: [String: ForeignVersion.Refusal] = [:]
-        /// Copies already reported (copy policy `report`, or left after a failure).
-        var reportedCopies: Set<String> = []
-        /// The version that looked like a rollback, and since when.
-        var rollbackSeen: (sha256: String, since: Date)?
-        /// Pending versions found not to be contained in a disk version: `pending sha -> disk sha`.
-        var notContained: [String: String] = [:]
-        /// The version this device's watcher last wrote, until a check has seen it on disk.
-        var ownWrite: Fingerprint?
-        /// The problem last told (an error, an unreadable file).
-        var lastProblem: (kind: WatchEvent.Kind, detail: String)?
-        /// Copies were put off because the vault's allowance for opening them was spent, and that was
-        /// told (once, until a fold puts none off).
-        var deferralTold = false
-
-        /// Nothing remembered yet.
-        public init() {}
-
-        /// Remembers `vaultFiles` (oldest first) as files the vault has been.
-        public init(vaultFiles: [FileIdentity]) {
-            self.vaultFiles = vaultFiles
-        }
-
-        /// Whether `copy` is a file the vault has been: this device's own version, renamed aside.
-        func isOwnVersion(_ copy: CopyFile) -> Bool {
-            vaultFiles.contains { $0.isSameFile(as: copy.identity) }
-        }
-
-        /// Remembers the vault's file `identity` (newest), as many as `SeenVaultFiles` keeps.
-        mutating func noteVaultFile(_ identity: FileIdentity) {
-            guard vaultFiles.last != identity else { return }
-            vaultFiles.removeAll { $0 == identity }
-            vaultFiles.append(identity)
-            if vaultFiles.count > SeenVaultFiles.maximumCount { vaultFiles.removeFirst(vaultFiles.count - SeenVaultFiles.maximumCount) }
-        }
-
-        /// A copy could not be merged as it is now (`reason`): left until it changes.
-        mutating func copyFailed(_ copy: CopyFile, reason: ForeignVersion.Refusal) {
-            failedCopies[copy.path] = copy
-            failureReasons[copy.path] = reason
-        }
-
-        /// Whether `copy` was already reported; marks it reported.
-        mutating func firstReport(of copy: String) -> Bool { reportedCopies.insert(copy).inserted }
-
-        /// Why `copy` failed when it was last tried (unreadable when not remembered).
-        func failure(of copy: String) -> ForeignVersion.Refusal { failureReasons[copy] ?? .unreadable }
-    }
-
-    /// What the watcher tells about a copy after a fold.
-    public enum CopyNotice: Sendable {
-        /// Merged in (it brought changes), and kept on this device (`movedTo`).
-        case merged(CopyFolding.Outcome)
-        /// Everything it held was in the vault; kept on this device.
-        case retired(CopyFolding.Outcome)
-        /// Refused, and left where it is until it changes (told once).
-        case left(copy: String, reason: ForeignVersion.Refusal)
-        /// Put off: the vault's allowance for opening copies from elsewhere is spent for now (told once
-        /// for all of them, until a fold puts none off).
-        case waiting(copies: [String])
-    }
-
-    /// What a fold's outcomes mean: the copies merged or retired are forgotten as failed, refused
-    /// ones remembered (not opened again while unchanged) and told once; a copy that changed while
-    /// it was merged, or a plan with copies in their grace, is checked again. No I/O.
-    public static func apply(
-        _ outcomes: [CopyFolding.Outcome], of plan: Reconciliation, to memory: inout Memory
-    ) -> (notices: [CopyNotice], retryLater: Bool) {
-        var notices: [CopyNotice] = []
-        var retryLater = plan.retryAt != nil
-        let deferred = outcomes.filter { $0.result == .deferred }.map(\.copy)
-        if deferred.isEmpty {
-            memory.deferralTold = false
-        } else {
-            retryLater = true
-            if !memory.deferralTold { notices.append(.waiting(copies: deferred)) }
-            memory.deferralTold = true
-        }
-        for outcome in outcomes {
-            switch outcome.result {
-            case .deferred:
-                break  // told above, tried again once the allowance has room
-            case .merged, .nothingNew:
-                memory.failedCopies[outcome.copy] = nil
-                memory.failureReasons[outcome.copy] = nil
-                notices.append(outcome.result == .merged ? .merged(outcome) : .retired(outcome))
-            case .changedMeanwhile, .wouldMerge:
-                retryLater = true
-            case .gone:
-                break  // its removal is a file event of its own: the next check lists the folder without it
-            case .otherCredentials, .otherDatabase, .unreadable, .tooLarge, .tooCostly:
-                let refusal = outcome.result.refusal ?? .unreadable
-                if let copy = plan.fold.first(where: { $0.path == outcome.copy }) { memory.copyFailed(copy, reason: refusal) }
-                if memory.firstReport(of: outcome.copy) { notices.append(.left(copy: outcome.copy, reason: refusal)) }
-            }
-        }
-        return (notices, retryLater)
-    }
-
     /// Whether `event` is told: a problem the same as the last one told is not told again until
     /// something else happened (a step that keeps failing reports once; a wait for a transfer does
     /// not count as something else).
@@ -206,6 +97,18 @@ public enum Reconciler {
     public static func refused(_ copy: CopyFile, for reason: ForeignVersion.Refusal, in memory: inout Memory) -> Bool {
         memory.copyFailed(copy, reason: reason)
         return memory.firstReport(of: copy.path)
+    }
+
+    /// Which copies that open are kept as pending versions the moment they arrive, by inode: each is
+    /// a version this device saw (often its own, renamed aside by the sync engine, perhaps another
+    /// program's save the watcher never read), kept before the engine can overwrite it with a
+    /// same-named copy from elsewhere. With no grace for other devices' copies every one is kept
+    /// (each is merged at once); with one, only this device's own (an inode the vault's file has
+    /// or had, `vaultInode` now).
+    public static func keepsPendingOnArrival(policy: Policy, memory: Memory, vaultInode: UInt64) -> @Sendable (UInt64) -> Bool {
+        guard !policy.makesEveryCopyPendingOnArrival else { return { _ in true } }
+        let own = Set(memory.vaultFiles.map(\.inode) + [vaultInode])
+        return { own.contains($0) }
     }
 
     /// Why a version is not taken.

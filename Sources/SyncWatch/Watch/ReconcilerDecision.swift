@@ -34,4 +34,25 @@ extension Reconciler {
         /// The policy the plan follows for the version on disk under this decision.
         var vaultPolicy: VaultWatcher.Policy { choice == .reload ? .reload : .merge }
     }
+
+    /// Whether a vault whose last event is `kind` waits for a person's decision: a change on disk
+    /// under the `ask` policy, or a version refused (a rollback, another database).
+    public static func waitsForDecision(after kind: WatchEvent.Kind) -> Bool {
+        kind == .decisionNeeded || kind == .refused
+    }
+
+    /// The version on disk (SHA-256) a decision is about after `event` (nil: none is asked for).
+    public static func versionToDecide(after event: WatchEvent) -> String? {
+        switch event {
+        case .refused(_, _, let version), .decisionNeeded(_, let version): version
+        default: nil
+        }
+    }
+
+    /// Whether a watch started after `last` (the vault's last event before it) may hold a rollback
+    /// for its copy: not when the version was refused already (then a decision failed, a pause, a
+    /// reread): it was held once, and is refused again at once.
+    public static func holdsRollback(after last: WatchEvent.Kind?) -> Bool {
+        last != .refused
+    }
 }

@@ -47,9 +47,6 @@ public final class VaultWatcher {
     private var openedVersions: [String: OpenedVault] = [:]
     /// Copies beside the vault whose bytes are among the pending versions: path -> SHA-256.
     private var copiesPending: [String: String] = [:]
-    private var missingReported = false
-    private var waitingForCopy = false
-    private var waitingForRebuild = false
     /// The vault's file identity last written to `SeenVaultFiles`.
     private var notedVaultFile: FileIdentity?
     /// The budget for versions from elsewhere in the check in progress, computed once from its
@@ -61,7 +58,7 @@ public final class VaultWatcher {
     /// a rebuild candidate, copies opened ahead), counted across them and over time.
     package let allowance: ForeignWorkAllowance
     /// A sync engine's transfer into the folder was reported and is still awaited.
-    public private(set) var waitingForTransfer = false
+    public var waitingForTransfer: Bool { Reconciler.awaitsTransfer(memory) }
 
     /// `foreignCopyGrace`: a sync engine makes a conflict copy on one device (by renaming that
     /// device's version aside) and ships it to the others. If every device merged it at once, each
@@ -81,16 +78,16 @@ public final class VaultWatcher {
         self.emit = emit
         // The files the vault was in earlier runs: a copy that is one of them is this device's own.
         let seenFiles = SeenVaultFiles(state: context.state, vaultPath: context.path).list()
-        memory = Reconciler.Memory(vaultFiles: seenFiles)
-        notedVaultFile = seenFiles.last
         // Copies an earlier run could not merge: not opened again while they are unchanged.
-        for (copyPath, failure) in FailedCopies(state: context.state, vaultPath: context.path).load() {
+        let failed = FailedCopies(state: context.state, vaultPath: context.path).load().compactMap { copyPath, failure -> (copy: CopyFile, reason: ForeignVersion.Refusal)? in
             guard let engine = ConflictCopies.engine(ofName: PathText.name(of: copyPath),
                                                      forVaultNamed: PathText.name(of: context.path),
-                                                     naming: context.settings.copyNaming) else { continue }
-            memory.copyFailed(CopyFile(path: copyPath, engine: engine, inode: failure.inode, size: failure.size, modified: failure.modified),
-                              reason: ForeignVersion.Refusal(rawValue: failure.reason) ?? .unreadable)
+                                                     naming: context.settings.copyNaming) else { return nil }
+            return (CopyFile(path: copyPath, engine: engine, inode: failure.inode, size: failure.size, modified: failure.modified),
+                    ForeignVersion.Refusal(rawValue: failure.reason) ?? .unreadable)
         }
+        memory = Reconciler.Memory(vaultFiles: seenFiles, failedCopies: failed)
+        notedVaultFile = seenFiles.last
         savedFailures = memory.failedCopies
     }
 
@@ -139,14 +136,9 @@ public final class VaultWatcher {
     /// Keeps how copies of the vault file read now (`bytes`, inode `inode`) are opened, for `prepare`.
     private func rememberCopyOpening(for bytes: Data, inode: UInt64, budget: ForeignVersionBudget) {
         var opening = CopyPrefetch.Parameters(key: key, cachedKey: cachedKey, fileSystem: fileSystem, budget: budget)
-        // A copy is a version this device saw (often its own, renamed aside by the sync engine,
-        // perhaps another program's save the watcher never read): kept before the engine can
-        // overwrite it with a same-named copy from elsewhere.
-        // With a grace for other devices' copies, only this device's own are kept (a kept copy is
-        // merged at once).
+        // Which arriving copies are kept as pending versions is the Reconciler's rule.
         opening.pendingVersions = PendingVersions(state: state, vaultPath: path)
-        opening.makesEveryCopyPending = reconcilerPolicy.makesEveryCopyPendingOnArrival
-        opening.ownInodes = Set(memory.vaultFiles.map(\.inode) + [inode])
+        opening.keepsPending = Reconciler.keepsPendingOnArrival(policy: reconcilerPolicy, memory: memory, vaultInode: inode)
         copyArrivals.set(opening)
     }
 
@@ -157,13 +149,14 @@ public final class VaultWatcher {
     public private(set) var copiesOutstanding = false
     /// The last check put copies off until the vault's allowance has room again (`VaultChecking`).
     package private(set) var retryNotBefore: Date?
-    private func report(_ event: WatchEvent) {
+    private func report(_ event: WatchEvent, oncePerCopy copy: String? = nil) {
         if event.kind.isProblem { failedLastCheck = true }
-        if Reconciler.tells(event, memory: &memory) { emit(event) }
+        if Reconciler.tells(event, oncePerCopy: copy, memory: &memory) { emit(event) }
     }
 
     /// One pass over the vault's folder: one listing (`FolderSnapshot`), the versions it needs opened,
-    /// the `Reconciler`'s plan, and the plan carried out (through `MergeCommit` when it merges).
+    /// the `Reconciler`'s plan and its effects (`Reconciler.check`), and the effects executed in order
+    /// (through `MergeCommit` when it merges; what a fold did goes back to `Reconciler.settle`).
     /// Returns false when the pass should be retried later (a transfer, a missing or half-written
     /// vault, a rollback held, a copy in its grace, a failure).
     @discardableResult
@@ -201,25 +194,56 @@ public final class VaultWatcher {
         // decision, a changed key or a refusal has said why, and is not made again for the copies.
         copiesOutstanding = false
         var plannedCopies = false
-        defer { copiesOutstanding = plannedCopies && reconcilerPolicy.copies != .ignore && snapshot.copies.contains { copy in
-            memory.failedCopies[copy.path] != copy && !memory.reportedCopies.contains(copy.path)
-        } }
-        if !snapshot.transfers.isEmpty {
-            if !waitingForTransfer { report(.waitingForSync(vault: path, transfers: snapshot.transfers)) }
-            waitingForTransfer = true
-            return .transferring
-        }
-        waitingForTransfer = false
-        guard case .present(let fingerprint) = snapshot.vault, let bytes else {
-            if case .failed(let message) = snapshot.vault {
-                report(.error(vault: path, message: message))
-                return .failed(message)
+        defer { copiesOutstanding = plannedCopies && Reconciler.copiesOutstanding(snapshot.copies, memory: memory, policy: reconcilerPolicy) }
+        // The versions at hand, opened when the vault is there (nothing to open for a transfer, a
+        // failed read or a missing vault: the plan decides from the listing alone).
+        var versions = Reconciler.Versions(base: nil, disk: nil)
+        var copyHoldsNewer = false
+        var present: (fingerprint: Fingerprint, bytes: Data)?
+        if snapshot.transfers.isEmpty, case .present(let fingerprint) = snapshot.vault, let bytes {
+            present = (fingerprint, bytes)
+            switch gather(snapshot, fingerprint: fingerprint, bytes: bytes, record: record, decision: decision) {
+            case .ended(let ending): return ending
+            case .versions(let opened, let evidence):
+                versions = opened
+                copyHoldsNewer = evidence
             }
-            return vaultMissing(snapshot, now: now, mayRebuild: mayRebuild, decision: decision)
         }
-        if missingReported { report(.vaultBack(vault: path)) }
-        missingReported = false
-        waitingForRebuild = false
+        // The one decision of this check, with the effects that carry it out.
+        let decided = Reconciler.check(snapshot, vault: path, versions: versions, memory: &memory, now: now, policy: reconcilerPolicy,
+                                       copyHoldsNewer: copyHoldsNewer, decision: decision, mayRebuild: mayRebuild)
+        guard let (fingerprint, bytes) = present else { return withoutVault(decided, now: now, decision: decision) }
+        noteVaultFile()
+        if case .reconcile(let reconciliation) = decided.plan {
+            plannedCopies = true
+            return .reconciled(carryOut(decided.effects, of: reconciliation, versions: versions, bytes: bytes, fingerprint: fingerprint))
+        }
+        for effect in decided.effects {
+            if case .overwrite(let base) = effect { return overwrite(fingerprint, bytes: bytes, with: base) }
+            tell(effect)
+        }
+        switch decided.plan {
+        case .wait(.rollbackHold): return .waiting("held for the conflict copy with this device's newer versions")
+        case .refuse(let problem): return .refused(problem)
+        case .ask: return .asked(fingerprint.sha256)
+        case .noOwnVersion: return .noOwnVersion
+        default: return .waiting("the vault is not readable now")  // transfers, a missing or failed vault: planned without opening
+        }
+    }
+
+    /// What gathering a check's versions gave: the versions opened and the rollback evidence, or the
+    /// check's end (the vault no longer opens with this key, or does not parse yet).
+    private enum Gathered {
+        case versions(Reconciler.Versions, copyHoldsNewer: Bool)
+        case ended(CheckEnding)
+    }
+
+    /// Opens the versions a check of the vault read as `bytes` needs (the base, the disk version when
+    /// it differs, the pending ones), frees those no longer in use, and gathers the rollback evidence
+    /// when `Reconciler.needsRollbackEvidence` says so.
+    private func gather(_ snapshot: FolderSnapshot, fingerprint: Fingerprint, bytes: Data, record: (record: SyncStateStore.Record, bytes: Data)?,
+                        decision: Reconciler.Decision?) -> Gathered {
+        for effect in Reconciler.vaultPresent(path, memory: &memory) { tell(effect) }
         rememberCopyOpening(for: bytes, inode: fingerprint.inode, budget: budget)
         var versions = Reconciler.Versions(base: nil, disk: nil)
         if let record { versions.base = version(record.bytes, sha256: record.record.fingerprint.sha256) }
@@ -231,10 +255,10 @@ public final class VaultWatcher {
                 versions.disk = Reconciler.Version(sha256: fingerprint.sha256, vault: opened.vault)
             } catch KDBXError.wrongCredentials {
                 report(.keyChanged(vault: path))
-                return .keyChanged
+                return .ended(.keyChanged)
             } catch {
                 report(.unreadable(vault: path, reason: "\(error)"))
-                return .unreadable("\(error)")
+                return .ended(.unreadable("\(error)"))
             }
         }
         let pending = PendingVersions(state: state, vaultPath: path)
@@ -272,38 +296,15 @@ public final class VaultWatcher {
             var refused: [(copy: CopyFile, reason: ForeignVersion.Refusal)] = []
             copyHoldsNewer = copyHoldsNewerVersions(than: disk.vault, base: base.vault,
                                                     copies: snapshot.copies.filter { memory.failedCopies[$0.path] != $0 }, refused: &refused)
-            // A copy put off for the allowance is not a failed one: it is opened once there is room.
-            for (copy, reason) in refused where reason != .deferred { memory.copyFailed(copy, reason: reason) }
+            Reconciler.evidenceRefused(refused, memory: &memory)
             if !refused.isEmpty { saveFailedCopies() }
         }
-        let plan = Reconciler.plan(snapshot, versions: versions, memory: &memory, now: now, policy: reconcilerPolicy,
-                                   copyHoldsNewer: copyHoldsNewer, decision: decision)
-        noteVaultFile()
-        switch plan {
-        case .wait(.rollbackHold(let problem, _)):
-            if !waitingForCopy { report(.waitingForCopy(vault: path, problem: problem, hold: reconcilerPolicy.rollbackHold)) }
-            waitingForCopy = true
-            return .waiting("held for the conflict copy with this device's newer versions")
-        case .wait, .fail, .rebuild:
-            return .waiting("the vault is not readable now")  // transfers, a missing or failed vault: handled above
-        case .refuse(let problem):
-            waitingForCopy = false
-            report(.refused(vault: path, reason: problem, version: fingerprint.sha256))
-            return .refused(problem)
-        case .ask:
-            waitingForCopy = false
-            report(.decisionNeeded(vault: path, version: fingerprint.sha256))
-            return .asked(fingerprint.sha256)
-        case .noOwnVersion:
-            return .noOwnVersion
-        case .overwrite(let base):
-            waitingForCopy = false
-            return overwrite(fingerprint, bytes: bytes, with: base)
-        case .reconcile(let reconciliation):
-            waitingForCopy = false
-            plannedCopies = true
-            return .reconciled(carryOut(reconciliation, versions: versions, bytes: bytes, fingerprint: fingerprint))
-        }
+        return .versions(versions, copyHoldsNewer: copyHoldsNewer)
+    }
+
+    /// Tells the event of a `tell` effect (other effects are carried out where they belong).
+    private func tell(_ effect: Reconciler.Effect) {
+        if case .tell(let event, let copy) = effect { report(event, oncePerCopy: copy) }
     }
 
     /// Keeps the vault's newest file identity in the state, for later runs (`SeenVaultFiles`).
@@ -317,26 +318,23 @@ public final class VaultWatcher {
         }
     }
 
-    /// The vault is not there: waits, or rebuilds it from the copies a sync engine renamed aside
-    /// (the `Reconciler`'s rule), then checks again (once) to fold the other copies in.
-    private func vaultMissing(_ snapshot: FolderSnapshot, now: Date, mayRebuild: Bool, decision: Reconciler.Decision?) -> CheckEnding {
-        let plan = Reconciler.plan(snapshot, versions: Reconciler.Versions(base: nil, disk: nil), memory: &memory, now: now,
-                                   policy: reconcilerPolicy)
-        switch plan {
-        case .rebuild(let copy) where mayRebuild:
+    /// A check decided from the listing alone (a transfer, a failed read, a missing vault): its
+    /// events told, or the vault rebuilt from a copy a sync engine renamed aside, then checked again
+    /// (once) to fold the other copies in.
+    private func withoutVault(_ decided: Reconciler.Check, now: Date, decision: Reconciler.Decision?) -> CheckEnding {
+        for effect in decided.effects {
+            guard case .rebuild(let copy) = effect else { tell(effect); continue }
             guard rebuild(from: copy) else { return .waiting("the vault is missing and could not be rebuilt from its copies yet") }
             let after = check(now: now, mayRebuild: false, decision: decision)
             guard case .reconciled(var carried) = after else { return after }
             carried.rebuilt = true
             return .reconciled(carried)
-        case .wait(.rebuildElsewhere(let copies, let until)):
-            if !waitingForRebuild { report(.waitingForRebuild(vault: path, copies: copies, until: until)) }
-            waitingForRebuild = true
-            return .waiting("the vault is missing; the device that renamed it aside rebuilds it")
-        default:
-            if !missingReported { report(.vaultMissing(vault: path)) }
-            missingReported = true
-            return .waiting("the vault is missing")
+        }
+        switch decided.plan {
+        case .wait(.transfers): return .transferring
+        case .fail(let message): return .failed(message)
+        case .wait(.rebuildElsewhere): return .waiting("the vault is missing; the device that renamed it aside rebuilds it")
+        default: return .waiting("the vault is missing")
         }
     }
 
@@ -377,9 +375,7 @@ public final class VaultWatcher {
             report(.error(vault: path, message: "rebuilding the vault from \(copy.path): \(error)"))
             return false
         }
-        missingReported = false
-        waitingForRebuild = false
-        report(.rebuiltFromCopy(vault: path, copy: copy.path))
+        for effect in Reconciler.rebuilt(path, from: copy, memory: &memory) { tell(effect) }
         return true
     }
 
@@ -496,68 +492,62 @@ public final class VaultWatcher {
         return true
     }
 
-    /// Said when a decision to merge this device's versions back into a refused version wrote nothing.
-    private static let restoreNotWritten = "this device's versions were not merged back (the vault changed meanwhile); nothing was taken, decide again"
-
-    /// Carries out one reconciliation: the new version recorded, pending versions retired, copies
-    /// reported, and copies and lacking versions merged in one commit; what that did.
-    private func carryOut(_ plan: Reconciler.Reconciliation, versions: Reconciler.Versions, bytes: Data,
+    /// Carries out the effects of one reconciliation in order (the new version recorded, pending
+    /// versions retired, copies reported, copies and lacking versions merged in one commit); what that did.
+    private func carryOut(_ effects: [Reconciler.Effect], of plan: Reconciler.Reconciliation, versions: Reconciler.Versions, bytes: Data,
                           fingerprint: Fingerprint) -> CheckEnding.Carried {
         var carried = CheckEnding.Carried()
-        /// A step failed: told, and the check is tried again later.
-        func failing(_ message: String) -> CheckEnding.Carried {
-            report(.error(vault: path, message: message))
-            carried.failure = carried.failure ?? message
-            carried.done = false
-            return carried
-        }
+        carried.done = plan.retryAt == nil
         let pending = PendingVersions(state: state, vaultPath: path)
-        if plan.ownWriteSeen { report(.ownWriteIgnored(vault: path)) }
-        // Before the base is replaced: it may be one of the versions set aside.
-        guard setAside(plan.setAside) else {
-            carried.done = false
-            carried.failure = "this device's version could not be set aside"
-            return carried
-        }
-        if let takeIn = plan.takeIn, !plan.takeInOnlyByRestore {
-            switch takeIn {
-            case .first: report(.baseRecorded(vault: path))
-            case .changed(let changes):
-                report(.reloaded(vault: path, changes: changes))
-                carried.changes += changes
+        for effect in effects {
+            switch effect {
+            case .tell:
+                tell(effect)
+            case .setAside(let versions):
+                guard setAside(versions) else {
+                    carried.done = false
+                    carried.failure = "this device's version could not be set aside"
+                    return carried
+                }
+            case .recordBase(let takeIn, let replacedIsHeld):
+                if case .changed(let changes) = takeIn { carried.changes += changes }
+                carried.tookIn = true
+                do {
+                    try state.record(bytes, fingerprint: fingerprint, for: path, replaced: replacedIsHeld ? .contained : .stayPending)
+                } catch {
+                    report(.error(vault: path, message: "\(error)"))
+                    carried.failure = "\(error)"
+                }
+            case .retire(let sha256):
+                pending.retire(sha256: sha256)
+            case .fold(let copies, let restoring):
+                fold(copies, restoring: restoring, of: plan, versions: versions, bytes: bytes, fingerprint: fingerprint, into: &carried)
+            case .rebuild, .overwrite:
+                break  // plans of their own, never part of a reconciliation
             }
-            carried.tookIn = true
-            do {
-                try state.record(bytes, fingerprint: fingerprint, for: path, replaced: plan.replacedBaseIsHeld ? .contained : .stayPending)
-            } catch {
-                report(.error(vault: path, message: "\(error)"))
-                carried.failure = "\(error)"
-            }
         }
-        for sha256 in plan.retire { pending.retire(sha256: sha256) }
-        for copy in plan.report { report(.conflictCopyFound(vault: path, copy: copy.path)) }
-        // Left because it failed before and has not changed: said once, not opened again.
-        for copy in plan.leftAsFailed where memory.firstReport(of: copy.path) {
-            report(.conflictCopyLeft(vault: path, copy: copy.path, reason: CopyFolding.Result(memory.failure(of: copy.path))))
-        }
-        defer { saveFailedCopies() }
-        guard !plan.fold.isEmpty || !plan.restoreFrom.isEmpty else {
-            carried.done = plan.retryAt == nil
-            return carried
-        }
+        saveFailedCopies()
+        return carried
+    }
+
+    /// Merges `copies` and the pending versions `restoring` (by SHA-256) into the vault in one
+    /// commit, reports what that did to `Reconciler.settle` and carries out what follows.
+    private func fold(_ copies: [CopyFile], restoring: [String], of plan: Reconciler.Reconciliation, versions: Reconciler.Versions,
+                      bytes: Data, fingerprint: Fingerprint, into carried: inout CheckEnding.Carried) {
         let known = [versions.base, versions.disk].compactMap { $0 } + versions.pending
-        let restoring = plan.restoreFrom.compactMap { sha256 in known.first { $0.sha256 == sha256 } }.map {
+        let inputs = restoring.compactMap { sha256 in known.first { $0.sha256 == sha256 } }.map {
             MergeCommit.Input(name: "a version this device synced", vault: $0.vault, sha256: $0.sha256, base: .remembered($0.vault))
         }
         guard let opened = openedVersions[fingerprint.sha256] else {
             carried.done = false
-            return carried
+            return
         }
+        let outcome: Reconciler.FoldOutcome
         do {
             let session = try SyncSession(context: context, onDisk: opened, bytes: bytes, fingerprint: fingerprint)
-            let folded = try CopyFolding.fold(plan.fold.map(\.copy), into: session, base: opened.vault, key: key,
-                                                  cachedKey: opened.derivedKey, limits: limits, dryRun: false,
-                                                  prefetched: prefetch, restoring: restoring, budget: budget)
+            let folded = try CopyFolding.fold(copies.map(\.copy), into: session, base: opened.vault, key: key,
+                                              cachedKey: opened.derivedKey, limits: limits, dryRun: false,
+                                              prefetched: prefetch, restoring: inputs, budget: budget)
             if folded.wroteVault {
                 Reconciler.wrote(session.fingerprint, in: &memory)
                 // The version written is the next check's base: kept open, not parsed again.
@@ -565,41 +555,24 @@ public final class VaultWatcher {
             }
             carried.wroteVault = folded.wroteVault
             carried.restored = folded.restored
-            carried.changes += folded.restored
-            // Every version merged is in the vault now (written, or found there already).
-            for sha256 in plan.restoreFrom { pending.retire(sha256: sha256) }
-            for outcome in folded.outcomes where [.merged, .nothingNew].contains(outcome.result) {
-                if let sha256 = copiesPending[outcome.copy] { pending.retire(sha256: sha256) }
-            }
-            if !folded.restored.isEmpty { report(.restored(vault: path, changes: folded.restored)) }
-            if plan.takeInOnlyByRestore && !folded.wroteVault { _ = failing(Self.restoreNotWritten) }
-            let (notices, retryLater) = Reconciler.apply(folded.outcomes, of: plan, to: &memory)
-            for notice in notices {
-                switch notice {
-                case .merged(let outcome):
-                    carried.changes += outcome.changes
-                    report(.conflictCopyMerged(vault: path, copy: outcome.copy, keptAs: outcome.movedTo ?? "", changes: outcome.changes,
-                                               explanation: outcome.explanation))
-                case .retired(let outcome):
-                    report(.conflictCopyRetired(vault: path, copy: outcome.copy, keptAs: outcome.movedTo ?? ""))
-                case .left(let copy, let reason):
-                    report(.conflictCopyLeft(vault: path, copy: copy, reason: CopyFolding.Result(reason)))
-                case .waiting(let copies):
-                    report(.copiesWaiting(vault: path, copies: copies, until: allowance.nextRoom(at: Date())))
-                }
-            }
-            if folded.outcomes.contains(where: { $0.result == .deferred }) {
-                retryNotBefore = clock.now.addingTimeInterval(allowance.nextRoom(at: Date()).timeIntervalSinceNow)
-            }
-            carried.done = carried.done && !retryLater
-            return carried
+            outcome = .folded(folded)
         } catch SaveError.changedOnDisk {
-            if plan.takeInOnlyByRestore { return failing(Self.restoreNotWritten) }
-            carried.done = false  // another program wrote the vault meanwhile (every attempt): the next check reads it
-            return carried
+            outcome = .changedOnDisk
         } catch {
-            return failing("merging into the vault: \(error)")
+            outcome = .failed("merging into the vault: \(error)")
         }
+        let settled = Reconciler.settle(outcome, of: plan, copiesHeld: copiesPending, vault: path, nextRoom: allowance.nextRoom(at: Date()),
+                                        memory: &memory)
+        let pending = PendingVersions(state: state, vaultPath: path)
+        for effect in settled.effects {
+            if case .retire(let sha256) = effect { pending.retire(sha256: sha256) } else { tell(effect) }
+        }
+        carried.changes += settled.changes
+        if settled.deferred {
+            retryNotBefore = clock.now.addingTimeInterval(allowance.nextRoom(at: Date()).timeIntervalSinceNow)
+        }
+        carried.failure = carried.failure ?? settled.failure
+        carried.done = carried.done && !settled.retryLater
     }
 
     /// Writes this device's version `base` over the version on disk (`fingerprint`, read as `bytes`)
