@@ -132,10 +132,17 @@ final class DaemonProcess {
     /// `daemon status --json`, decoded.
     func status() throws -> [String: [String: Any]] {
         let outcome = try home.tool(["daemon", "status", "--json"])
-        let document = try JSONSerialization.jsonObject(with: Data(outcome.standardOutput.utf8)) as? [String: Any] ?? [:]
+        guard let document = (try? JSONSerialization.jsonObject(with: Data(outcome.standardOutput.utf8))) as? [String: Any] else {
+            throw StatusFailure(description: "daemon status exited \(outcome.status) without a JSON answer: \(outcome.standardError.suffix(500))")
+        }
         var byPath: [String: [String: Any]] = [:]
         for vault in document["vaults"] as? [[String: Any]] ?? [] { byPath[vault["path"] as? String ?? ""] = vault }
         return byPath
+    }
+
+    /// `daemon status` gave no answer (its exit status and what it said instead).
+    struct StatusFailure: Error, CustomStringConvertible {
+        let description: String
     }
 
     /// The state `daemon status` gives `vault`.
