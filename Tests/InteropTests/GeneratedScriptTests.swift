@@ -212,7 +212,17 @@ struct GeneratedScriptTests {
             // A history limit of 0 or 1 keeps too little history to tell when a field changed: the
             // order may then decide a conflict (nothing is lost, checked above).
             let historyLimited = scripts.contains(where: \.limitsHistory)
-            if ancestor != nil, !historyLimited, compared.contains(where: { !VaultDiff.sameContent($0, compared[0]) }) {
+            let ordersDiffer = compared.contains { !VaultDiff.sameContent($0, compared[0]) }
+            // A difference about a recycle bin: its setting, a bin group (the base's, or one a device made
+            // its bin with pykeepass) or an entry moved into or out of one.
+            let madeBins = scripts.flatMap(\.pykeepass).filter { $0["op"] as? String == "newRecycleBin" }
+            let binIDs = Set(madeBins.compactMap { ($0["uuid"] as? String).flatMap(UUID.init(uuidString:)) })
+            let binPaths = ["/Recycle Bin"] + madeBins.compactMap { ($0["name"] as? String).map { "/" + $0 } }
+            let isBinShaped = { (change: Change) -> Bool in
+                (change.kind == .metaChanged && change.fields == ["RecycleBin"]) || change.uuid.map(binIDs.contains) == true
+                    || binPaths.contains { change.path == $0 || change.path.hasPrefix($0 + "/") || change.detail.hasPrefix("from \($0)") }
+            }
+            if ancestor != nil, !historyLimited, ordersDiffer {
                 // (Both directions: a Meta difference shows only towards the side with the newer time.)
                 let differences = compared.dropFirst().map { VaultDiff.diff(from: compared[0], to: $0) + VaultDiff.diff(from: $0, to: compared[0]) }
                 // Known, not yet fixed: the recycle bin the merge makes for an entry kept against a deletion
@@ -222,13 +232,7 @@ struct GeneratedScriptTests {
                 // base's) and a third device's newer "bin off": which bin group the entries end in depends
                 // on the order the bins fold in.
                 // The same goes for groups a device made its bin (pykeepass), and the entries recycled into them.
-                let madeBins = scripts.flatMap(\.pykeepass).filter { $0["op"] as? String == "newRecycleBin" }
-                let binIDs = Set(madeBins.compactMap { ($0["uuid"] as? String).flatMap(UUID.init(uuidString:)) })
-                let binPaths = ["/Recycle Bin"] + madeBins.compactMap { ($0["name"] as? String).map { "/" + $0 } }
-                let binOnly = differences.joined().allSatisfy { change in
-                    (change.kind == .metaChanged && change.fields == ["RecycleBin"]) || change.uuid.map(binIDs.contains) == true
-                        || binPaths.contains { change.path == $0 || change.path.hasPrefix($0 + "/") || change.detail.hasPrefix("from \($0)") }
-                }
+                let binOnly = differences.joined().allSatisfy(isBinShaped)
                 // Known, not yet fixed: two devices set one value at different times and a third set another
                 // in between. The merge of the two keeps the value's earliest change time (a merged history
                 // interleaves both lines), so the third device's value wins when the two met first; the
@@ -238,14 +242,19 @@ struct GeneratedScriptTests {
                 problems.append("\(label): \(binOnly || sameValueTwice ? Self.knownMark : "")three devices do not converge: \(differences.map { $0.map { "\($0.kind) \($0.subject) \($0.title) \($0.fields) \($0.path) \($0.detail)" } })")
             }
             // The devices converge: the merge of their results is a version each device, receiving it,
-            // merges into itself without a change and without losing anything.
-            if ancestor == nil || historyLimited {
+            // merges into itself without a change and without losing anything (also where the order of
+            // merging decided a known shape above: exchanging the results settles it).
+            if ancestor == nil || historyLimited || ordersDiffer {
                 let final = try results.dropFirst().reduce(results[0]) { try VaultMerger.merge(base: ancestor?.vault, baseIsCertain: true, local: $0, remote: $1).vault }
                 problems += lostValues(final, scripts: scripts, except: timeRuled, noBase: ancestor == nil).map { "\(label), results exchanged: \($0)" }
                 for (index, result) in results.enumerated() {
                     let received = try VaultMerger.merge(base: ancestor?.vault, baseIsCertain: true, local: result, remote: final).vault
                     if !VaultDiff.sameContent(received.currentVersions.removingEntries(timeRuled), final.currentVersions.removingEntries(timeRuled)) {
-                        problems.append("\(label): device \(index) does not converge on the merge of the results: \(VaultDiff.diff(from: final, to: received).map { "\($0.kind) \($0.title) \($0.fields)" })")
+                        // Known, not yet fixed: where the order decided a bin shape, exchanging the results may
+                        // move a recycled entry between two bins once more (nothing is lost: checked above).
+                        let difference = VaultDiff.diff(from: final, to: received)
+                        let known = ordersDiffer && ancestor != nil && !historyLimited && difference.allSatisfy(isBinShaped)
+                        problems.append("\(label): \(known ? Self.knownMark : "")device \(index) does not converge on the merge of the results: \(difference.map { "\($0.kind) \($0.title) \($0.fields) \($0.path) \($0.detail)" })")
                     }
                 }
             }
