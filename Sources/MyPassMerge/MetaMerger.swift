@@ -19,8 +19,10 @@ struct MetaMerger {
         /// the two sides' values when the times are equal (else the values themselves).
         /// `time`: when a side changed the field, deciding a conflict with the base; `wholeTime`, when
         /// given, decides it without one (the side whose settings changed later).
+        /// `setBack`: a value equal to the ancestor's with a newer time of its own counts as set back
+        /// (a single value with its own time; not the recycle bin, whose one time covers two values).
         func resolve<T: Equatable>(_ name: String, _ value: (Meta) -> T, time: (Meta) -> Timestamp?, wholeTime: ((Meta) -> Timestamp?)? = nil,
-                                   order: ((Meta) -> String)? = nil, _ apply: (inout Meta) -> Void) {
+                                   order: ((Meta) -> String)? = nil, setBack: Bool = true, _ apply: (inout Meta) -> Void) {
             let l = value(local), r = value(remote)
             guard l != r else { return }
             let ranks = order.map { ($0(local) + String(describing: l), $0(remote) + String(describing: r)) }
@@ -33,7 +35,7 @@ struct MetaMerger {
                 // was changed (back) when its time is newer than the ancestor's (MERGE.md rule 14).
                 func changed(_ value: T, _ time: Timestamp?) -> Bool {
                     if value != b { return true }
-                    guard wholeTime == nil, let time, let bTime else { return false }
+                    guard setBack, wholeTime == nil, let time, let bTime else { return false }
                     return time > bTime
                 }
                 let localChanged = changed(l, lTime), remoteChanged = changed(r, rTime)
@@ -72,7 +74,7 @@ struct MetaMerger {
         }
         // The same time on both sides (pykeepass creates a bin without RecycleBinChanged): a bin over none.
         resolve("RecycleBin", { "\($0.recycleBinEnabled ? "enabled" : "disabled"), group \($0.recycleBinUUID?.canonicalString ?? "none")" },
-                time: { $0.recycleBinChanged }, order: { "\($0.recycleBinUUID == nil ? 0 : 1)\($0.recycleBinEnabled ? 1 : 0)" }) {
+                time: { $0.recycleBinChanged }, order: { "\($0.recycleBinUUID == nil ? 0 : 1)\($0.recycleBinEnabled ? 1 : 0)" }, setBack: false) {
             $0.recycleBinEnabled = remote.recycleBinEnabled
             $0.recycleBinUUID = remote.recycleBinUUID
             $0.recycleBinChanged = remote.recycleBinChanged
