@@ -15,11 +15,7 @@ import SyncState
 /// goes on through it, and the daemon neither stops nor starts an engine for it.
 @Suite("Decisions: taken in the running engine", .serialized)
 struct DaemonDecisionTests {
-    final class Events: Sendable {
-        private let list = Mutex<[WatchEvent]>([])
-        func add(_ event: WatchEvent) { list.withLock { $0.append(event) } }
-        var all: [WatchEvent] { list.withLock { $0 } }
-    }
+    typealias Events = RecordedEvents
 
     /// The workspace's vault as another device saved it, an entry `title` added, put in place by
     /// rename; its SHA-256.

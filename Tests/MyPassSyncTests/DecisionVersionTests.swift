@@ -30,16 +30,15 @@ struct DecisionVersionTests {
             let workspace = try Workspace()
             defer { workspace.remove() }
             let path = DurableFile.canonicalPath(workspace.vaultPath, on: .real)
-            let events = Mutex<[WatchEvent]>([])
-            let watcher = VaultWatcher(path: workspace.vaultPath, key: Workspace.key, state: workspace.state, limits: .standard, settings: DeviceSettings(), policy: .ask,
-                                       copyPolicy: .merge) { event in events.withLock { $0.append(event) } }
+            let events = RecordedEvents()
+            let watcher = workspace.watcher(policy: .ask, copyPolicy: .merge, recording: events)
             #expect(watcher.check())
             let base = try #require(workspace.state.base(for: path)).record.fingerprint.sha256
             let asked = try saveElsewhere(workspace, at: 100) { vault in
                 try vault.addingEntry(title: "Asked about", password: "x", to: vault.root.uuid, at: Timestamp(unixSeconds: 1_800_000_100)).vault
             }
             _ = watcher.check()
-            guard case .decisionNeeded(_, let version)? = events.withLock({ $0.last }) else { Issue.record("no question asked"); return }
+            guard case .decisionNeeded(_, let version)? = events.all.last else { Issue.record("no question asked"); return }
             #expect(version == asked)
             // Another save, deleting the vault's entry, lands before the decision is carried out.
             let swapped = try saveElsewhere(workspace, at: 200) { vault in

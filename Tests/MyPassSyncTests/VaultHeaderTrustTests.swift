@@ -36,9 +36,8 @@ struct VaultHeaderTrustTests {
     func raisedDerivationRefused() throws {
         let workspace = try Workspace()
         defer { workspace.remove() }
-        let events = Mutex<[WatchEvent]>([])
-        let watcher = VaultWatcher(path: workspace.vaultPath, key: Workspace.key, state: workspace.state, limits: .standard, settings: DeviceSettings(), policy: .merge,
-                                   copyPolicy: .merge) { event in events.withLock { $0.append(event) } }
+        let events = RecordedEvents()
+        let watcher = workspace.watcher(policy: .merge, copyPolicy: .merge, recording: events)
         #expect(watcher.check())
         let original = try workspace.bytes()
         try replaceVault(workspace, with: try Self.raisingRounds(of: original, to: UInt64(UInt32.max)))
@@ -46,8 +45,8 @@ struct VaultHeaderTrustTests {
         #expect(!watcher.check())
         #expect(!watcher.check(), "touched again")
         #expect(Date().timeIntervalSince(started) < 20, "the raised derivation ran (\(Date().timeIntervalSince(started)) s)")
-        let refusals = events.withLock { $0 }.filter { $0.kind == .unreadable }
-        #expect(refusals.count == 1 && refusals.first?.detail.contains("far costlier") == true, "\(events.withLock { $0.map(\.detail) })")
+        let refusals = events.all.filter { $0.kind == .unreadable }
+        #expect(refusals.count == 1 && refusals.first?.detail.contains("far costlier") == true, "\(events.all.map(\.detail))")
         #expect(try workspace.bytes() != original, "the planted file was replaced")
         // The vault's own version back: watched as before.
         try replaceVault(workspace, with: original)
@@ -58,9 +57,8 @@ struct VaultHeaderTrustTests {
     func strengthenedOnPurposeAccepted() throws {
         let workspace = try Workspace()
         defer { workspace.remove() }
-        let events = Mutex<[WatchEvent]>([])
-        let watcher = VaultWatcher(path: workspace.vaultPath, key: Workspace.key, state: workspace.state, limits: .standard, settings: DeviceSettings(), policy: .merge,
-                                   copyPolicy: .merge) { event in events.withLock { $0.append(event) } }
+        let events = RecordedEvents()
+        let watcher = workspace.watcher(policy: .merge, copyPolicy: .merge, recording: events)
         #expect(watcher.check())
         // 80 million rounds: beyond the budget measured against 10 (60 million), about a second here.
         let strengthened = try KDBXWriter.serialize(try KDBXReader.open(try workspace.bytes(), key: Workspace.key).vault,
@@ -69,27 +67,26 @@ struct VaultHeaderTrustTests {
                                                     key: Workspace.key).file
         try replaceVault(workspace, with: strengthened)
         #expect(!watcher.check())
-        #expect(events.withLock { $0.last?.detail.contains("`mypass-sync ls VAULT`") } == true, "\(events.withLock { $0.map(\.detail) })")
+        #expect(events.all.last?.detail.contains("`mypass-sync ls VAULT`") == true, "\(events.all.map(\.detail))")
         // The person opens it once with the vault's own limits: the version becomes this device's base.
         let unlocked = try VaultFile.read(workspace.vaultPath).unlock(try VaultCredentials(password: "sync-test"))
         unlocked.recordAsBase(in: workspace.state)
-        #expect(watcher.check(), "still refused after it was accepted: \(events.withLock { $0.last?.detail ?? "" })")
+        #expect(watcher.check(), "still refused after it was accepted: \(events.all.last?.detail ?? "")")
     }
 
     @Test("a header changed within the budget is derived once: a touched or rewritten file with the same header is not derived again")
     func changedHeaderDerivedOnce() throws {
         let workspace = try Workspace()
         defer { workspace.remove() }
-        let events = Mutex<[WatchEvent]>([])
-        let watcher = VaultWatcher(path: workspace.vaultPath, key: Workspace.key, state: workspace.state, limits: .standard, settings: DeviceSettings(), policy: .merge,
-                                   copyPolicy: .merge) { event in events.withLock { $0.append(event) } }
+        let events = RecordedEvents()
+        let watcher = workspace.watcher(policy: .merge, copyPolicy: .merge, recording: events)
         #expect(watcher.check())
         // 40 million rounds: within the budget (60 million), a noticeable derivation.
         try replaceVault(workspace, with: try Self.raisingRounds(of: try workspace.bytes(), to: 40_000_000))
         var started = Date()
         _ = watcher.check()
         let first = Date().timeIntervalSince(started)
-        #expect(events.withLock { $0.last?.kind } == .keyChanged, "a changed header no longer opens with the key it was derived for")
+        #expect(events.all.last?.kind == .keyChanged, "a changed header no longer opens with the key it was derived for")
         var later: [Double] = []
         for _ in 0..<3 {
             #expect(utimes(workspace.vaultPath, nil) == 0)
@@ -104,16 +101,15 @@ struct VaultHeaderTrustTests {
     func sparseVaultNotRead() throws {
         let workspace = try Workspace()
         defer { workspace.remove() }
-        let events = Mutex<[WatchEvent]>([])
-        let watcher = VaultWatcher(path: workspace.vaultPath, key: Workspace.key, state: workspace.state, limits: .standard, settings: DeviceSettings(), policy: .merge,
-                                   copyPolicy: .merge) { event in events.withLock { $0.append(event) } }
+        let events = RecordedEvents()
+        let watcher = workspace.watcher(policy: .merge, copyPolicy: .merge, recording: events)
         #expect(watcher.check())
         let sparse = workspace.directory.appendingPathComponent("sparse.kdbx")
         #expect(FileManager.default.createFile(atPath: sparse.path, contents: nil))
         #expect(truncate(sparse.path, 2 << 30) == 0)
         #expect(rename(sparse.path, workspace.vaultPath) == 0)
         #expect(!watcher.check())
-        let errors = events.withLock { $0 }.filter { $0.kind == .error }
-        #expect(errors.count == 1 && errors.first?.detail.contains("far larger") == true, "\(events.withLock { $0.map(\.detail) })")
+        let errors = events.all.filter { $0.kind == .error }
+        #expect(errors.count == 1 && errors.first?.detail.contains("far larger") == true, "\(events.all.map(\.detail))")
     }
 }

@@ -109,11 +109,7 @@ struct WatchEngineTests {
         var decisions: [(decision: Reconciler.Decision, at: Date)] { state.withLock { $0.decisions } }
     }
 
-    final class Events: Sendable {
-        private let list = Mutex<[WatchEvent]>([])
-        func add(_ event: WatchEvent) { list.withLock { $0.append(event) } }
-        var all: [WatchEvent] { list.withLock { $0 } }
-    }
+    typealias Events = RecordedEvents
 
     private static let directory = "/watched/folder"
 

@@ -17,9 +17,8 @@ struct WatcherFormatMergeTests {
     func strongerFormatSurvivesFold() throws {
         let workspace = try Workspace()
         defer { workspace.remove() }
-        let events = Mutex<[WatchEvent]>([])
-        let watcher = VaultWatcher(path: workspace.vaultPath, key: Workspace.key, state: workspace.state, limits: .standard, settings: DeviceSettings(), policy: .merge,
-                                   copyPolicy: .merge) { event in events.withLock { $0.append(event) } }
+        let events = RecordedEvents()
+        let watcher = workspace.watcher(policy: .merge, copyPolicy: .merge, recording: events)
         #expect(watcher.check())
         let synced = try KDBXReader.open(try workspace.bytes(), key: Workspace.key)
         #expect(synced.settings.cipher != .chaCha20 || !synced.settings.kdf.isArgon2id, "the vault starts in another format")
@@ -38,7 +37,7 @@ struct WatcherFormatMergeTests {
                                                      at: Timestamp(unixSeconds: 1_800_000_150)).vault)
         _ = try session.save()
         _ = watcher.check()
-        #expect(events.withLock { $0.contains { $0.kind == .conflictCopyMerged } }, "\(events.withLock { $0.map(\.kind) })")
+        #expect(events.all.contains { $0.kind == .conflictCopyMerged }, "\(events.all.map(\.kind))")
         let merged = try KDBXReader.open(try workspace.bytes(), key: Workspace.key)
         #expect(merged.settings.cipher == .chaCha20 && merged.settings.kdf.isArgon2id, "the copy's format was dropped: \(merged.settings)")
         let titles = merged.vault.root.entries.map(\.title)
