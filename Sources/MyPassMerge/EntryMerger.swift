@@ -94,8 +94,8 @@ struct EntryMerger {
     /// and every item of its history. At its history limit (`maxItems`) holding `other`'s current version in
     /// its history is enough: its older items were trimmed there after it, as the limit allows, and
     /// taking them in again would trim others (the same merge made twice would not agree). The same
-    /// version holds `other`'s items it lacks when they are older than all of its own and its limits
-    /// leave no room for them: merged in, they would be trimmed first (MERGE.md rule 15).
+    /// version holds `other`'s items it lacks when they are older than those of `other`'s line it kept
+    /// and its limits leave no room for them: merged in, they would be trimmed first (MERGE.md rule 15).
     private func holdsEveryVersion(of other: Entry, in container: Entry, maxItems: Int, maxSize: Int64,
                                    binarySize: (BinaryID) -> Int) -> Bool {
         let sameVersion = container.isSameVersion(as: other)
@@ -105,8 +105,14 @@ struct EntryMerger {
         if !sameVersion && maxItems >= 0 && container.history.count >= maxItems { return true }
         let held = Set(container.history.map(VersionKey.init))
         let missing = other.history.filter { !held.contains(VersionKey($0)) }
-        guard sameVersion, !missing.isEmpty, let oldestHeld = container.history.first?.times.lastModified,
-              missing.allSatisfy({ $0.times.lastModified < oldestHeld }) else { return missing.isEmpty }
+        guard sameVersion, !missing.isEmpty else { return missing.isEmpty }
+        // Trimmed there: older than every item of `other`'s line the container kept (the versions a
+        // merge combined are kept whatever their age, so they do not count), and no room for them.
+        let otherKeys = Set(other.history.map(VersionKey.init))
+        if let oldestKept = container.history.filter({ otherKeys.contains(VersionKey($0)) }).map(\.times.lastModified).min(),
+           missing.contains(where: { $0.times.lastModified > oldestKept }) {
+            return false
+        }
         var probe = container
         probe.history = missing + container.history
         probe.trimHistory(maxItems: maxItems, maxSize: maxSize, binarySize: binarySize)

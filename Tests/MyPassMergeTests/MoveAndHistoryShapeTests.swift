@@ -51,6 +51,62 @@ struct MoveAndHistoryShapeTests {
         }
     }
 
+    @Test("a device lowers the history limit while its history holds an item of the second the other device's losing version has: a second merge with either input trims and adds nothing (rule 15)",
+          arguments: ["b-1", "b-2", "b-3", "b-4", "b-5", "b-6"])
+    func loserOfTheSecondOfATrimmedItem(otherName: String) throws {
+        let base = try B.make()
+        let original = try #require(base.root.entry(B.mail)?.0)
+        var lowered = ScenarioPlayer.modify(B.mail, in: base) { entry in
+            var tagged = original.withoutHistory
+            tagged.tags = ["work"]
+            tagged.times.lastModified = B.at(43)
+            var noted = tagged
+            noted.setField("Notes", .plain("noted"))
+            noted.times.lastModified = B.at(45)
+            entry = noted
+            entry.history = [tagged, noted]
+            entry.setField("UserName", .plain("a-user"))
+            entry.times.lastModified = B.at(47)
+        }
+        lowered.meta.historyMaxItems = 1
+        lowered.meta.settingsChanged = B.at(47)
+        let other = try base.updatingEntry(B.mail, at: B.at(43)) { $0.setField("UserName", .plain(otherName)) }
+        try B.everyWay(base, lowered, other) { result, local, remote, label in
+            let mail = try #require(result.vault.root.entry(B.mail)?.0)
+            #expect(([mail] + mail.history).contains { $0.userName == otherName }, "\(label): the other device's user name is lost")
+            let ancestor = label.hasSuffix("no base") ? nil : base
+            #expect(B.secondMergeChanges(ancestor, result.vault, [local, remote]).isEmpty, "\(label)")
+        }
+    }
+
+    @Test("the other device's losing version is older than the item its merge trimmed (history limit 0): a second merge with either input trims and adds nothing (rule 15)",
+          arguments: [0, 1])
+    func loserOlderThanTheTrimmedItem(limit: Int) throws {
+        let base = try B.make()
+        let original = try #require(base.root.entry(B.mail)?.0)
+        let tagger = ScenarioPlayer.modify(B.mail, in: base) { entry in
+            var noted = original.withoutHistory
+            noted.setField("Notes", .plain("noted"))
+            noted.times.lastModified = B.at(19)
+            var later = noted
+            later.setField("Notes", .plain("noted later"))
+            later.times.lastModified = B.at(23)
+            entry = noted
+            entry.history = [noted, later]
+            entry.tags = ["work"]
+            entry.times.lastModified = B.at(20)
+        }
+        var lowered = try base.updatingEntry(B.mail, at: B.at(17)) { $0.setField("Notes", .plain("b-notes")) }
+        lowered.meta.historyMaxItems = limit
+        lowered.meta.settingsChanged = B.at(17)
+        try B.everyWay(base, tagger, lowered) { result, local, remote, label in
+            let mail = try #require(result.vault.root.entry(B.mail)?.0)
+            #expect(([mail] + mail.history).contains { $0.notes == "b-notes" }, "\(label): the other device's notes are lost")
+            let ancestor = label.hasSuffix("no base") ? nil : base
+            #expect(B.secondMergeChanges(ancestor, result.vault, [local, remote]).isEmpty, "\(label)")
+        }
+    }
+
     @Test("without a base, one device's history holds the other's unchanged version only as a touched copy (recycled, then edited, history limit 1): a second merge with either input changes nothing (rule 15)")
     func touchedCopyInHistoryWithoutBase() throws {
         let base = try B.make()
