@@ -134,9 +134,10 @@ public enum DesktopKeyring {
     /// then those for the same file name's stem (a conflict copy, a renamed version), then the rest,
     /// at most `candidates` (and `maximumCandidates`) derivations. A password that opens the file counts only when the
     /// database is the one it was stored for; `keyFile` (the bytes given) overrides the item's key file.
+    /// Returns the stored password too (a shared group's reference carries its container's).
     public static func unlock(
         _ file: VaultFile, keyFile: Data?, challengeResponse: (any ChallengeResponse)? = nil, candidates: Int = maximumCandidates
-    ) throws -> (vault: UnlockedVault, credentials: VaultCredentials, match: Match) {
+    ) throws -> (vault: UnlockedVault, credentials: VaultCredentials, match: Match, password: SecureBytes) {
         let stored: [SecretService.Item]
         do {
             stored = try SecretService.search(["application": application], loadingSecrets: true)
@@ -166,7 +167,7 @@ public enum DesktopKeyring {
             let twins = stored.filter { Self.identity(of: $0) == identity }
             guard twins.count == 1 else { throw Failure.ambiguous(path: file.path, labels: twins.map(\.label)) }
             let match = Match(label: item.label, samePath: item.attributes["path"] == path, identity: identity, tried: tried - 1)
-            return (unlocked, credentials, match)
+            return (unlocked, credentials, match, secret)
         }
         throw Failure.notFound(path: file.path, tried: tried)
     }

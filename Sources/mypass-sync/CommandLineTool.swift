@@ -11,7 +11,7 @@ enum CommandLineTool {
         MergeCommand(), DiffCommand(), StatusCommand(), ResolveCommand(), WatchCommand(), DaemonCommand(), ConflictsCommand(), InfoCommand(), ExportCommand(), ConvertCommand(),
         TOTPCommand(), MatchCommand(), ListCommand(), ShowCommand(), AddCommand(), EditCommand(), RemoveCommand(), MoveCommand(), SearchCommand(),
         MakeGroupCommand(), RemoveGroupCommand(), EditGroupCommand(), AttachmentImportCommand(), AttachmentExportCommand(), AttachmentRemoveCommand(),
-        SyncCommand(), CreateCommand(), GenerateCommand(), DicewareCommand(), EstimateCommand(), AnalyzeCommand(), ClipCommand(), UnlockCommand(), LockCommand(), KeyringCommand(), GitCommand(),
+        SyncCommand(), CreateCommand(), GenerateCommand(), DicewareCommand(), EstimateCommand(), AnalyzeCommand(), ClipCommand(), UnlockCommand(), LockCommand(), KeyringCommand(), GitCommand(), ShareCommand(),
         JournalCommand(), UndoCommand(), CompletionCommand(), HelpCommand(), VersionCommand(),
     ]
 

@@ -8,23 +8,30 @@ extension Vault {
     /// root is a copy of the group, same UUID and name, without the reference; subgroups kept): the
     /// group's entries with their history and attachments, the custom icons they use, the vault's
     /// history limits and memory protection, no recycle bin. `previous`, the container as this device
-    /// last exchanged it, gives the root's UUID (kept as the container had it) and the tombstones:
+    /// last exchanged it, keeps its root and settings (only the content is shared) and gives the tombstones:
     /// each object it held that is no longer in the group (deleted here, or moved out) gets one, so
     /// importers drop it, and its tombstones still in force are carried on. Nil when there is no such group.
     public func shareContainer(of groupID: UUID, previous: Vault?, at time: Timestamp) -> Vault? {
         guard var group = root.group(groupID) else { return nil }
         group.customData.removeAll { $0.key == ShareReference.customDataKey }
-        if let previous { group.uuid = previous.root.uuid }
-        var container = Vault.empty(name: group.name, at: time)
-        container.root = group
-        container.meta.recycleBinEnabled = false
-        container.meta.historyMaxItems = meta.historyMaxItems
-        container.meta.historyMaxSize = meta.historyMaxSize
-        container.meta.memoryProtection = meta.memoryProtection
-        let icons = Set(group.usedCustomIcons)
+        var container: Vault
+        if let previous {
+            // The container's own root and settings stay as they are: only the content is shared.
+            container = previous
+            container.root.entries = group.entries
+            container.root.groups = group.groups
+        } else {
+            container = Vault.empty(name: group.name, at: time)
+            container.root = group
+            container.meta.recycleBinEnabled = false
+            container.meta.historyMaxItems = meta.historyMaxItems
+            container.meta.historyMaxSize = meta.historyMaxSize
+            container.meta.memoryProtection = meta.memoryProtection
+        }
+        let icons = Set(container.root.usedCustomIcons)
         container.meta.customIcons = meta.customIcons.filter { icons.contains($0.uuid) }
         var binaries = binaries
-        binaries.retainOnly(group.referencedBinaries())
+        binaries.retainOnly(container.root.referencedBinaries())
         container.binaries = binaries
         if let previous {
             let present = Set(group.allUUIDs)

@@ -1,0 +1,253 @@
+public import Foundation
+public import SyncFiles
+public import SyncState
+public import KDBXFormat
+public import MyPassCore
+public import MyPassMerge
+internal import MyPassCrypto
+
+/// A vault's shared groups (KeePassXC's KeeShare) kept in step with their containers: one pass
+/// imports every approved importing share (`SharedGroupMerge.importing`, three-way against the
+/// container version last exchanged), and, once the vault holding the imports is saved, exports every
+/// approved exporting share (a container changed meanwhile merged first, written by compare-and-swap).
+/// What `share sync`, the watcher and the daemon run. Pure decisions are in MyPassMerge; this is the I/O.
+public struct ShareSync: Sendable {
+    /// The vault's path.
+    public let vaultPath: String
+    /// Where the exchanged versions and approvals are kept.
+    public let state: SyncStateStore
+    /// The clock (the export's times).
+    public let clock: @Sendable () -> Timestamp
+
+    /// The shares of the vault at `vaultPath`, kept in `state`.
+    public init(vaultPath: String, state: SyncStateStore, clock: @escaping @Sendable () -> Timestamp = { .now() }) {
+        self.vaultPath = vaultPath
+        self.state = state
+        self.clock = clock
+    }
+
+    private var exchanges: ShareExchanges { ShareExchanges(state: state, vaultPath: vaultPath) }
+
+    /// One shared group as this device sees it.
+    public struct Share: Sendable {
+        /// The group.
+        public let group: UUID
+        /// The group's path in the vault.
+        public let groupPath: String
+        /// Its reference, nil when it does not read (`problem` says why).
+        public let reference: ShareReference?
+        /// Why the share does nothing (an unreadable reference, a container that is not a `.kdbx`).
+        public let problem: String?
+        /// The container's path, resolved against the vault's folder.
+        public let containerPath: String?
+        /// Whether a person approved this reference on this device.
+        public let approved: Bool
+        /// When it last imported and exported.
+        public let record: ShareExchanges.Record
+
+        /// Whether a pass acts on it.
+        public var acts: Bool { approved && problem == nil && reference.map { $0.mode != .inactive } ?? false }
+    }
+
+    /// What one pass did for one share.
+    public struct Outcome: Sendable {
+        /// The group and its path.
+        public let group: UUID
+        public let groupPath: String
+        /// Changes the import made to the vault.
+        public var imported: [Change] = []
+        /// How each property the import compared was decided (when explaining).
+        public var decisions: [FieldDecision] = []
+        /// Whether the container was written.
+        public var exported = false
+        /// Why nothing was done, or what failed.
+        public var skipped: String?
+    }
+
+    /// An imported container version, recorded as exchanged once the vault holding it is saved.
+    public struct PendingExchange: Sendable {
+        let group: UUID
+        let bytes: Data
+    }
+
+    /// The digest a person's approval is kept as: the mode, the reference's UUID and the container's
+    /// path (not the password; a new password for the same container needs no new approval).
+    public static func approvalDigest(of reference: ShareReference) -> String {
+        SHA256.hexHash(Data("\(reference.mode.rawValue)\n\(reference.identifier.uuidString)\n\(reference.containerPath)".utf8))
+    }
+
+    /// Every group of `vault` carrying a reference, in tree order.
+    public func shares(of vault: Vault) -> [Share] {
+        var seenContainers = Set<String>()
+        return vault.sharedGroups.map { group, text in
+            let groupPath = vault.path(ofGroup: group.uuid)?.description ?? "/"
+            let record = exchanges.record(for: group.uuid)
+            let decoded = Result { () throws(ShareReferenceText.Failure) -> ShareReference in try ShareReferenceText.decode(text) }
+            guard case .success(let reference) = decoded else {
+                let problem = if case .failure(let failure) = decoded { failure.description } else { "" }
+                return Share(group: group.uuid, groupPath: groupPath, reference: nil, problem: problem, containerPath: nil, approved: false, record: record)
+            }
+            let resolved = reference.resolvedContainerPath(vaultPath: vaultPath)
+            var problem: String?
+            if case .failure(let refusal) = Result(catching: { () throws(ContainerFile.Refusal) in try ContainerFile(path: resolved, on: state.fileSystem) }) {
+                problem = refusal.description
+            }
+            if problem == nil, !seenContainers.insert(DurableFile.canonicalPath(resolved, on: state.fileSystem)).inserted {
+                problem = "another shared group of this vault uses the same container"
+            }
+            if problem == nil, DurableFile.canonicalPath(resolved, on: state.fileSystem) == DurableFile.canonicalPath(vaultPath, on: state.fileSystem) {
+                problem = "the container is the vault itself"
+            }
+            return Share(group: group.uuid, groupPath: groupPath, reference: reference, problem: problem, containerPath: resolved,
+                         approved: record.approvedReference == Self.approvalDigest(of: reference), record: record)
+        }
+    }
+
+    /// Approves the reference the group `group` of `vault` carries now, on this device.
+    public func approve(_ group: UUID, in vault: Vault) throws {
+        guard let share = shares(of: vault).first(where: { $0.group == group }), let reference = share.reference else {
+            throw ShareSyncError.noReference
+        }
+        var record = exchanges.record(for: group)
+        record.approvedReference = Self.approvalDigest(of: reference)
+        try exchanges.save(record, for: group)
+    }
+
+    /// `vault` with `reference` on its group `group` (KeePassXC's text), replacing any it had.
+    public static func sharing(_ group: UUID, of vault: Vault, with reference: ShareReference, at time: Timestamp = .now()) throws -> Vault {
+        let text = try ShareReferenceText.encode(reference)
+        return try vault.updatingGroup(group, at: time) { edited in
+            edited.customData.removeAll { $0.key == ShareReference.customDataKey }
+            edited.customData.append(CustomDataItem(key: ShareReference.customDataKey, value: text, lastModified: time))
+        }
+    }
+
+    /// `vault` without the reference of its group `group`.
+    public static func unsharing(_ group: UUID, of vault: Vault, at time: Timestamp = .now()) throws -> Vault {
+        try vault.updatingGroup(group, at: time) { $0.customData.removeAll { $0.key == ShareReference.customDataKey } }
+    }
+
+    /// Throws unless `reference`'s container is a name this tool shares through and, where it exists,
+    /// opens with the reference's password.
+    public func checkContainer(of reference: ShareReference) throws(ContainerFile.Refusal) {
+        let file = try ContainerFile(path: reference.resolvedContainerPath(vaultPath: vaultPath), on: state.fileSystem)
+        _ = try file.read(password: reference.password, budget: .withoutReference(within: .standard))
+    }
+
+    /// Forgets what this device kept for `group` (its share was removed).
+    public func forget(_ group: UUID) { exchanges.forget(group) }
+
+    /// `vault` with every acting importing share's container merged into its group; the containers
+    /// imported, to record as exchanged once the vault is saved (`record`).
+    public func importing(into vault: Vault, explaining: SecretFingerprint? = nil) -> (vault: Vault, outcomes: [Outcome], pending: [PendingExchange]) {
+        var current = vault, outcomes: [Outcome] = [], pending: [PendingExchange] = []
+        for share in shares(of: vault) {
+            var outcome = Outcome(group: share.group, groupPath: share.groupPath)
+            guard let reference = share.reference, share.acts, reference.mode.imports, let path = share.containerPath else {
+                outcome.skipped = Self.whyIdle(share, importing: true)
+                outcomes.append(outcome)
+                continue
+            }
+            do {
+                let exchanged = exchangedVersion(share.group, password: reference.password)
+                guard let read = try ContainerFile(path: path, on: state.fileSystem).read(password: reference.password, budget: exchanged.budget) else {
+                    outcome.skipped = "no container yet"
+                    outcomes.append(outcome)
+                    continue
+                }
+                let result = try SharedGroupMerge.importing(read.opened.vault, exchanged: exchanged.vault, into: current, group: share.group, explaining: explaining)
+                current = result.vault
+                outcome.imported = result.changes
+                outcome.decisions = result.decisions
+                pending.append(PendingExchange(group: share.group, bytes: read.bytes))
+            } catch {
+                outcome.skipped = "import failed: \(error)"
+            }
+            outcomes.append(outcome)
+        }
+        return (current, outcomes, pending)
+    }
+
+    /// Records the containers imported as exchanged (after the vault holding them was saved).
+    public func record(_ pending: [PendingExchange], at time: Date = Date()) throws {
+        for exchange in pending {
+            try exchanges.recordExchanged(exchange.bytes, for: exchange.group)
+            var record = exchanges.record(for: exchange.group)
+            record.lastImport = time
+            try exchanges.save(record, for: exchange.group)
+        }
+    }
+
+    /// Writes every acting exporting share's container from `vault` (a saved version), merging a
+    /// container changed since the last exchange first; `dryRun` writes nothing. Outcomes by group.
+    public func exporting(_ vault: Vault, dryRun: Bool = false) -> [Outcome] {
+        shares(of: vault).map { share in
+            var outcome = Outcome(group: share.group, groupPath: share.groupPath)
+            guard let reference = share.reference, share.acts, reference.mode.exports, let path = share.containerPath else {
+                outcome.skipped = Self.whyIdle(share, importing: false)
+                return outcome
+            }
+            do {
+                outcome.exported = try export(share.group, of: vault, reference: reference, to: ContainerFile(path: path, on: state.fileSystem), dryRun: dryRun)
+            } catch {
+                outcome.skipped = "export failed: \(error)"
+            }
+            return outcome
+        }
+    }
+
+    private func export(_ group: UUID, of vault: Vault, reference: ShareReference, to file: ContainerFile, dryRun: Bool) throws -> Bool {
+        for _ in 0..<3 {
+            let exchanged = exchangedVersion(group, password: reference.password)
+            let current = try file.read(password: reference.password, budget: exchanged.budget)
+            guard let container = try SharedGroupMerge.exporting(vault, group: group, current: current?.opened.vault, exchanged: exchanged.vault, at: clock()) else {
+                throw ShareSyncError.noReference
+            }
+            if let current, VaultDiff.sameContent(current.opened.vault, container) {
+                if exchanged.vault.map({ !VaultDiff.sameContent($0, current.opened.vault) }) ?? true, !dryRun {
+                    try exchanges.recordExchanged(current.bytes, for: group)
+                }
+                return false
+            }
+            if dryRun { return true }
+            let settings = try current?.opened.settings ?? ContainerFile.newContainerSettings()
+            do {
+                let written = try file.write(container, password: reference.password, settings: settings, expected: current?.fingerprint)
+                try exchanges.recordExchanged(written.bytes, for: group)
+                var record = exchanges.record(for: group)
+                record.lastExport = Date()
+                try exchanges.save(record, for: group)
+                return true
+            } catch SaveError.changedOnDisk {
+                continue  // written meanwhile: merge that version first
+            }
+        }
+        throw ContainerFile.Refusal.keepsChanging
+    }
+
+    /// The version last exchanged for `group`, opened, and the budget for the container measured against it.
+    private func exchangedVersion(_ group: UUID, password: ProtectedValue) -> (vault: Vault?, budget: ForeignVersionBudget) {
+        let bytes = exchanges.exchanged(for: group, limit: 256 << 20)
+        let budget = ForeignVersionBudget(measuredAgainst: bytes, within: .standard)
+        return (bytes.flatMap { ContainerFile.open($0, password: password, budget: budget)?.vault }, budget)
+    }
+
+    private static func whyIdle(_ share: Share, importing: Bool) -> String? {
+        if let problem = share.problem { return problem }
+        guard let reference = share.reference else { return "no reference" }
+        if !share.approved { return "not approved on this device (`mypass-sync share approve`)" }
+        if reference.mode == .inactive { return "inactive" }
+        return nil
+    }
+}
+
+/// What a share command cannot do.
+public enum ShareSyncError: Error, Equatable, Sendable, CustomStringConvertible {
+    case noReference
+
+    public var description: String {
+        switch self {
+        case .noReference: "the group carries no KeeShare reference"
+        }
+    }
+}
