@@ -103,6 +103,33 @@ struct KeePassXCKeeShareHarnessTests {
         }
     }
 
+    @Test("a step that does not happen fails within its deadline, saying what KeePassXC shows, and leaves no KeePassXC or Xvfb running")
+    func failureIsBoundedAndCleansUp() throws {
+        try withFolder { folder in
+            let vault = folder.appendingPathComponent("vault.kdbx")
+            try KeePassXCCLI.create(vault, password: Self.vaultPassword)
+            // Only KeePassXCWindow starts Xvfb with -displayfd, and this suite runs one test at a time.
+            let serversBefore = try processes(mentioning: "/usr/bin/Xvfb -displayfd")
+            let started = Date()
+            let failure = #expect(throws: KeePassXCWindow.Failure.self) {
+                try KeePassXCWindow(vault: vault, password: "not the password", timeout: 10)
+            }
+            #expect(Date().timeIntervalSince(started) < 40)
+            #expect(failure?.description.contains("vault.kdbx [Locked] - KeePassXC") == true, "\(failure.map { "\($0)" } ?? "")")
+            #expect(try processes(mentioning: vault.path).isEmpty)
+            #expect(try processes(mentioning: "/usr/bin/Xvfb -displayfd").subtracting(serversBefore).isEmpty)
+        }
+    }
+
+    /// "PID: COMMAND LINE" of each running process whose command line contains `text`.
+    private func processes(mentioning text: String) throws -> Set<String> {
+        Set(try FileManager.default.contentsOfDirectory(atPath: "/proc").filter { $0.allSatisfy(\.isNumber) }.compactMap { pid in
+            guard let data = FileManager.default.contents(atPath: "/proc/\(pid)/cmdline") else { return nil }
+            let line = String(decoding: data, as: UTF8.self).replacingOccurrences(of: "\u{0}", with: " ")
+            return line.contains(text) ? "\(pid): \(line)" : nil
+        })
+    }
+
     // MARK: - Containers made by keepassxc-cli
 
     struct ContainerEntry {

@@ -82,14 +82,15 @@ public final class KeePassXCWindow {
             throw Failure(description: "KeePassXC GUI tests need \(missing.joined(separator: ", ")): run scripts/setup")
         }
         self.vault = vault
+        // The display first: should a folder fail, the display's own deinit stops Xvfb.
+        let display = try XvfbDisplay(screen: "1280x800x24")
+        self.display = display
         root = FileManager.default.temporaryDirectory.appendingPathComponent("mypass-keepassxc-gui-\(UUID().uuidString)")
-        for (name, mode) in [("home", 0o700), ("config/keepassxc", 0o700), ("cache", 0o700), ("data", 0o700), ("run", 0o700), ("tmp", 0o700)] {
+        for name in ["home", "config/keepassxc", "cache", "data", "run", "tmp"] {
             try FileManager.default.createDirectory(at: root.appendingPathComponent(name), withIntermediateDirectories: true,
-                                                    attributes: [.posixPermissions: mode])
+                                                    attributes: [.posixPermissions: 0o700])
         }
         try Data(Self.configuration.utf8).write(to: root.appendingPathComponent("config/keepassxc/keepassxc.ini"))
-        let display = try XvfbDisplay()
-        self.display = display
         // Only what KeePassXC needs: no session bus, no Wayland, the C locale (the menu letters typed
         // below are the English ones), the X server of this window.
         environment = [
@@ -260,8 +261,10 @@ public final class KeePassXCWindow {
     }
 
     /// Groups > Sort A-Z: focuses the main window, opens the Groups menu (Alt+G) and waits until it
-    /// shows, then picks Sort A-Z (A).
+    /// shows, then picks Sort A-Z (A). The pointer is moved off the window first: a tooltip under it
+    /// would be a new window too.
     private func sortGroups(menuTimeout: Double) throws {
+        _ = try xdotool(["mousemove", "1279", "799"])  // the bottom right corner of the 1280x800 screen, off the 800x600 window
         _ = try xdotool(["windowfocus", "--sync", window])
         let before = try visibleWindows()
         _ = try xdotool(["key", "alt+g"])

@@ -14,6 +14,7 @@ Passwords travel on standard input, never in argv.
 import base64
 import hashlib
 import json
+import os
 import sys
 import uuid
 
@@ -116,7 +117,9 @@ def main():
     header_hash = keepass.tree.getroot().find("Meta/HeaderHash")
     if header_hash is not None:
         header_hash.getparent().remove(header_hash)
+    mode = os.stat(vault).st_mode & 0o7777
     keepass.save()
+    os.chmod(vault, mode)  # pykeepass writes a new file with the umask's mode (0644 for a 0600 vault)
 
 
 main()
