@@ -139,11 +139,12 @@ let package = Package(
         ),
 
         // Helpers shared by the test targets: fixture manifests, our view of a vault in their terms,
-        // the reference tools, running processes.
+        // the reference tools, running processes, the KeePassXC GUI under Xvfb (Helpers/: their scripts).
         .target(
             name: "TestSupport",
             dependencies: ["MyPassCore"],
             path: "Tests/TestSupport",
+            exclude: ["Helpers"],
             swiftSettings: strictSettings
         ),
 

@@ -7,9 +7,6 @@ import Glibc
 
 /// `clip` on a real X11 clipboard: an Xvfb server started for the suite (Unix socket only) and xclip
 /// reading back what is on the clipboard while `clip` waits and after it cleared it.
-/// Helpers/unblocked.py: runs a program with no signal blocked.
-let unblockedHelper = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Helpers/unblocked.py").path
-
 @Suite("clip: the X11 clipboard under Xvfb, cleared after the timeout (end to end)", .serialized)
 struct ClipboardTests {
     /// An Xvfb display of the test's own.
@@ -21,7 +18,7 @@ struct ClipboardTests {
             let number = (90..<190).first { !FileManager.default.fileExists(atPath: "/tmp/.X11-unix/X\($0)")
                 && !FileManager.default.fileExists(atPath: "/tmp/.X\($0)-lock") } ?? 190
             name = ":\(number)"
-            // Started with no signal blocked (Helpers/unblocked.py): with its timer signals blocked, as the test
+            // Started with no signal blocked (Tests/TestSupport/Helpers/unblocked.py): with its timer signals blocked, as the test
             // runner's threads have them, Xvfb takes 10 s to come up.
             server = Process()
             server.executableURL = URL(fileURLWithPath: "/usr/bin/env")

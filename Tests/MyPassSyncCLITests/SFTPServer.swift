@@ -18,7 +18,7 @@ final class SFTPServer {
     let knownHosts: String
     /// The server's host key as OpenSSH prints it (`SHA256:…`).
     let fingerprint: String
-    /// sshd, started with no signal blocked and under a supervising parent (Helpers/unblocked.py): SIGTERM
+    /// sshd, started with no signal blocked and under a supervising parent (Tests/TestSupport/Helpers/unblocked.py): SIGTERM
     /// ends it, and its closing every inherited descriptor is not mistaken for its end.
     private let process = Process()
 

@@ -29,7 +29,7 @@ final class WebDAVServer {
     let root: URL
     /// A netrc file with alice's credentials for 127.0.0.1.
     let netrc: String
-    /// The server, started with no signal blocked (Helpers/unblocked.py) so that SIGTERM ends it.
+    /// The server, started with no signal blocked (Tests/TestSupport/Helpers/unblocked.py) so that SIGTERM ends it.
     private let process: Process
 
     static let user = "alice"

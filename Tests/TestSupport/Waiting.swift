@@ -47,13 +47,17 @@ public final class OutputCollector: Sendable {
     private let data = Mutex(Data())
     private let ended = DispatchSemaphore(value: 0)
 
-    /// Starts reading `handle` (the read end of a child's output pipe) until its end.
-    public init(_ handle: FileHandle) {
+    /// Starts reading `handle` (the read end of a child's output pipe) until its end. With a `limit`,
+    /// only the last `limit` bytes are kept (a long-running program's chatter cannot fill the memory).
+    public init(_ handle: FileHandle, limit: Int? = nil) {
         Thread { [self] in
             while true {
                 let chunk = handle.availableData
                 if chunk.isEmpty { break }
-                data.withLock { $0.append(chunk) }
+                data.withLock {
+                    $0.append(chunk)
+                    if let limit, $0.count > limit { $0 = Data($0.suffix(limit)) }
+                }
             }
             ended.signal()
         }.start()

@@ -1,0 +1,59 @@
+internal import Foundation
+#if canImport(Glibc)
+internal import Glibc
+#endif
+
+/// An Xvfb X server of a test's own (Unix socket only). Xvfb picks a free display number itself and
+/// reports it once it accepts clients (`-displayfd`): no guessed numbers, no race between tests.
+public final class XvfbDisplay {
+    /// Xvfb did not report a display in time, or ended.
+    public struct Failure: Error, CustomStringConvertible {
+        public let description: String
+    }
+
+    /// `:N`, for `DISPLAY`.
+    public let name: String
+    private let server: Process
+
+    /// Starts Xvfb with one screen of `screen` (WIDTHxHEIGHTxDEPTH) and waits (at most `timeout`
+    /// seconds) until it accepts clients.
+    public init(screen: String = "1280x800x24", timeout: Double = 30) throws {
+        let reported = Pipe(), server = Process()
+        self.server = server
+        server.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        // Started with no signal blocked: with its timer signals blocked, as the test runner's threads
+        // have them, Xvfb takes 10 s to come up (and would ignore SIGTERM).
+        server.arguments = ["python3", unblockedHelper, "/usr/bin/Xvfb", "-displayfd", "1", "-nolisten", "tcp",
+                            "-screen", "0", screen]
+        server.standardInput = FileHandle.nullDevice
+        server.standardOutput = reported
+        server.standardError = FileHandle.nullDevice
+        try server.run()
+        let number = OutputCollector(reported.fileHandleForReading, limit: 64)
+        var line = ""
+        let ready = pollUntil(timeout: timeout, interval: 0.02) {
+            line = number.text
+            return line.hasSuffix("\n") || !server.isRunning
+        }
+        guard ready, let display = Int(line.trimmingCharacters(in: .whitespacesAndNewlines)) else {
+            let running = server.isRunning
+            if running { kill(server.processIdentifier, SIGKILL) }
+            server.waitUntilExit()
+            throw Failure(description: running ? "Xvfb reported no display within \(timeout) s"
+                                               : "Xvfb ended (status \(server.terminationStatus)) before it reported a display")
+        }
+        name = ":\(display)"
+    }
+
+    deinit { stop() }
+
+    /// Ends the server (SIGTERM, then SIGKILL after `timeout` seconds) and waits for its end.
+    public func stop(timeout: Double = 10) {
+        guard server.isRunning else { return }
+        kill(server.processIdentifier, SIGTERM)
+        if !pollUntil(timeout: timeout, interval: 0.02, { !server.isRunning }) {
+            kill(server.processIdentifier, SIGKILL)
+        }
+        server.waitUntilExit()
+    }
+}
