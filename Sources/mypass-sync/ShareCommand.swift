@@ -88,7 +88,8 @@ struct ShareCommand: Command {
             try shares.approve(group.uuid, in: session.vault)
             output.print("approved the share of \(group.name.terminalSafe) on this device")
         default:
-            let pass = try session.syncShares(dryRun: parsed[dryRun], explaining: parsed[explain] ? try SecretFingerprint.forOneMerge() : nil)
+            let pass = try session.syncShares(dryRun: parsed[dryRun], explaining: parsed[explain] ? try SecretFingerprint.forOneMerge() : nil,
+                                              copyNaming: DeviceSettings.load().copyNaming)
             ShareReport.sync(pass, json: parsed[json], explain: parsed[explain], dryRun: parsed[dryRun], output: &output)
             if pass.outcomes.contains(where: { $0.skipped?.hasPrefix("import failed") == true || $0.skipped?.hasPrefix("export failed") == true }) {
                 return .ioError

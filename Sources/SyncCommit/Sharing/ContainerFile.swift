@@ -82,6 +82,13 @@ public struct ContainerFile: Sendable {
         }
     }
 
+    /// The container's conflict copies beside it (the names sync engines give them), oldest name first.
+    public func conflictCopies(naming: ConflictCopies.Naming) -> [String] {
+        guard let (directory, name) = try? DirectoryHandle.parent(of: path, on: fileSystem) else { return [] }
+        return directory.names().filter { ConflictCopies.engine(ofName: $0, forVaultNamed: name, naming: naming) != nil }
+            .map { PathText.joining(PathText.folder(of: path), $0) }
+    }
+
     /// `bytes` opened with `password` (a version kept in the state), nil when they do not open.
     public static func open(_ bytes: Data, password: ProtectedValue, budget: ForeignVersionBudget) -> OpenedVault? {
         guard let key = try? key(password) else { return nil }

@@ -18,11 +18,16 @@ public struct ShareSync: Sendable {
     public let state: SyncStateStore
     /// The clock (the export's times).
     public let clock: @Sendable () -> Timestamp
+    /// How the sync engines here name a container's conflict copies.
+    public let copyNaming: ConflictCopies.Naming
 
     /// The shares of the vault at `vaultPath`, kept in `state`.
-    public init(vaultPath: String, state: SyncStateStore, clock: @escaping @Sendable () -> Timestamp = { .now() }) {
-        self.vaultPath = vaultPath
+    public init(vaultPath: String, state: SyncStateStore, copyNaming: ConflictCopies.Naming = .standard,
+                clock: @escaping @Sendable () -> Timestamp = { .now() }) {
+        // Absolute and resolved: a relative container path is taken against the vault's real folder.
+        self.vaultPath = DurableFile.canonicalPath(vaultPath, on: state.fileSystem)
         self.state = state
+        self.copyNaming = copyNaming
         self.clock = clock
     }
 
@@ -68,6 +73,15 @@ public struct ShareSync: Sendable {
     public struct PendingExchange: Sendable {
         let group: UUID
         let bytes: Data
+        /// The container's conflict copies merged in, retired once a container holding them is written.
+        let copies: [FoldedCopy]
+    }
+
+    /// A container's conflict copy merged into the group.
+    struct FoldedCopy: Sendable {
+        let path: String
+        let bytes: Data
+        let fingerprint: Fingerprint
     }
 
     /// The digest a person's approval is kept as: the mode, the reference's UUID and the container's
@@ -150,16 +164,31 @@ public struct ShareSync: Sendable {
             }
             do {
                 let exchanged = exchangedVersion(share.group, password: reference.password)
-                guard let read = try ContainerFile(path: path, on: state.fileSystem).read(password: reference.password, budget: exchanged.budget) else {
-                    outcome.skipped = "no container yet"
+                let file = try ContainerFile(path: path, on: state.fileSystem)
+                let read = try file.read(password: reference.password, budget: exchanged.budget)
+                // The container's own conflict copies (two writers before their sync engine met) are
+                // versions of it too: each merged in against the same exchanged version.
+                var copies: [FoldedCopy] = []
+                for copy in file.conflictCopies(naming: copyNaming) {
+                    guard let opened = try? ContainerFile(path: copy, on: state.fileSystem).read(password: reference.password, budget: exchanged.budget) else {
+                        continue  // a copy that does not open is left where it is
+                    }
+                    let result = try SharedGroupMerge.importing(opened.opened.vault, exchanged: exchanged.vault, into: current, group: share.group)
+                    current = result.vault
+                    outcome.imported += result.changes
+                    copies.append(FoldedCopy(path: copy, bytes: opened.bytes, fingerprint: opened.fingerprint))
+                }
+                guard let read else {
+                    outcome.skipped = copies.isEmpty ? "no container yet" : nil
+                    if !copies.isEmpty { pending.append(PendingExchange(group: share.group, bytes: Data(), copies: copies)) }
                     outcomes.append(outcome)
                     continue
                 }
                 let result = try SharedGroupMerge.importing(read.opened.vault, exchanged: exchanged.vault, into: current, group: share.group, explaining: explaining)
                 current = result.vault
-                outcome.imported = result.changes
+                outcome.imported += result.changes
                 outcome.decisions = result.decisions
-                pending.append(PendingExchange(group: share.group, bytes: read.bytes))
+                pending.append(PendingExchange(group: share.group, bytes: read.bytes, copies: copies))
             } catch {
                 outcome.skipped = "import failed: \(error)"
             }
@@ -170,7 +199,7 @@ public struct ShareSync: Sendable {
 
     /// Records the containers imported as exchanged (after the vault holding them was saved).
     public func record(_ pending: [PendingExchange], at time: Date = Date()) throws {
-        for exchange in pending {
+        for exchange in pending where !exchange.bytes.isEmpty {
             try exchanges.recordExchanged(exchange.bytes, for: exchange.group)
             var record = exchanges.record(for: exchange.group)
             record.lastImport = time
@@ -180,7 +209,7 @@ public struct ShareSync: Sendable {
 
     /// Writes every acting exporting share's container from `vault` (a saved version), merging a
     /// container changed since the last exchange first; `dryRun` writes nothing. Outcomes by group.
-    public func exporting(_ vault: Vault, dryRun: Bool = false) -> [Outcome] {
+    public func exporting(_ vault: Vault, dryRun: Bool = false, folded: [PendingExchange] = []) -> [Outcome] {
         shares(of: vault).map { share in
             var outcome = Outcome(group: share.group, groupPath: share.groupPath)
             guard let reference = share.reference, share.acts, reference.mode.exports, let path = share.containerPath else {
@@ -189,6 +218,10 @@ public struct ShareSync: Sendable {
             }
             do {
                 outcome.exported = try export(share.group, of: vault, reference: reference, to: ContainerFile(path: path, on: state.fileSystem), dryRun: dryRun)
+                // The container now holds what its conflict copies held: they leave the synced folder.
+                if !dryRun {
+                    for copy in folded.filter({ $0.group == share.group }).flatMap(\.copies) { retire(copy, of: path) }
+                }
             } catch {
                 outcome.skipped = "export failed: \(error)"
             }
@@ -223,6 +256,15 @@ public struct ShareSync: Sendable {
             }
         }
         throw ContainerFile.Refusal.keepsChanging
+    }
+
+    /// Moves a container's merged conflict copy out of the synced folder into the state (kept, as the
+    /// vault's merged copies are), unless it changed since it was read.
+    private func retire(_ copy: FoldedCopy, of container: String) {
+        guard (try? DurableFile.fingerprint(atPath: copy.path, on: state.fileSystem)) == copy.fingerprint,
+              (try? RetiredCopies(state: state, vaultPath: container).store(copy.bytes, originalName: PathText.name(of: copy.path))) != nil,
+              let (directory, name) = try? DirectoryHandle.parent(of: copy.path, on: state.fileSystem) else { return }
+        _ = SystemCalls.unlink(name, in: directory)
     }
 
     /// The version last exchanged for `group`, opened, and the budget for the container measured against it.

@@ -1,4 +1,5 @@
 public import MyPassCore
+public import SyncFiles
 public import MyPassMerge
 
 extension SyncSession {
@@ -13,8 +14,9 @@ extension SyncSession {
     /// One pass over the vault's shared groups (`ShareSync`): the containers of importing shares are
     /// merged into their groups and the vault saved through the one merge door (`saveMerging`), then the
     /// containers of exporting shares are written from the saved vault. `dryRun` writes nothing.
-    public func syncShares(dryRun: Bool = false, explaining: SecretFingerprint? = nil) throws -> SharePass {
-        let shares = ShareSync(vaultPath: path, state: state)
+    /// `copyNaming`: how the sync engines here name a container's conflict copies.
+    public func syncShares(dryRun: Bool = false, explaining: SecretFingerprint? = nil, copyNaming: ConflictCopies.Naming = .standard) throws -> SharePass {
+        let shares = ShareSync(vaultPath: path, state: state, copyNaming: copyNaming)
         let imported = shares.importing(into: vault, explaining: explaining)
         var wroteVault = false
         if !dryRun {
@@ -24,7 +26,7 @@ extension SyncSession {
             }
             try shares.record(imported.pending)
         }
-        let exported = shares.exporting(dryRun ? imported.vault : vault, dryRun: dryRun)
+        let exported = shares.exporting(dryRun ? imported.vault : vault, dryRun: dryRun, folded: imported.pending)
         let outcomes = zip(imported.outcomes, exported).map { importing, exporting in
             var outcome = importing
             outcome.exported = exporting.exported

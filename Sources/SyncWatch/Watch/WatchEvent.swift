@@ -53,6 +53,12 @@ public enum WatchEvent: Sendable, Equatable {
     /// Conflict copies wait: the vault's allowance of time for opening versions from elsewhere
     /// (`ForeignWorkAllowance`) is spent; they are tried again once it has room, at `until`.
     case copiesWaiting(vault: String, copies: [String], until: Date)
+    /// A shared group (KeeShare) was kept in step with its container: `changes` imported into the
+    /// group (from the container and its conflict copies), `exported`: the container was written.
+    case shareSynced(vault: String, group: String, changes: [Change], exported: Bool)
+    /// A shared group's container was not read or written (its reason, never a password or value);
+    /// also a reference waiting for a person's approval on this device.
+    case shareIdle(vault: String, group: String, reason: String)
     /// Events were lost (the inotify queue overflowed) or a folder came back: the vault is checked again.
     case rescan(vault: String)
     /// File events cannot be used (the watch limit, say): the folders are polled.
@@ -64,7 +70,7 @@ public enum WatchEvent: Sendable, Equatable {
     public enum Kind: String, Sendable, Encodable, CaseIterable {
         case baseRecorded, conflictCopyFound, conflictCopyLeft, conflictCopyMerged, conflictCopyRetired, decisionNeeded, error,
              keyChanged, ownWriteIgnored, refused, reloaded, restored, unreadable, vaultBack, vaultMissing, rebuiltFromCopy,
-             waitingForRebuild, waitingForCopy, waitingForSync, copiesWaiting, rescan, pollingOnly, stopped
+             waitingForRebuild, waitingForCopy, waitingForSync, copiesWaiting, shareSynced, shareIdle, rescan, pollingOnly, stopped
 
         /// A problem: reported once until something else happens, and the engine backs off.
         public var isProblem: Bool { self == .error || self == .unreadable }
@@ -93,6 +99,8 @@ public enum WatchEvent: Sendable, Equatable {
         case .waitingForCopy: .waitingForCopy
         case .waitingForSync: .waitingForSync
         case .copiesWaiting: .copiesWaiting
+        case .shareSynced: .shareSynced
+        case .shareIdle: .shareIdle
         case .rescan: .rescan
         case .pollingOnly: .pollingOnly
         case .stopped: .stopped
@@ -107,7 +115,7 @@ public enum WatchEvent: Sendable, Equatable {
              .error(let vault, _), .keyChanged(let vault), .ownWriteIgnored(let vault), .refused(let vault, _, _),
              .reloaded(let vault, _), .restored(let vault, _), .unreadable(let vault, _), .vaultBack(let vault),
              .vaultMissing(let vault), .rebuiltFromCopy(let vault, _), .waitingForRebuild(let vault, _, _), .waitingForCopy(let vault, _, _), .waitingForSync(let vault, _), .rescan(let vault),
-             .copiesWaiting(let vault, _, _):
+             .copiesWaiting(let vault, _, _), .shareSynced(let vault, _, _, _), .shareIdle(let vault, _, _):
             vault
         case .pollingOnly, .stopped:
             ""
@@ -117,7 +125,8 @@ public enum WatchEvent: Sendable, Equatable {
     /// What changed in the vault (names and paths, never values).
     public var changes: [Change] {
         switch self {
-        case .conflictCopyMerged(_, _, _, let changes, _), .reloaded(_, let changes), .restored(_, let changes): changes
+        case .conflictCopyMerged(_, _, _, let changes, _), .reloaded(_, let changes), .restored(_, let changes),
+             .shareSynced(_, _, let changes, _): changes
         default: []
         }
     }
@@ -157,6 +166,10 @@ public enum WatchEvent: Sendable, Equatable {
             "a sync engine is transferring \(transfers.joined(separator: ", ")); waiting until it is done"
         case .copiesWaiting(_, let copies, let until):
             "\(copies.count) conflict cop\(copies.count == 1 ? "y waits" : "ies wait") until \(ISO8601DateFormatter().string(from: until)): opening versions from elsewhere took this vault's allowance of time (copies planted to keep the computer busy cannot)"
+        case .shareSynced(_, let group, let changes, let exported):
+            "shared group \(group): " + [changes.isEmpty ? nil : "\(changes.count) change(s) imported", exported ? "container written" : nil]
+                .compactMap { $0 }.joined(separator: ", ")
+        case .shareIdle(_, let group, let reason): "shared group \(group): \(reason)"
         case .rescan: "inotify queue overflowed; checking again"
         case .pollingOnly(let reason): reason
         case .stopped: "the watch was stopped"
