@@ -18,8 +18,10 @@ public struct DaemonStatus: Sendable, Codable, Equatable {
         public var credentials: CredentialReference.Kind
         /// What the error or decision is about, in one line (nil otherwise).
         public var detail: String?
+        /// The vault's shared groups (KeeShare) as the last pass found them.
+        public var shares: [Share] = []
 
-        private enum CodingKeys: String, CodingKey { case path, state, lastEvent, conflictCopies, lastMerge, credentials, detail }
+        private enum CodingKeys: String, CodingKey { case path, state, lastEvent, conflictCopies, lastMerge, credentials, detail, shares }
 
         /// Writes `lastEvent` and `lastMerge` as null when there is none (the schema's keys are always there).
         public func encode(to encoder: any Encoder) throws {
@@ -31,7 +33,45 @@ public struct DaemonStatus: Sendable, Codable, Equatable {
             try container.encode(lastMerge, forKey: .lastMerge)
             try container.encode(credentials, forKey: .credentials)
             try container.encodeIfPresent(detail, forKey: .detail)
+            try container.encode(shares, forKey: .shares)
         }
+
+        /// Reads what `encode` writes (`shares` may be absent: an older daemon's answer).
+        public init(from decoder: any Decoder) throws {
+            let container = try decoder.container(keyedBy: CodingKeys.self)
+            path = try container.decode(String.self, forKey: .path)
+            state = try container.decode(State.self, forKey: .state)
+            lastEvent = try container.decodeIfPresent(LastEvent.self, forKey: .lastEvent)
+            conflictCopies = try container.decode(Int.self, forKey: .conflictCopies)
+            lastMerge = try container.decodeIfPresent(LastMerge.self, forKey: .lastMerge)
+            credentials = try container.decode(CredentialReference.Kind.self, forKey: .credentials)
+            detail = try container.decodeIfPresent(String.self, forKey: .detail)
+            shares = try container.decodeIfPresent([Share].self, forKey: .shares) ?? []
+        }
+
+        /// A vault with these parts.
+        public init(path: String, state: State, lastEvent: LastEvent?, conflictCopies: Int, lastMerge: LastMerge?,
+                    credentials: CredentialReference.Kind, detail: String?, shares: [Share] = []) {
+            self.path = path
+            self.state = state
+            self.lastEvent = lastEvent
+            self.conflictCopies = conflictCopies
+            self.lastMerge = lastMerge
+            self.credentials = credentials
+            self.detail = detail
+            self.shares = shares
+        }
+    }
+
+    /// One shared group of a vault: its path, type, container, whether approved here, last import and export.
+    public struct Share: Sendable, Codable, Equatable {
+        public var group: String
+        public var type: String?
+        public var container: String?
+        public var approved: Bool
+        public var problem: String?
+        public var lastImport: Date?
+        public var lastExport: Date?
     }
 
     /// A vault's state.

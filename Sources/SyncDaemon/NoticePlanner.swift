@@ -94,6 +94,15 @@ public struct NoticePlanner: Sendable {
                                     + "version kept aside), Overwrite puts this device's version back "
                                     + "(or `mypass-sync daemon decide \(vault) reload|overwrite`).",
                                  urgency: .critical, actions: [.reload, .overwrite])
+        case .shareSynced(let vault, let group, let changes, _) where !changes.isEmpty:
+            return DesktopNotice(vault: vault, summary: "\(name): shared group \(Self.cut(group))",
+                                 body: "\(changes.count) change(s) imported from its container.", urgency: .normal, actions: [])
+        case .shareIdle(let vault, let group, let reason) where reason.hasPrefix("not approved"):
+            return DesktopNotice(vault: vault, summary: "\(name): shared group \(Self.cut(group)) waits for approval",
+                                 body: "Its KeeShare reference came from elsewhere and does nothing on this device until approved: "
+                                    + "`mypass-sync share approve \(vault) \(group)`.", urgency: .normal, actions: [])
+        case .shareIdle(let vault, let group, let reason) where reason.hasPrefix("import failed") || reason.hasPrefix("export failed"):
+            return DesktopNotice(vault: vault, summary: "\(name): shared group \(Self.cut(group))", body: reason, urgency: .critical, actions: [])
         case .copiesWaiting(let vault, let copies, _):
             return DesktopNotice(vault: vault, summary: "\(name): \(copies.count == 1 ? "a conflict copy waits" : "\(copies.count) conflict copies wait")",
                                  body: event.detail, urgency: .normal, actions: [])

@@ -228,8 +228,18 @@ public final class VaultDaemon: Sendable {
                 lastEvent: condition.last.map { DaemonStatus.LastEvent(kind: $0.kind.rawValue, time: $0.time) },
                 conflictCopies: ConflictCopies.find(for: path, on: state.fileSystem, naming: device.copyNaming).count,
                 lastMerge: lastMerge.map { DaemonStatus.LastMerge(journal: $0.id, time: $0.time) },
-                credentials: vault.configuration.credentials.kind, detail: detail)
+                credentials: vault.configuration.credentials.kind, detail: detail, shares: Self.shares(of: path, state: state))
         })
+    }
+
+    /// The shared groups of the vault at `path` as its last share pass found them, with their times.
+    private static func shares(of path: String, state: SyncStateStore) -> [DaemonStatus.Share] {
+        let exchanges = ShareExchanges(state: state, vaultPath: path)
+        return exchanges.summaries().map { summary in
+            let record = exchanges.record(for: summary.group)
+            return DaemonStatus.Share(group: summary.path, type: summary.type, container: summary.container, approved: summary.approved,
+                                      problem: summary.problem, lastImport: record.lastImport, lastExport: record.lastExport)
+        }
     }
 
     /// Stops every vault (each after the check in progress: a write is finished, never cut off) and

@@ -243,6 +243,14 @@ struct DaemonCommand: Command {
         let widths = (0..<6).map { column in rows.map { $0[column].count }.max() ?? 0 }
         for row in rows { output.print(zip(row, widths).map { $0.padding(toLength: $1) }.joined(separator: "  ").trimmingCharacters(in: .whitespaces)) }
         for vault in status.vaults { if let detail = vault.detail { output.print("\(vault.path.terminalSafe): \(detail.terminalSafe)") } }
+        for vault in status.vaults {
+            for share in vault.shares {
+                let times = "last import \(share.lastImport.map(formatter.string(from:)) ?? "never"), last export \(share.lastExport.map(formatter.string(from:)) ?? "never")"
+                output.print("\(vault.path.terminalSafe): shared group \(share.group.terminalSafe) \(share.type ?? "unreadable") "
+                             + "\((share.container ?? "?").terminalSafe)\(share.approved ? "" : " (not approved on this device)"); \(times)"
+                             + (share.problem.map { "; \($0.terminalSafe)" } ?? ""))
+            }
+        }
         return .success
     }
 

@@ -105,6 +105,11 @@ public struct ContainerFile: Sendable {
         return (bytes, fingerprint)
     }
 
+    /// The bytes of `container` with `password` in `settings`, verified (a version kept in the state).
+    public func encode(_ container: Vault, password: ProtectedValue, settings: FormatSettings) throws -> Data {
+        try VerifiedEncoding.encode(container, settings: settings, key: try Self.key(password), cachedKey: nil, limits: .standard).bytes
+    }
+
     /// The format of a container this device writes first: KDBX 4, AES-256, Argon2d at 64 MiB, two
     /// iterations and two lanes (the password is the sharer's to choose; opening stays quick on a phone).
     public static func newContainerSettings() throws -> FormatSettings {

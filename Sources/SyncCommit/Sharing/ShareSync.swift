@@ -148,6 +148,14 @@ public struct ShareSync: Sendable {
         _ = try file.read(password: reference.password, budget: .withoutReference(within: .standard))
     }
 
+    /// Keeps the names of `vault`'s shared groups in the state (`daemon status` shows them).
+    public func keepSummaries(of vault: Vault) throws {
+        try exchanges.saveSummaries(shares(of: vault).map { share in
+            ShareExchanges.Summary(group: share.group, path: share.groupPath, type: share.reference?.mode.rawValue,
+                                   container: share.reference?.containerPath, approved: share.approved, problem: share.problem)
+        })
+    }
+
     /// Forgets what this device kept for `group` (its share was removed).
     public func forget(_ group: UUID) { exchanges.forget(group) }
 
@@ -229,29 +237,47 @@ public struct ShareSync: Sendable {
         }
     }
 
+    /// Writes the group's container. Synchronizing, the container must be the version this pass
+    /// imported (one changed since is imported first: `containerChanged`), and what is written is
+    /// what the next import compares with. Exporting only, a container another writer changed is
+    /// merged first and its additions kept there, while what this device remembers as exchanged is its
+    /// own contribution (so the next export does not read their additions as deletions of its own).
     private func export(_ group: UUID, of vault: Vault, reference: ShareReference, to file: ContainerFile, dryRun: Bool) throws -> Bool {
+        let importsFirst = reference.mode.imports
         for _ in 0..<3 {
             let exchanged = exchangedVersion(group, password: reference.password)
             let current = try file.read(password: reference.password, budget: exchanged.budget)
-            guard let container = try SharedGroupMerge.exporting(vault, group: group, current: current?.opened.vault, exchanged: exchanged.vault, at: clock()) else {
+            if importsFirst, !dryRun, let current, exchanged.vault.map({ !VaultDiff.sameContent($0, current.opened.vault) }) ?? true {
+                throw ShareSyncError.containerChanged
+            }
+            guard let container = try SharedGroupMerge.exporting(vault, group: group, current: current?.opened.vault, exchanged: exchanged.vault, at: clock()),
+                  let own = vault.shareContainer(of: group, previous: exchanged.vault ?? current?.opened.vault, at: clock()) else {
                 throw ShareSyncError.noReference
             }
-            if let current, VaultDiff.sameContent(current.opened.vault, container) {
-                if exchanged.vault.map({ !VaultDiff.sameContent($0, current.opened.vault) }) ?? true, !dryRun {
-                    try exchanges.recordExchanged(current.bytes, for: group)
+            let settings = try current?.opened.settings ?? ContainerFile.newContainerSettings()
+            /// What the next pass compares with: the container as written (synchronizing), else this vault's own part.
+            func remember(written: Data) throws {
+                guard !dryRun else { return }
+                if importsFirst {
+                    try exchanges.recordExchanged(written, for: group)
+                } else if exchanged.vault.map({ !VaultDiff.sameContent($0, own) }) ?? true {
+                    try exchanges.recordExchanged(try file.encode(own, password: reference.password, settings: settings), for: group)
                 }
+            }
+            if let current, VaultDiff.sameContent(current.opened.vault, container) {
+                try remember(written: current.bytes)
                 return false
             }
             if dryRun { return true }
-            let settings = try current?.opened.settings ?? ContainerFile.newContainerSettings()
             do {
                 let written = try file.write(container, password: reference.password, settings: settings, expected: current?.fingerprint)
-                try exchanges.recordExchanged(written.bytes, for: group)
+                try remember(written: written.bytes)
                 var record = exchanges.record(for: group)
                 record.lastExport = Date()
                 try exchanges.save(record, for: group)
                 return true
             } catch SaveError.changedOnDisk {
+                if importsFirst { throw ShareSyncError.containerChanged }
                 continue  // written meanwhile: merge that version first
             }
         }
@@ -286,10 +312,13 @@ public struct ShareSync: Sendable {
 /// What a share command cannot do.
 public enum ShareSyncError: Error, Equatable, Sendable, CustomStringConvertible {
     case noReference
+    /// The container changed after this pass imported it: imported again before anything is written.
+    case containerChanged
 
     public var description: String {
         switch self {
         case .noReference: "the group carries no KeeShare reference"
+        case .containerChanged: "the container changed while it was being taken in; taken in again first"
         }
     }
 }

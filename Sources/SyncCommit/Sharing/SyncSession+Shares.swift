@@ -17,22 +17,37 @@ extension SyncSession {
     /// `copyNaming`: how the sync engines here name a container's conflict copies.
     public func syncShares(dryRun: Bool = false, explaining: SecretFingerprint? = nil, copyNaming: ConflictCopies.Naming = .standard) throws -> SharePass {
         let shares = ShareSync(vaultPath: path, state: state, copyNaming: copyNaming)
-        let imported = shares.importing(into: vault, explaining: explaining)
         var wroteVault = false
-        if !dryRun {
-            if imported.outcomes.contains(where: { !$0.imported.isEmpty }) {
-                update(imported.vault)
-                wroteVault = try saveMerging().wroteFile
+        var outcomes: [ShareSync.Outcome] = []
+        // A container that changes while it is taken in is taken in again before it is written (a few times at most).
+        for attempt in 0..<3 {
+            let imported = shares.importing(into: vault, explaining: explaining)
+            if !dryRun {
+                if imported.outcomes.contains(where: { !$0.imported.isEmpty }) {
+                    update(imported.vault)
+                    wroteVault = try saveMerging().wroteFile || wroteVault
+                }
+                try shares.record(imported.pending)
             }
-            try shares.record(imported.pending)
+            let exported = shares.exporting(dryRun ? imported.vault : vault, dryRun: dryRun, folded: imported.pending)
+            let pass = zip(imported.outcomes, exported).map { importing, exporting in
+                var outcome = importing
+                outcome.exported = exporting.exported
+                if outcome.skipped == nil || outcome.skipped == "no container yet" {
+                    outcome.skipped = exporting.skipped ?? (importing.skipped == "no container yet" && !exporting.exported ? importing.skipped : nil)
+                }
+                return outcome
+            }
+            outcomes = attempt == 0 ? pass : zip(outcomes, pass).map { earlier, later in
+                var outcome = later
+                outcome.imported = earlier.imported + later.imported
+                outcome.exported = earlier.exported || later.exported
+                return outcome
+            }
+            let changed = ShareSyncError.containerChanged.description
+            guard !dryRun, outcomes.contains(where: { $0.skipped?.hasSuffix(changed) == true }) else { break }
         }
-        let exported = shares.exporting(dryRun ? imported.vault : vault, dryRun: dryRun, folded: imported.pending)
-        let outcomes = zip(imported.outcomes, exported).map { importing, exporting in
-            var outcome = importing
-            outcome.exported = exporting.exported
-            if outcome.skipped == nil || outcome.skipped == "no container yet" { outcome.skipped = exporting.skipped ?? (importing.skipped == "no container yet" && !exporting.exported ? importing.skipped : nil) }
-            return outcome
-        }
+        if !dryRun { try? shares.keepSummaries(of: vault) }
         return SharePass(outcomes: outcomes, wroteVault: wroteVault)
     }
 }

@@ -29,6 +29,42 @@ public struct ShareExchanges: Sendable {
         }
     }
 
+    /// One shared group as the last pass found it (names only: what `daemon status` shows without
+    /// opening the vault).
+    public struct Summary: Codable, Sendable, Equatable {
+        public var group: UUID
+        public var path: String
+        public var type: String?
+        public var container: String?
+        public var approved: Bool
+        public var problem: String?
+
+        public init(group: UUID, path: String, type: String?, container: String?, approved: Bool, problem: String?) {
+            self.group = group
+            self.path = path
+            self.type = type
+            self.container = container
+            self.approved = approved
+            self.problem = problem
+        }
+    }
+
+    /// The shared groups as the last pass found them (none when none was kept).
+    public func summaries() -> [Summary] {
+        guard let json = try? FileReading.readAll(atPath: state.stem(for: vaultPath) + ".shares.json", on: state.fileSystem,
+                                                  followSymlinks: false, limit: 1 << 20) else { return [] }
+        return (try? JSONDecoder().decode([Summary].self, from: json)) ?? []
+    }
+
+    /// Keeps `summaries` when they changed.
+    public func saveSummaries(_ summaries: [Summary]) throws(FileError) {
+        guard summaries != self.summaries() else { return }
+        let path = state.stem(for: vaultPath) + ".shares.json"
+        let json: Data
+        do { json = try JSONEncoder().encode(summaries) } catch { throw .system(operation: .encode, path: path, errno: EINVAL, message: "\(error)") }
+        try write(json, to: path, durable: false)
+    }
+
     /// The shares of the vault at `vaultPath`.
     public init(state: SyncStateStore, vaultPath: String) {
         self.state = state

@@ -177,6 +177,52 @@ public final class VaultWatcher {
     }
 
     private func check(now: Date, mayRebuild: Bool, decision: Reconciler.Decision?) -> CheckEnding {
+        let ending = checkVault(now: now, mayRebuild: mayRebuild, decision: decision)
+        if ending.succeeded { keepSharesInStep() }
+        return ending
+    }
+
+    /// The resolved containers of the vault's acting shared groups (KeeShare), as the last check
+    /// found them: the engine watches their folders too.
+    public private(set) var containerPaths: [String] = []
+    /// The last reason told for each shared group that does nothing (told again only when it changes).
+    private var shareIdleTold: [UUID: String] = [:]
+
+    /// Once the vault is in step with its folder: its shared groups with their containers
+    /// (`SyncSession.syncShares`: imports merged in and saved through the one merge door, then the
+    /// containers written by compare-and-swap). The vault written is remembered as this watcher's own.
+    private func keepSharesInStep() {
+        guard let record = state.base(for: path), let opened = openedVersions[record.record.fingerprint.sha256] else { return }
+        guard !opened.vault.sharedGroups.isEmpty else {
+            containerPaths = []
+            return
+        }
+        guard (try? DurableFile.fingerprint(atPath: path, on: fileSystem))?.sameContent(as: record.record.fingerprint) == true else { return }
+        do {
+            let session = try SyncSession(context: context, onDisk: opened, bytes: record.bytes, fingerprint: record.record.fingerprint)
+            let pass = try session.syncShares(copyNaming: context.settings.copyNaming)
+            if pass.wroteVault {
+                Reconciler.wrote(session.fingerprint, in: &memory)
+                openedVersions[session.fingerprint.sha256] = session.opened
+            }
+            for outcome in pass.outcomes {
+                if !outcome.imported.isEmpty || outcome.exported {
+                    shareIdleTold[outcome.group] = nil
+                    report(.shareSynced(vault: path, group: outcome.groupPath, changes: outcome.imported, exported: outcome.exported))
+                } else if let reason = outcome.skipped, shareIdleTold[outcome.group] != reason {
+                    shareIdleTold[outcome.group] = reason
+                    report(.shareIdle(vault: path, group: outcome.groupPath, reason: reason))
+                }
+            }
+            containerPaths = ShareSync(vaultPath: path, state: state).shares(of: session.vault).filter(\.acts).compactMap(\.containerPath)
+        } catch SaveError.changedOnDisk {
+            return  // the vault changed meanwhile: its event brings the next check, and this pass with it
+        } catch {
+            report(.error(vault: path, message: "shared groups: \(error)"))
+        }
+    }
+
+    private func checkVault(now: Date, mayRebuild: Bool, decision: Reconciler.Decision?) -> CheckEnding {
         failedLastCheck = false
         retryNotBefore = nil
         // The version this device synced measures how large the vault file may be to be read at all:

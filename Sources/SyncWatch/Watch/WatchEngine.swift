@@ -26,12 +26,16 @@ package protocol VaultChecking: AnyObject {
     /// A check that waits: not to be tried again before this time (copies put off until the vault's
     /// allowance for opening them has room); nil: after the engine's usual wait.
     var retryNotBefore: Date? { get }
+    /// The containers of the vault's shared groups (their folders are watched too; a change of one,
+    /// or a conflict copy of one, brings a check of the vault).
+    var containerPaths: [String] { get }
 }
 
 extension VaultChecking {
     func prepare(copyAt path: String) {}
     var copiesOutstanding: Bool { false }
     var retryNotBefore: Date? { nil }
+    var containerPaths: [String] { [] }
 }
 
 extension VaultWatcher: VaultChecking {}
@@ -120,6 +124,8 @@ public final class WatchEngine: @unchecked Sendable {
     private var notices: [WatchEvent] = []
     /// Decisions submitted and not yet taken, oldest first.
     private var decisions = DecisionQueue()
+    /// Each vault's share containers as its last check found them (read by the event thread).
+    private var containers: [String: [String]] = [:]
     private var pollInterval: TimeInterval?
     private var stopping = false
     private var announcedPolling = false
@@ -313,6 +319,7 @@ public final class WatchEngine: @unchecked Sendable {
             condition.unlock()
             for checker in ready {
                 let succeeded = checkTakingDecision(checker)
+                watchContainers(of: checker, watched: &watchedDirectories, tokens: &tokens)
                 let count = succeeded || !checker.failedLastCheck ? 0 : failures[checker.path, default: 0] + 1
                 failures[checker.path] = count
                 if succeeded && checker.copiesOutstanding {
@@ -333,6 +340,24 @@ public final class WatchEngine: @unchecked Sendable {
         condition.unlock()
         answerUntaken("the watch stopped before it was taken")
         onEvent(.stopped)
+    }
+
+    /// Notes `checker`'s share containers for the event thread and watches their folders (once each).
+    private func watchContainers(of checker: any VaultChecking, watched: inout Set<String>, tokens: inout [Int]) {
+        let paths = checker.containerPaths
+        condition.lock()
+        // Containers learnt by this check: one more check, for a change that landed while this one ran
+        // and before their events were looked for (never a lost wake-up).
+        if Set(paths) != Set(containers[checker.path] ?? []), !paths.isEmpty, due[checker.path] == nil {
+            due[checker.path] = clock.now.addingTimeInterval(settings.debounce)
+        }
+        containers[checker.path] = paths
+        condition.unlock()
+        guard let source else { return }
+        for directory in Set(paths.map(PathText.folder(of:))) where !watched.contains(directory) {
+            watched.insert(directory)
+            tokens.append(source.watch(directory, on: checker.fileSystem) { [weak self] event in self?.handle(event, watching: directory) })
+        }
     }
 
     /// Ends `run` after the check in progress (never in the middle of a write); from any thread.
@@ -374,6 +399,13 @@ public final class WatchEngine: @unchecked Sendable {
                 if name == vaultName || isCopy { markEvent(checker.path) }
                 // Opened during the debounce, so that the check finds it open.
                 if isCopy, case .changed = event { checker.prepare(copyAt: PathText.joining(directory, name)) }
+            }
+            // A shared group's container, or a conflict copy of it, changed: its vault is checked (and shares kept in step).
+            for (vault, paths) in containers where paths.contains(where: { container in
+                PathText.folder(of: container) == directory && (name == PathText.name(of: container)
+                    || ConflictCopies.engine(ofName: name, forVaultNamed: PathText.name(of: container), naming: settings.device.copyNaming) != nil)
+            }) {
+                markEvent(vault)
             }
         case .directoryGone(let directory), .directoryBack(let directory):
             for checker in checkers where PathText.folder(of: checker.path) == directory { markEvent(checker.path) }
