@@ -329,13 +329,19 @@ struct EntryMerger {
         // The versions this merge combined are never trimmed by it (MERGE.md rule 10): one that lost a
         // conflict keeps its value, and each is how the next merge with that side knows it as an
         // ancestor (trimmed, the same merge made again would find a conflict and add history).
-        // A side whose version holds the merged content made the same change as the merge's result:
-        // one change, no history item for it (MERGE.md rule 15). A side whose version is the ancestor
-        // changed nothing: its version is the other side's past, trimmed there as the limits allow.
+        // Both sides' versions holding the merged content made the same change: one change, no history
+        // item for it (MERGE.md rule 15). One side's version holding it under the other's later time
+        // (the other saved the entry later without a change of its own, or lost every change it made)
+        // is kept: it is when that side set its values (`FieldChangeTime`), which the result's later
+        // time would otherwise claim, and a third device's change made in between would win or lose
+        // by the order of the merges. A side whose version is the ancestor changed nothing: its
+        // version is the other side's past, trimmed there as the limits allow.
+        let bothHoldMerged = local.hasSameContent(as: outcome.entry) && remote.hasSameContent(as: outcome.entry)
         var losers = Set<VersionKey>()
         for version in [local, remote] {
             let versionKey = key(version)
-            guard versionKey != mergedKey, !version.hasSameContent(as: outcome.entry),
+            guard versionKey != mergedKey, !bothHoldMerged,
+                  !version.hasSameContent(as: outcome.entry) || ancestor.map({ version.times.lastModified > $0.times.lastModified }) ?? true,
                   ancestor.map({ !version.isSameVersion(as: $0) }) ?? true else { continue }
             keep(version.withoutHistory, as: versionKey)
             losers.insert(versionKey)

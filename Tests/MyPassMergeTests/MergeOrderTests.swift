@@ -258,4 +258,35 @@ struct MergeOrderTests {
             #expect(result.root.entry(SmallVault.entry).map { result.isInRecycleBin(group: $0.parent) } == true)
         }
     }
+
+    /// a saves the entry later than both edits without changing a property (pykeepass moves it and
+    /// bumps its time, with or without a history item for the unchanged version); b and c set Notes,
+    /// c later. A merge of a with one of them holds that one's notes under a's later time: the
+    /// version that set them must stay in its history, or the notes look set at a's time and beat
+    /// c's later change in one order only (the generated scripts' seeds 9102 and 8283).
+    @Test("a device saves the entry later without a change, two others set a field: the later setting wins in every order",
+          arguments: [false, true])
+    func touchedLaterWithoutChange(touchKeepsHistory: Bool) throws {
+        let base = try SmallVault.base()
+        var a = ScenarioPlayer.modify(SmallVault.entry, in: base) { entry in
+            entry.history = touchKeepsHistory ? [entry.withoutHistory] : []
+            entry.times.lastModified = SmallVault.at(30)
+        }
+        a = try a.movingEntry(SmallVault.entry, to: SmallVault.root, at: SmallVault.at(25))
+        let b = try SmallVault.setting("Notes", "from b", at: 11, in: base)
+        let c = try SmallVault.setting("Notes", "from c", at: 14, in: base)
+        let orders = [[0, 1, 2], [2, 0, 1], [1, 2, 0], [0, 2, 1], [1, 0, 2], [2, 1, 0]]
+        let results = try SmallVault.mergedInOrders(base, a, b, c, orders: orders)
+        let notes = results.map { SmallVault.current($0)?.notes }
+        #expect(notes == Array(repeating: "from c", count: orders.count), "orders end with \(notes)")
+        for result in results {
+            let entry = try #require(SmallVault.current(result))
+            #expect(([entry] + entry.history).contains { $0.notes == "from b" }, "b's notes are lost")
+            #expect(try SmallVault.changesMergedAgain(base, result, with: [a, b, c]).isEmpty)
+        }
+        for (one, two) in [(a, b), (b, a), (a, c), (c, a)] {
+            let merged = try SmallVault.merge(base, one, two).vault
+            #expect(try SmallVault.changesMergedAgain(base, merged, with: [one, two]).isEmpty)
+        }
+    }
 }
