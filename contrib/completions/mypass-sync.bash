@@ -2,7 +2,7 @@
 _mypass_sync() {
   local cur="${COMP_WORDS[COMP_CWORD]}" prev="${COMP_WORDS[COMP_CWORD-1]}"
   if [ "$COMP_CWORD" -eq 1 ]; then
-    COMPREPLY=($(compgen -W "merge diff status resolve watch daemon conflicts info export convert totp match ls show add edit rm mv search mkdir rmdir edit-group attachment-import attachment-export attachment-rm sync db-create generate diceware estimate analyze clip unlock lock keyring git journal undo completion help version -h --help --version" -- "$cur"))
+    COMPREPLY=($(compgen -W "merge diff status resolve watch daemon conflicts info export convert totp match ls show add edit rm mv search mkdir rmdir edit-group attachment-import attachment-export attachment-rm sync db-create generate diceware estimate analyze clip unlock lock keyring git share journal undo completion help version -h --help --version" -- "$cur"))
     return
   fi
   local options=""
@@ -457,6 +457,23 @@ _mypass_sync() {
         --max-kdf-memory) return ;;
       esac
       ;;
+    share) options="--import-from --export-to --sync-with --container-password-command --container-password-from --container-password-stdin --dry-run --explain --json --password-stdin --password-command --password-from --verbose --yubikey --challenge-response-secret --challenge-response-command --key-file -k --no-password --max-kdf-memory --quiet --state-dir --backup --help"
+      case "$prev" in
+        --import-from) return ;;
+        --export-to) return ;;
+        --sync-with) return ;;
+        --container-password-command) return ;;
+        --container-password-from) return ;;
+        --password-command) return ;;
+        --password-from) return ;;
+        --yubikey) return ;;
+        --challenge-response-secret) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+        --challenge-response-command) return ;;
+        --key-file|-k) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+        --max-kdf-memory) return ;;
+        --state-dir) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+      esac
+      ;;
     journal) options="--show --limit --json --password-stdin --password-command --password-from --verbose --yubikey --challenge-response-secret --challenge-response-command --key-file -k --no-password --max-kdf-memory --quiet --state-dir --help"
       case "$prev" in
         --show) return ;;
@@ -487,7 +504,7 @@ _mypass_sync() {
       COMPREPLY=($(compgen -W "bash zsh fish" -- "$cur")); return
       ;;
     help) options=" --help"
-      COMPREPLY=($(compgen -W "merge diff status resolve watch daemon conflicts info export convert totp match ls show add edit rm mv search mkdir rmdir edit-group attachment-import attachment-export attachment-rm sync db-create generate diceware estimate analyze clip unlock lock keyring git journal undo completion help version" -- "$cur")); return
+      COMPREPLY=($(compgen -W "merge diff status resolve watch daemon conflicts info export convert totp match ls show add edit rm mv search mkdir rmdir edit-group attachment-import attachment-export attachment-rm sync db-create generate diceware estimate analyze clip unlock lock keyring git share journal undo completion help version" -- "$cur")); return
       ;;
     version) options=" --help"
       ;;
