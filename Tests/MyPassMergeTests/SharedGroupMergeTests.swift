@@ -193,4 +193,42 @@ struct SharedGroupMergeTests {
         let reimported = try SharedGroupMerge.importing(container, exchanged: container, into: result.vault, group: B.work)
         #expect(reimported.changes.isEmpty, "seed \(seed): importing its own export changed \(reimported.changes.map { "\($0.kind) \($0.title)" })")
     }
+
+    /// The merge's own generated edits (`RandomReplicas`, as the merge's property tests use them) made on
+    /// a random vault (anywhere in it) and on its random group's container after an exchange.
+    @Test("the merge's generated edits on a vault and its group's container: outside the group untouched, the container's versions kept, an edit here never deleted, a second import changes nothing",
+          arguments: 0..<80)
+    func replicaEdits(seed: UInt64) throws {
+        var replicas = RandomReplicas(seed: seed)
+        let base = try replicas.baseVault()
+        var groups: [UUID] = []
+        base.root.forEachGroup { group, _ in if group.uuid != base.root.uuid { groups.append(group.uuid) } }
+        guard let shared = groups.randomElement(using: &replicas.random) else { return }
+        let exchanged = try #require(base.shareContainer(of: shared, previous: nil, at: replicas.start))
+        let here = try replicas.edit(base, count: Int.random(in: 1...6, using: &replicas.random), firstTime: Timestamp(secondsSinceYearOne: replicas.start.secondsSinceYearOne + 10))
+        let there = try replicas.edit(exchanged, count: Int.random(in: 1...6, using: &replicas.random), firstTime: Timestamp(secondsSinceYearOne: replicas.start.secondsSinceYearOne + 13))
+        let result = try SharedGroupMerge.importing(there, exchanged: exchanged, into: here, group: shared)
+        let scope = here.objectsOfGroup(shared).union(there.containerObjects).union(exchanged.containerObjects)
+        for (entry, _) in here.root.allEntries() where !scope.contains(entry.uuid) {
+            #expect(result.vault.root.entry(entry.uuid)?.entry == entry, "seed \(seed): \(entry.title) outside the share changed")
+        }
+        let tombstonedHere = Set(here.deletedObjects.map(\.uuid))
+        for (entry, _) in there.root.allEntries() where !tombstonedHere.contains(entry.uuid) {
+            guard let merged = result.vault.root.entry(entry.uuid)?.entry else {
+                // Gone only when this side deleted it (into its bin, then for good) or moved it away, never silently.
+                #expect(here.root.entry(entry.uuid) == nil && exchanged.root.entry(entry.uuid) != nil,
+                        "seed \(seed): the container's \(entry.title) vanished")
+                continue
+            }
+            let held = Set(([merged] + merged.history).map(\.contentDigest))
+            #expect(held.contains(entry.contentDigest), "seed \(seed): the container's version of \(entry.title) is lost")
+        }
+        for (entry, _) in here.root.allEntries() where here.objectsOfGroup(shared).contains(entry.uuid) {
+            let before = exchanged.root.entry(entry.uuid)?.entry
+            guard before.map({ !$0.hasSameContent(as: entry) }) ?? true else { continue }  // edited or added here since the exchange
+            #expect(result.vault.root.entry(entry.uuid) != nil, "seed \(seed): \(entry.title), edited here, was deleted")
+        }
+        let again = try SharedGroupMerge.importing(there, exchanged: there, into: result.vault, group: shared)
+        #expect(again.changes.isEmpty, "seed \(seed): a second import changed \(again.changes.map { "\($0.kind) \($0.title)" })")
+    }
 }
