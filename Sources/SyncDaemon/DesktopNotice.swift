@@ -17,6 +17,8 @@ public struct DesktopNotice: Sendable, Equatable {
     public let urgency: Urgency
     /// The decisions offered (a vault under the `ask` policy), answered like `daemon decide`.
     public let actions: [SyncSession.Decision]
+    /// A shared group's reference offered for approval (an Approve button), nil for other notices.
+    public var approval: ShareApprovalRequest?
 
     /// The longest summary a notice carries (characters).
     public static let maximumSummaryLength = 160
@@ -39,9 +41,30 @@ public struct DesktopNotice: Sendable, Equatable {
         self.actions = actions
     }
 
+    /// A notice offering `approval` (an Approve button).
+    public init(vault: String, summary: String, body: String, approval: ShareApprovalRequest) {
+        self.init(vault: vault, summary: summary, bodyLines: [body], urgency: .normal, actions: [])
+        self.approval = approval
+    }
+
     private static func bounded(_ lines: [String]) -> String {
         let joined = lines.map { InertText.escaped($0) }.joined(separator: "\n")
         guard joined.count > maximumBodyLength else { return joined }
         return String(joined.prefix(maximumBodyLength - 1)) + "…"
+    }
+}
+
+/// What a notice's Approve button approves: one reference (by its approval digest) on one group.
+public struct ShareApprovalRequest: Sendable, Equatable {
+    /// The group's UUID and path.
+    public let group: UUID
+    public let groupPath: String
+    /// The approval digest of the reference the notice was about.
+    public let reference: String
+
+    public init(group: UUID, groupPath: String, reference: String) {
+        self.group = group
+        self.groupPath = groupPath
+        self.reference = reference
     }
 }

@@ -16,6 +16,7 @@ public final class DesktopNotifier: @unchecked Sendable {
     private let queue = DispatchQueue(label: "mypass-sync notices")
     private let log: @Sendable (String) -> Void
     private let onDecision: @Sendable (String, SyncSession.Decision) -> Void
+    private let onApproval: @Sendable (String, ShareApprovalRequest) -> Void
     // Touched only on `queue` (the lock-free confinement this class's `@unchecked Sendable` relies on).
     private var initialised = false
     private var unavailableSaid = false
@@ -26,10 +27,13 @@ public final class DesktopNotifier: @unchecked Sendable {
     private var contexts: [ActionContext] = []
 
     /// A notifier logging its one "no notification service" line through `log`; `onDecision` gets
-    /// (vault, decision) when a notice's button is pressed.
-    public init(log: @escaping @Sendable (String) -> Void, onDecision: @escaping @Sendable (String, SyncSession.Decision) -> Void) {
+    /// (vault, decision) when a notice's button is pressed, `onApproval` (vault, request) when a
+    /// shared group's Approve button is.
+    public init(log: @escaping @Sendable (String) -> Void, onDecision: @escaping @Sendable (String, SyncSession.Decision) -> Void,
+                onApproval: @escaping @Sendable (String, ShareApprovalRequest) -> Void = { _, _ in }) {
         self.log = log
         self.onDecision = onDecision
+        self.onApproval = onApproval
     }
 
     /// Sends `notice` (asynchronously, in order).
@@ -51,15 +55,22 @@ public final class DesktopNotifier: @unchecked Sendable {
         let body = mypass_notify_server_has("body-markup") != 0 ? Self.escapingMarkup(notice.body) : notice.body
         guard let notification = notify_notification_new(notice.summary, body, "dialog-password") else { return }
         notify_notification_set_urgency(notification, notice.urgency == .critical ? NOTIFY_URGENCY_CRITICAL : NOTIFY_URGENCY_NORMAL)
-        let offersActions = !notice.actions.isEmpty && mypass_notify_server_has("actions") != 0
+        let offersActions = (!notice.actions.isEmpty || notice.approval != nil) && mypass_notify_server_has("actions") != 0
         if offersActions {
-            let context = ActionContext(vault: notice.vault, onDecision: onDecision)
+            let context = ActionContext(vault: notice.vault, approval: notice.approval, onDecision: onDecision, onApproval: onApproval)
             let pointer = Unmanaged.passUnretained(context).toOpaque()
             for decision in notice.actions {
                 mypass_notify_add_action(notification, decision.rawValue, decision.rawValue.capitalized, { context, action in
                     guard let context, let action, let decision = SyncSession.Decision(rawValue: String(cString: action)) else { return }
                     let target = Unmanaged<ActionContext>.fromOpaque(context).takeUnretainedValue()
                     target.onDecision(target.vault, decision)
+                }, pointer)
+            }
+            if notice.approval != nil {
+                mypass_notify_add_action(notification, "approve", "Approve", { context, _ in
+                    guard let context else { return }
+                    let target = Unmanaged<ActionContext>.fromOpaque(context).takeUnretainedValue()
+                    if let approval = target.approval { target.onApproval(target.vault, approval) }
                 }, pointer)
             }
             // Kept for the life of the process (a few bytes per decision notice): an action of a
@@ -102,13 +113,18 @@ public final class DesktopNotifier: @unchecked Sendable {
         thread.start()
     }
 
-    /// What an action button's callback needs: the vault and where its decision goes.
+    /// What an action button's callback needs: the vault, the approval offered, and where its decision goes.
     private final class ActionContext: Sendable {
         let vault: String
+        let approval: ShareApprovalRequest?
         let onDecision: @Sendable (String, SyncSession.Decision) -> Void
-        init(vault: String, onDecision: @escaping @Sendable (String, SyncSession.Decision) -> Void) {
+        let onApproval: @Sendable (String, ShareApprovalRequest) -> Void
+        init(vault: String, approval: ShareApprovalRequest?, onDecision: @escaping @Sendable (String, SyncSession.Decision) -> Void,
+             onApproval: @escaping @Sendable (String, ShareApprovalRequest) -> Void) {
             self.vault = vault
+            self.approval = approval
             self.onDecision = onDecision
+            self.onApproval = onApproval
         }
     }
 }

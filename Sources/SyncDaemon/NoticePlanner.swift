@@ -97,10 +97,11 @@ public struct NoticePlanner: Sendable {
         case .shareSynced(let vault, let group, let changes, _) where !changes.isEmpty:
             return DesktopNotice(vault: vault, summary: "\(name): shared group \(Self.cut(group))",
                                  body: "\(changes.count) change(s) imported from its container.", urgency: .normal, actions: [])
-        case .shareIdle(let vault, let group, let reason) where reason.hasPrefix("not approved"):
+        case .shareAwaitsApproval(let vault, let group, let groupID, let reference):
             return DesktopNotice(vault: vault, summary: "\(name): shared group \(Self.cut(group)) waits for approval",
-                                 body: "Its KeeShare reference came from elsewhere and does nothing on this device until approved: "
-                                    + "`mypass-sync share approve \(vault) \(group)`.", urgency: .normal, actions: [])
+                                 body: "Its KeeShare reference came from elsewhere and reads or writes nothing on this device until "
+                                    + "approved (Approve, or `mypass-sync share approve \(vault) \(group)`).",
+                                 approval: ShareApprovalRequest(group: groupID, groupPath: group, reference: reference))
         case .shareIdle(let vault, let group, let reason) where reason.hasPrefix("import failed") || reason.hasPrefix("export failed"):
             return DesktopNotice(vault: vault, summary: "\(name): shared group \(Self.cut(group))", body: reason, urgency: .critical, actions: [])
         case .copiesWaiting(let vault, let copies, _):

@@ -193,6 +193,25 @@ public final class VaultDaemon: Sendable {
         start(vault)
     }
 
+    /// Approves the shared group's reference a notice offered (`request`: that reference only, by its
+    /// approval digest; one put in its place since stays unapproved), then checks the vault soon so
+    /// the share starts working. What was done, in one line.
+    public func approveShare(_ path: String, _ request: ShareApprovalRequest) throws(ControlFailure) -> String {
+        let vault = try vault(path)
+        let canonical = DurableFile.canonicalPath(vault.path, on: state.fileSystem)
+        let approved: Bool
+        do {
+            approved = try ShareSync(vaultPath: canonical, state: state).approve(request.group, digest: request.reference)
+        } catch {
+            throw .decisionFailed("\(path): the approval could not be kept in the sync state: \(error)")
+        }
+        guard approved else {
+            throw .decisionFailed("\(path): shared group \(request.groupPath): its reference changed since the notice; nothing approved")
+        }
+        vault.engine?.checkSoon(canonical)
+        return "approved shared group \(request.groupPath) on this device"
+    }
+
     /// Carries out `decision` on `path`, which must wait for one (a change under the `ask` policy, or
     /// a version refused), about the version it waits about: queued to the vault's running engine and
     /// taken by its loop at its next turn (`WatchEngine.decide`), waited for at most `decisionWait`.

@@ -17,7 +17,8 @@ struct DaemonRun {
         let printer = DaemonPrinter(json: json)
         let device = try DeviceSettings.load()
         let decisions = DecisionRelay { printer.log($0) }
-        let notifier = DesktopNotifier(log: { printer.log($0) }, onDecision: { vault, decision in decisions.decide(vault, decision) })
+        let notifier = DesktopNotifier(log: { printer.log($0) }, onDecision: { vault, decision in decisions.decide(vault, decision) },
+                                       onApproval: { vault, request in decisions.approve(vault, request) })
         let daemon = VaultDaemon(state: state, device: device, notifier: notifier, log: { printer.log($0) }) { printer.print($0) }
         decisions.daemon = daemon
         let socket = try ControlSocket(path: try ControlSocket.defaultPath()) { daemon.answer($0) }
@@ -53,6 +54,17 @@ private final class DecisionRelay: Sendable {
     var daemon: VaultDaemon? {
         get { target.withLock { $0.daemon } }
         set { target.withLock { $0.daemon = newValue } }
+    }
+
+    func approve(_ vault: String, _ request: ShareApprovalRequest) {
+        DispatchQueue.global().async { [self] in
+            guard let daemon else { return }
+            do {
+                log("daemon: \(vault): \(try daemon.approveShare(vault, request)) (notice button)")
+            } catch {
+                log("daemon: \(error)")
+            }
+        }
     }
 
     func decide(_ vault: String, _ decision: SyncSession.Decision) {

@@ -37,6 +37,37 @@ struct DaemonTests {
         #expect(offered.contains("Reload") && offered.contains("Overwrite"), "\(offered)")
     }
 
+    @Test("a shared group's reference made elsewhere waits: no container written until its notice's Approve button is pressed, then the daemon exports it")
+    func shareApprovedByNoticeButton() throws {
+        let session = try SecretServiceSession()
+        defer { session.stop() }
+        let notices = try NotificationServer(bus: session.environment, menuPick: "Approve")
+        let home = try DaemonHome(root: session.home, extra: session.environment)
+        let work = try home.vault("work.kdbx", from: CLIFixtures.kdbx31)
+        let folder = (work as NSString).deletingLastPathComponent, container = folder + "/team.kdbx"
+        // The reference is added with another state directory (another device): not approved on this one.
+        let elsewhere = folder + "/elsewhere-state"
+        let added = try home.tool(["share", "add", work, "/Internet", "--export-to", "team.kdbx", "--container-password-stdin",
+                                   "--password-stdin", "--state-dir", elsewhere], input: workPassword + "\nteam-share-pässword\n")
+        #expect(added.status == 0, "\(added.standardError)")
+        #expect(!FileManager.default.fileExists(atPath: container))
+        let command = try home.passwordCommand(workPassword, name: "work.pw")
+        #expect(try home.tool(["daemon", "add", work, "--password-command", command]).status == 0)
+        let daemon = try DaemonProcess(home)
+        #expect(daemon.waitFor("shareAwaitsApproval", vault: work), "\(daemon.outputText)")
+        #expect(!FileManager.default.fileExists(atPath: container), "an unapproved reference wrote its container")
+        #expect(try eventually(within: 15) { try notices.displayed() > 0 }, "the approval notice is not on screen")
+        try notices.openContextMenu()
+        let exported = try eventually(within: 30) { FileManager.default.fileExists(atPath: container) }
+        let offered = (try? String(contentsOfFile: notices.menuOffered, encoding: .utf8)) ?? "(the menu was not opened)"
+        #expect(exported, "the Approve button did not make the share work; the menu offered: \(offered); \(daemon.outputText)")
+        #expect(daemon.waitFor("shareSynced", vault: work), "\(daemon.outputText)")
+        let status = try daemon.status()
+        let shares = status[work]?["shares"] as? [[String: Any]] ?? []
+        #expect(shares.first?["approved"] as? Bool == true && shares.first?["type"] as? String == "export", "\(shares)")
+        #expect(!daemon.outputText.contains("team-share-pässword"))
+    }
+
     @Test("three vaults with three kinds of credentials: copies folded and noticed once per burst, pause, resume, decide, a changed key, remove, SIGTERM")
     func threeVaults() throws {
         let session = try SecretServiceSession()

@@ -123,11 +123,11 @@ struct SharedGroupWatchTests {
         try session.saveMerging()
         let events = RecordedEvents()
         try Self.watching(workspace, events: events) {
-            #expect(pollUntil(timeout: 60) { events.all.contains { if case .shareIdle = $0 { return true }; return false } })
+            #expect(pollUntil(timeout: 60) { events.all.contains { if case .shareAwaitsApproval = $0 { return true }; return false } })
         }
         let outside = workspace.directory.deletingLastPathComponent().appendingPathComponent("outside.kdbx").path
         #expect(!FileManager.default.fileExists(atPath: outside))
-        #expect(events.all.filter { if case .shareIdle = $0 { return true }; return false }.count == 1)
+        #expect(events.all.filter { if case .shareAwaitsApproval = $0 { return true }; return false }.count == 1)
     }
 
     @Test("exporting only: what another writer added to the container stays there through this vault's later exports")

@@ -67,6 +67,9 @@ public struct ShareSync: Sendable {
         public var exported = false
         /// Why nothing was done, or what failed.
         public var skipped: String?
+        /// The reference waits for a person's approval on this device: its approval digest (what an
+        /// approval of it records: `approve(_:digest:)`).
+        public var awaitingApproval: String?
     }
 
     /// An imported container version, recorded as exchanged once the vault holding it is saved.
@@ -152,8 +155,21 @@ public struct ShareSync: Sendable {
     public func keepSummaries(of vault: Vault) throws {
         try exchanges.saveSummaries(shares(of: vault).map { share in
             ShareExchanges.Summary(group: share.group, path: share.groupPath, type: share.reference?.mode.rawValue,
-                                   container: share.reference?.containerPath, approved: share.approved, problem: share.problem)
+                                   container: share.reference?.containerPath, approved: share.approved, problem: share.problem,
+                                   reference: share.reference.map(Self.approvalDigest(of:)))
         })
+    }
+
+    /// Approves the reference whose approval digest is `digest` on the group `group`, as a person
+    /// answering a notice about it: only that reference (one put in its place since stays unapproved,
+    /// the pass compares the digest with the reference it finds), and only while the last pass saw it
+    /// there (an older notice does not displace a newer approval). Returns whether it was recorded.
+    public func approve(_ group: UUID, digest: String) throws -> Bool {
+        guard exchanges.summaries().contains(where: { $0.group == group && $0.reference == digest }) else { return false }
+        var record = exchanges.record(for: group)
+        record.approvedReference = digest
+        try exchanges.save(record, for: group)
+        return true
     }
 
     /// Forgets what this device kept for `group` (its share was removed).
@@ -167,6 +183,9 @@ public struct ShareSync: Sendable {
             var outcome = Outcome(group: share.group, groupPath: share.groupPath)
             guard let reference = share.reference, share.acts, reference.mode.imports, let path = share.containerPath else {
                 outcome.skipped = Self.whyIdle(share, importing: true)
+                if let reference = share.reference, share.problem == nil, !share.approved, reference.mode != .inactive {
+                    outcome.awaitingApproval = Self.approvalDigest(of: reference)
+                }
                 outcomes.append(outcome)
                 continue
             }

@@ -38,14 +38,17 @@ public struct ShareExchanges: Sendable {
         public var container: String?
         public var approved: Bool
         public var problem: String?
+        /// The approval digest of the reference the group carries (no password).
+        public var reference: String?
 
-        public init(group: UUID, path: String, type: String?, container: String?, approved: Bool, problem: String?) {
+        public init(group: UUID, path: String, type: String?, container: String?, approved: Bool, problem: String?, reference: String?) {
             self.group = group
             self.path = path
             self.type = type
             self.container = container
             self.approved = approved
             self.problem = problem
+            self.reference = reference
         }
     }
 

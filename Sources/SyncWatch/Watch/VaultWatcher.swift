@@ -209,6 +209,10 @@ public final class VaultWatcher {
                 if !outcome.imported.isEmpty || outcome.exported {
                     shareIdleTold[outcome.group] = nil
                     report(.shareSynced(vault: path, group: outcome.groupPath, changes: outcome.imported, exported: outcome.exported))
+                } else if let digest = outcome.awaitingApproval {
+                    guard shareIdleTold[outcome.group] != digest else { continue }
+                    shareIdleTold[outcome.group] = digest
+                    report(.shareAwaitsApproval(vault: path, group: outcome.groupPath, groupID: outcome.group, reference: digest))
                 } else if let reason = outcome.skipped, shareIdleTold[outcome.group] != reason {
                     shareIdleTold[outcome.group] = reason
                     report(.shareIdle(vault: path, group: outcome.groupPath, reason: reason))

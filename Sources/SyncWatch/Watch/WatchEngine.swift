@@ -360,6 +360,18 @@ public final class WatchEngine: @unchecked Sendable {
         }
     }
 
+    /// Checks the vault at `path` soon (after the debounce), as an event would; from any thread (a
+    /// person approved one of its shared groups, say).
+    public func checkSoon(_ path: String) {
+        condition.lock()
+        defer {
+            condition.broadcast()
+            condition.unlock()
+        }
+        guard checkers.contains(where: { $0.path == path }) else { return }
+        due[path] = min(due[path] ?? .distantFuture, clock.now.addingTimeInterval(settings.debounce))
+    }
+
     /// Ends `run` after the check in progress (never in the middle of a write); from any thread.
     public func stop() {
         condition.lock()

@@ -59,6 +59,9 @@ public enum WatchEvent: Sendable, Equatable {
     /// A shared group's container was not read or written (its reason, never a password or value);
     /// also a reference waiting for a person's approval on this device.
     case shareIdle(vault: String, group: String, reason: String)
+    /// A shared group's reference came from elsewhere and waits for a person's approval on this
+    /// device; `reference`: its approval digest, which an approval names (never the password).
+    case shareAwaitsApproval(vault: String, group: String, groupID: UUID, reference: String)
     /// Events were lost (the inotify queue overflowed) or a folder came back: the vault is checked again.
     case rescan(vault: String)
     /// File events cannot be used (the watch limit, say): the folders are polled.
@@ -70,7 +73,7 @@ public enum WatchEvent: Sendable, Equatable {
     public enum Kind: String, Sendable, Encodable, CaseIterable {
         case baseRecorded, conflictCopyFound, conflictCopyLeft, conflictCopyMerged, conflictCopyRetired, decisionNeeded, error,
              keyChanged, ownWriteIgnored, refused, reloaded, restored, unreadable, vaultBack, vaultMissing, rebuiltFromCopy,
-             waitingForRebuild, waitingForCopy, waitingForSync, copiesWaiting, shareSynced, shareIdle, rescan, pollingOnly, stopped
+             waitingForRebuild, waitingForCopy, waitingForSync, copiesWaiting, shareSynced, shareIdle, shareAwaitsApproval, rescan, pollingOnly, stopped
 
         /// A problem: reported once until something else happens, and the engine backs off.
         public var isProblem: Bool { self == .error || self == .unreadable }
@@ -101,6 +104,7 @@ public enum WatchEvent: Sendable, Equatable {
         case .copiesWaiting: .copiesWaiting
         case .shareSynced: .shareSynced
         case .shareIdle: .shareIdle
+        case .shareAwaitsApproval: .shareAwaitsApproval
         case .rescan: .rescan
         case .pollingOnly: .pollingOnly
         case .stopped: .stopped
@@ -115,7 +119,8 @@ public enum WatchEvent: Sendable, Equatable {
              .error(let vault, _), .keyChanged(let vault), .ownWriteIgnored(let vault), .refused(let vault, _, _),
              .reloaded(let vault, _), .restored(let vault, _), .unreadable(let vault, _), .vaultBack(let vault),
              .vaultMissing(let vault), .rebuiltFromCopy(let vault, _), .waitingForRebuild(let vault, _, _), .waitingForCopy(let vault, _, _), .waitingForSync(let vault, _), .rescan(let vault),
-             .copiesWaiting(let vault, _, _), .shareSynced(let vault, _, _, _), .shareIdle(let vault, _, _):
+             .copiesWaiting(let vault, _, _), .shareSynced(let vault, _, _, _), .shareIdle(let vault, _, _),
+             .shareAwaitsApproval(let vault, _, _, _):
             vault
         case .pollingOnly, .stopped:
             ""
@@ -170,6 +175,8 @@ public enum WatchEvent: Sendable, Equatable {
             "shared group \(group): " + [changes.isEmpty ? nil : "\(changes.count) change(s) imported", exported ? "container written" : nil]
                 .compactMap { $0 }.joined(separator: ", ")
         case .shareIdle(_, let group, let reason): "shared group \(group): \(reason)"
+        case .shareAwaitsApproval(_, let group, _, _):
+            "shared group \(group): its KeeShare reference came from elsewhere and does nothing here until approved (`mypass-sync share approve`)"
         case .rescan: "inotify queue overflowed; checking again"
         case .pollingOnly(let reason): reason
         case .stopped: "the watch was stopped"
