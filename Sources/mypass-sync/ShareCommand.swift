@@ -90,9 +90,9 @@ struct ShareCommand: Command {
         default:
             let pass = try session.syncShares(dryRun: parsed[dryRun], explaining: parsed[explain] ? try SecretFingerprint.forOneMerge() : nil)
             ShareReport.sync(pass, json: parsed[json], explain: parsed[explain], dryRun: parsed[dryRun], output: &output)
-            if pass.outcomes.contains(where: { $0.skipped?.hasPrefix("import failed") == true || $0.skipped?.hasPrefix("export failed") == true }) {
-                return .ioError
-            }
+            // The first failing share's kind, as the command would exit had it failed alone (a link or a
+            // budget: refused for safety; a container that does not open: wrong credentials).
+            if let failure = pass.outcomes.lazy.compactMap(\.failure).first { return ExitCode(failure) }
         }
         return .success
     }

@@ -62,6 +62,8 @@ public struct ShareSync: Sendable {
         public var exported = false
         /// Why nothing was done, or what failed.
         public var skipped: String?
+        /// What kind of failure stopped the import or the export (nil: none failed).
+        public var failure: FailureKind?
     }
 
     /// An imported container version, recorded as exchanged once the vault holding it is saved.
@@ -162,6 +164,7 @@ public struct ShareSync: Sendable {
                 pending.append(PendingExchange(group: share.group, bytes: read.bytes))
             } catch {
                 outcome.skipped = "import failed: \(error)"
+                outcome.failure = FailureKind(of: error)
             }
             outcomes.append(outcome)
         }
@@ -191,6 +194,7 @@ public struct ShareSync: Sendable {
                 outcome.exported = try export(share.group, of: vault, reference: reference, to: ContainerFile(path: path, on: state.fileSystem), dryRun: dryRun)
             } catch {
                 outcome.skipped = "export failed: \(error)"
+                outcome.failure = FailureKind(of: error)
             }
             return outcome
         }
