@@ -202,7 +202,7 @@ public final class KeePassXCWindow {
         guard process.isRunning else { return process.terminationStatus }
         Glibc.kill(process.processIdentifier, SIGTERM)
         guard pollUntil(timeout: timeout, interval: 0.02, { !process.isRunning }) else {
-            throw Failure(description: "KeePassXC did not quit within \(timeout) s of SIGTERM; it printed: \(log.suffix(4000))")
+            throw Failure(description: "KeePassXC did not quit within \(timeout) s of SIGTERM (\(stateNow())); it printed: \(log.suffix(4000))")
         }
         process.waitUntilExit()
         return process.terminationStatus
@@ -217,6 +217,18 @@ public final class KeePassXCWindow {
         display?.stop()
         display = nil
         try? FileManager.default.removeItem(at: root)
+    }
+
+    /// What KeePassXC shows and does now, for a failure: its visible windows' titles, its process
+    /// state and the kernel function it waits in.
+    private func stateNow() -> String {
+        let titles = ((try? visibleWindows()) ?? []).map { (try? xdotool(["getwindowname", $0]).trimmingCharacters(in: .newlines)) ?? "?" }
+        func proc(_ name: String) -> String {
+            (try? String(contentsOfFile: "/proc/\(process.processIdentifier)/\(name)", encoding: .utf8))?
+                .trimmingCharacters(in: .whitespacesAndNewlines) ?? "?"
+        }
+        let state = proc("stat").split(separator: ")").last?.split(separator: " ").first.map(String.init) ?? "?"
+        return "windows: \(titles), state \(state), waiting in \(proc("wchan"))"
     }
 
     // MARK: - The GUI
