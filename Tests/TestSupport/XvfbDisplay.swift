@@ -47,6 +47,12 @@ public final class XvfbDisplay {
 
     deinit { stop() }
 
+    /// Whether the server runs, or how it ended (for a failure).
+    public var state: String {
+        server.isRunning ? "running (pid \(server.processIdentifier))"
+            : "ended (\(server.terminationReason == .uncaughtSignal ? "signal" : "status") \(server.terminationStatus))"
+    }
+
     /// Ends the server (SIGTERM, then SIGKILL after `timeout` seconds) and waits for its end.
     public func stop(timeout: Double = 10) {
         guard server.isRunning else { return }
