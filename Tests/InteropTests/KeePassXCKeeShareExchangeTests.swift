@@ -145,7 +145,7 @@ struct KeePassXCKeeShareExchangeTests {
             let exported = try window.exportShares(to: container)
             let status = try window.close()
             #expect(status == 0, "KeePassXC exited \(status): \(window.log)")
-            print("KeePassXC exported the container \(exported) s after Sort A-Z (window after \(window.startupSeconds) s, \(window.quitRequests) quit request(s))")
+            print("KeePassXC exported the container \(exported) s after Sort A-Z (window after \(window.startupSeconds) s, \(window.quitRequests) quit request(s), \(window.startAttempts) start(s))")
 
             let fromKeePassXC = try entries(container, Self.sharePassword, group: "/")
             #expect(fromKeePassXC.values.map(\.title).sorted() == ["Alpha", "Beta", "Gamma"])
@@ -207,7 +207,7 @@ struct KeePassXCKeeShareExchangeTests {
             }
             let status = try window.close()
             #expect(status == 0, "KeePassXC exited \(status): \(window.log)")
-            print("KeePassXC imported our container \(imported) s after its window showed (\(window.startupSeconds) s, \(window.quitRequests) quit request(s))")
+            print("KeePassXC imported our container \(imported) s after its window showed (\(window.startupSeconds) s, \(window.quitRequests) quit request(s), \(window.startAttempts) start(s))")
 
             expectSameEntries(try entries(keepassxcVault, Self.keepassxcPassword, group: "/From us"), fromHere, "imported by KeePassXC")
             #expect(try attachment(keepassxcVault, Self.keepassxcPassword, entry: "From us/Beta", name: "contract.bin") == Self.attachmentBytes)
@@ -232,7 +232,7 @@ struct KeePassXCKeeShareExchangeTests {
             let first = try KeePassXCWindow(vault: keepassxcVault, password: Self.keepassxcPassword)
             try first.exportShares(to: container)
             #expect(try first.close() == 0, "\(first.log)")
-            print("KeePassXC's first export: window after \(first.startupSeconds) s, \(first.quitRequests) quit request(s)")
+            print("KeePassXC's first export: window after \(first.startupSeconds) s, \(first.quitRequests) quit request(s), \(first.startAttempts) start(s)")
             let serverUUID = try #require(try KeePassXCCLI.show(container, password: Self.sharePassword, entry: "Server")["Uuid"])
 
             // Here: imported, then Server edited.
@@ -252,7 +252,7 @@ struct KeePassXCKeeShareExchangeTests {
             let second = try KeePassXCWindow(vault: keepassxcVault, password: Self.keepassxcPassword)
             try second.exportShares(to: container)
             #expect(try second.close() == 0, "\(second.log)")
-            print("KeePassXC's export with the tombstone: window after \(second.startupSeconds) s, \(second.quitRequests) quit request(s)")
+            print("KeePassXC's export with the tombstone: window after \(second.startupSeconds) s, \(second.quitRequests) quit request(s), \(second.startAttempts) start(s)")
             #expect(try KeePassXCCLI.paths(container, password: Self.sharePassword) == ["Other"])
             let hex = serverUUID.trimmingCharacters(in: CharacterSet(charactersIn: "{}")).replacingOccurrences(of: "-", with: "")
             let tombstone = Data(stride(from: 0, to: hex.count, by: 2).map { UInt8(hex.dropFirst($0).prefix(2), radix: 16) ?? 0 }).base64EncodedString()

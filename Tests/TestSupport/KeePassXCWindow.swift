@@ -68,8 +68,10 @@ public final class KeePassXCWindow {
     /// Seconds from starting KeePassXC until its window showed the vault unlocked.
     public private(set) var startupSeconds: Double = 0
     private var display: XvfbDisplay?
-    private let process = Process()
-    private let output: OutputCollector
+    private var process = Process()
+    private var output: OutputCollector
+    /// How many times KeePassXC was started (more than one: it could not connect to the display).
+    public private(set) var startAttempts = 0
     private let environment: [String: String]
     private var window = ""
 
@@ -103,6 +105,33 @@ public final class KeePassXCWindow {
             "TMPDIR": root.appendingPathComponent("tmp").path,
             "DISPLAY": display.name, "QT_QPA_PLATFORM": "xcb", "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8", "NO_AT_BRIDGE": "1",
         ]
+        output = OutputCollector(FileHandle.nullDevice)
+        let started = Date()
+        // With both cores busy KeePassXC was seen, now and then, to end at once printing "could not
+        // connect to display" though the Xvfb that reported the display was running: started again
+        // then (at most twice more), each start counted in `startAttempts`.
+        while true {
+            do {
+                try startKeePassXC(password: password)
+                window = try waitForWindow(timeout: max(1, timeout - Date().timeIntervalSince(started)))
+                break
+            } catch {
+                if startAttempts < 3, !process.isRunning,
+                   String(decoding: output.all(timeout: 5), as: UTF8.self).contains("could not connect to display"),
+                   Date().timeIntervalSince(started) < timeout {
+                    continue
+                }
+                kill()
+                throw error
+            }
+        }
+        startupSeconds = Date().timeIntervalSince(started)
+    }
+
+    /// Starts KeePassXC on the vault with `password` on its standard input.
+    private func startKeePassXC(password: String) throws {
+        process = Process()
+        startAttempts += 1
         let input = Pipe(), printed = Pipe()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         // With no signal blocked (Helpers/unblocked.py execs KeePassXC: same process), so that SIGTERM
@@ -113,17 +142,9 @@ public final class KeePassXCWindow {
         process.standardOutput = printed
         process.standardError = printed
         output = OutputCollector(printed.fileHandleForReading, limit: 64 << 10)
-        let started = Date()
         try process.run()
         input.fileHandleForWriting.write(Data((password + "\n").utf8))
         try input.fileHandleForWriting.close()
-        do {
-            window = try waitForWindow(timeout: timeout)
-        } catch {
-            kill()
-            throw error
-        }
-        startupSeconds = Date().timeIntervalSince(started)
     }
 
     deinit { kill() }
@@ -292,7 +313,8 @@ public final class KeePassXCWindow {
         }
         guard let found, process.isRunning else {
             throw Failure(description: "KeePassXC showed no unlocked \(vault.lastPathComponent) within \(timeout) s "
-                + "(running: \(process.isRunning), windows: \(titles), Xvfb on \(display?.name ?? "?"): \(display?.state ?? "none")); "
+                + "(running: \(process.isRunning), windows: \(titles), start \(startAttempts), Xvfb on \(display?.name ?? "?"): \(display?.state ?? "none"), "
+                + "it printed: \(display?.log.suffix(2000) ?? "")); "
                 + "it printed: \(log.suffix(4000))")
         }
         return found
