@@ -176,7 +176,7 @@ let package = Package(
         ),
         .testTarget(
             name: "InteropTests",
-            dependencies: ["KDBXFormat", "MyPassCore", "MyPassCrypto", "MyPassMerge", "SyncCommit", "TestSupport"],
+            dependencies: ["mypass-sync", "KDBXFormat", "MyPassCore", "MyPassCrypto", "MyPassMerge", "SyncCommit", "TestSupport"],
             swiftSettings: strictSettings
         ),
         .testTarget(

@@ -110,13 +110,7 @@ enum CommandLineTool {
         var message = "error: \(String(describing: error).terminalSafe)"
         if let hint = Self.hint(for: error) { message += "\n" + hint }
         output.printError(message)
-        return switch FailureKind(of: error) {
-        case .invalidRequest: .usage
-        case .wrongCredentials: .wrongCredentials
-        case .unreadableVault: .corrupt
-        case .refusedForSafety: .refusedForSafety
-        case .ioError: .ioError
-        }
+        return ExitCode(FailureKind(of: error))
     }
 
     /// What the user can do about `error`, in the CLI's words (its flags), when the library names a remedy.

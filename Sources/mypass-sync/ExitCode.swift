@@ -1,3 +1,5 @@
+internal import MyPassSync
+
 /// The documented exit statuses of `mypass-sync` (CLI.md); scripts depend on these numbers.
 enum ExitCode: Int32 {
     /// Success, including "nothing to do".
@@ -26,4 +28,17 @@ enum ExitCode: Int32 {
 
     /// The statuses of a command a signal ended (`ShutdownSignals`), after the numbered ones.
     static let signalStatus = (code: "128+N", meaning: "ended by signal N (130 SIGINT, 143 SIGTERM)")
+}
+
+extension ExitCode {
+    /// The exit code of a failure of this kind.
+    init(_ kind: FailureKind) {
+        self = switch kind {
+        case .invalidRequest: .usage
+        case .wrongCredentials: .wrongCredentials
+        case .unreadableVault: .corrupt
+        case .refusedForSafety: .refusedForSafety
+        case .ioError: .ioError
+        }
+    }
 }

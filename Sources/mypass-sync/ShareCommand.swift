@@ -30,7 +30,8 @@ struct ShareCommand: Command {
         first, by compare-and-swap, never through a link; only `.kdbx` containers (KeePassXC's signed `.kdbx.share` is
         refused). A reference is a write target: one that arrives in a vault from elsewhere does nothing until
         `share approve` on this device (`share add` approves its own). The watcher and the daemon run `share sync`.
-        Exit codes as for merge: 3 when a container does not open with its password.
+        Exit codes as for merge: 3 when a container does not open with its password, 6 when one is refused (a link, beyond
+        the budget for outside files); `share sync` exits with the code of the first share that failed, after the others.
         """
     let importFrom = Option<String>("--import-from", valueName: "container", help: "add: merge this container into the group.")
     let exportTo = Option<String>("--export-to", valueName: "container", help: "add: write the group to this container.")
@@ -91,9 +92,9 @@ struct ShareCommand: Command {
             let pass = try session.syncShares(dryRun: parsed[dryRun], explaining: parsed[explain] ? try SecretFingerprint.forOneMerge() : nil,
                                               copyNaming: DeviceSettings.load().copyNaming)
             ShareReport.sync(pass, json: parsed[json], explain: parsed[explain], dryRun: parsed[dryRun], output: &output)
-            if pass.outcomes.contains(where: { $0.skipped?.hasPrefix("import failed") == true || $0.skipped?.hasPrefix("export failed") == true }) {
-                return .ioError
-            }
+            // The first failing share's kind, as the command would exit had it failed alone (a link or a
+            // budget: refused for safety; a container that does not open: wrong credentials).
+            if let failure = pass.outcomes.lazy.compactMap(\.failure).first { return ExitCode(failure) }
         }
         return .success
     }

@@ -14,6 +14,7 @@ public final class XvfbDisplay {
     /// `:N`, for `DISPLAY`.
     public let name: String
     private let server: Process
+    private let printed: OutputCollector
 
     /// Starts Xvfb with one screen of `screen` (WIDTHxHEIGHTxDEPTH) and waits (at most `timeout`
     /// seconds) until it accepts clients.
@@ -27,7 +28,9 @@ public final class XvfbDisplay {
                             "-screen", "0", screen]
         server.standardInput = FileHandle.nullDevice
         server.standardOutput = reported
-        server.standardError = FileHandle.nullDevice
+        let errors = Pipe()
+        server.standardError = errors
+        printed = OutputCollector(errors.fileHandleForReading, limit: 8 << 10)
         try server.run()
         let number = OutputCollector(reported.fileHandleForReading, limit: 64)
         var line = ""
@@ -46,6 +49,15 @@ public final class XvfbDisplay {
     }
 
     deinit { stop() }
+
+    /// What Xvfb printed on standard error (its last 8 KiB).
+    public var log: String { printed.text }
+
+    /// Whether the server runs, or how it ended (for a failure).
+    public var state: String {
+        server.isRunning ? "running (pid \(server.processIdentifier))"
+            : "ended (\(server.terminationReason == .uncaughtSignal ? "signal" : "status") \(server.terminationStatus))"
+    }
 
     /// Ends the server (SIGTERM, then SIGKILL after `timeout` seconds) and waits for its end.
     public func stop(timeout: Double = 10) {

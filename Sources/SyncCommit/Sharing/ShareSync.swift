@@ -70,6 +70,8 @@ public struct ShareSync: Sendable {
         /// The reference waits for a person's approval on this device: its approval digest (what an
         /// approval of it records: `approve(_:digest:)`).
         public var awaitingApproval: String?
+        /// What kind of failure stopped the import or the export (nil: none failed).
+        public var failure: FailureKind?
     }
 
     /// An imported container version, recorded as exchanged once the vault holding it is saved.
@@ -218,6 +220,7 @@ public struct ShareSync: Sendable {
                 pending.append(PendingExchange(group: share.group, bytes: read.bytes, copies: copies))
             } catch {
                 outcome.skipped = "import failed: \(error)"
+                outcome.failure = FailureKind(of: error)
             }
             outcomes.append(outcome)
         }
@@ -251,6 +254,7 @@ public struct ShareSync: Sendable {
                 }
             } catch {
                 outcome.skipped = "export failed: \(error)"
+                outcome.failure = FailureKind(of: error)
             }
             return outcome
         }

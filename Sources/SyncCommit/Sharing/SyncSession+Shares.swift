@@ -33,6 +33,7 @@ extension SyncSession {
             let pass = zip(imported.outcomes, exported).map { importing, exporting in
                 var outcome = importing
                 outcome.exported = exporting.exported
+                outcome.failure = importing.failure ?? exporting.failure
                 if outcome.skipped == nil || outcome.skipped == "no container yet" {
                     outcome.skipped = exporting.skipped ?? (importing.skipped == "no container yet" && !exporting.exported ? importing.skipped : nil)
                 }
