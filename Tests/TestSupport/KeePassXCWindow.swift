@@ -85,7 +85,7 @@ public final class KeePassXCWindow {
         }
         self.vault = vault
         // The display first: should a folder fail, the display's own deinit stops Xvfb.
-        let display = try XvfbDisplay(screen: "1280x800x24")
+        let display = try XvfbDisplay(screen: "1280x800x24", owner: vault.path)
         self.display = display
         root = FileManager.default.temporaryDirectory.appendingPathComponent("mypass-keepassxc-gui-\(UUID().uuidString)")
         for name in ["home", "config/keepassxc", "cache", "data", "run", "tmp"] {

@@ -18,9 +18,12 @@ public final class XvfbDisplay {
 
     /// Starts Xvfb with one screen of `screen` (WIDTHxHEIGHTxDEPTH) and waits (at most `timeout`
     /// seconds) until it accepts clients.
-    public init(screen: String = "1280x800x24", timeout: Double = 30) throws {
+    /// `owner` is put in the server's environment (`MYPASS_TEST_OWNER`), so a test can tell its own
+    /// server from those of tests running beside it.
+    public init(screen: String = "1280x800x24", timeout: Double = 30, owner: String? = nil) throws {
         let reported = Pipe(), server = Process()
         self.server = server
+        if let owner { server.environment = ProcessInfo.processInfo.environment.merging(["MYPASS_TEST_OWNER": owner]) { $1 } }
         server.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         // Started with no signal blocked: with its timer signals blocked, as the test runner's threads
         // have them, Xvfb takes 10 s to come up (and would ignore SIGTERM).
