@@ -31,10 +31,14 @@ final class VaultDocumentReader {
     @exclusivity(unchecked) private var meta: Meta?
     @exclusivity(unchecked) private var headerHash: Data?
     @exclusivity(unchecked) private var documentEnded = false
+    /// Another version of this vault already in memory, whose storage equal versions take.
+    private let donor: EntryStorageDonor?
 
-    /// A reader for a document whose KDBX 4 inner-header attachments are `binaries`, in order.
-    init(innerStream: StreamCipher?, binaries: [PooledBinary]) {
+    /// A reader for a document whose KDBX 4 inner-header attachments are `binaries`, in order;
+    /// versions equal to one of `donor`'s take its storage.
+    init(innerStream: StreamCipher?, binaries: [PooledBinary], donor: EntryStorageDonor? = nil) {
         self.innerStream = innerStream
+        self.donor = donor
         var pool = BinaryPool()
         var references: [Int: BinaryID] = [:]
         for (index, binary) in binaries.enumerated() {
@@ -91,6 +95,7 @@ final class VaultDocumentReader {
             historyItems.removeAll(keepingCapacity: true)
             var entry = try decodeEntry(index, history: history, earlier: history.last)
             if let latest = history.last { entry.shareStorage(with: latest) }
+            if let donor { entry = donor.sharing(entry) }
             groupFrames[groupFrames.count - 1].entries.append(entry)
             table.truncate(to: index)
         case (.entry, .history?):
@@ -202,11 +207,15 @@ final class VaultDocumentReader {
 
     /// Entry `index`. `earlier` is the version decoded just before it (the previous history item, or
     /// the last one for the current entry): field names and values equal to its are taken from it
-    /// instead of being made again, so the versions share their storage from the start.
+    /// instead of being made again, so the versions share their storage from the start. The donor's
+    /// version with the same modification time, when there is one, takes its place, and a history
+    /// item equal to it is that version.
     private func decodeEntry(_ index: Int, history: [Entry]?, earlier: Entry?) throws(KDBXError) -> Entry {
         guard let uuidIndex = table.child(index, .uuid) else { throw .corrupt("XML: Entry without UUID") }
         let uuid = try table.uuid(uuidIndex, names: names)
         let times = try decodeTimes(table.child(index, .times))
+        let donated = donor?.version(of: uuid, lastModified: times.lastModified)
+        let earlier = donated ?? earlier
         var fieldCount = 0
         try table.forEachChild(index) { child throws(KDBXError) in if table.name(child) == .string { fieldCount += 1 } }
         // One allocation for the fields instead of one per doubling.
@@ -239,11 +248,13 @@ final class VaultDocumentReader {
             default: preserved.append(table.preserved(child, names: names))
             }
         }
-        return Entry(
+        let entry = Entry(
             uuid: uuid, iconID: iconID, customIconUUID: customIconUUID, foregroundColor: foregroundColor,
             backgroundColor: backgroundColor, overrideURL: overrideURL, qualityCheck: qualityCheck, tags: tags, times: times,
             fields: fields, attachments: attachments, autoType: autoType, customData: customData,
             previousParentGroup: previousParentGroup, history: entryHistory, preserved: preserved)
+        if history == nil, let donated, entry == donated { return donated }
+        return entry
     }
 
     /// Field `index`, the `position`th of its entry; its name and value are `earlier`'s when equal.

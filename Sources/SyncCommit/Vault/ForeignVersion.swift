@@ -144,10 +144,12 @@ public enum ForeignVersion {
         }
     }
 
-    /// Several versions opened at once (one per core), each with its own key, within `budget`.
+    /// Several versions opened at once (one per core), each with its own key, within `budget`; what
+    /// they hold unchanged from `sharingStorageWith` (the vault they are merged into) takes its storage.
     public static func open(
-        _ versions: [(bytes: Data, key: CompositeKey)], cachedKey: DerivedKey?, budget: ForeignVersionBudget
+        _ versions: [(bytes: Data, key: CompositeKey)], cachedKey: DerivedKey?, budget: ForeignVersionBudget,
+        sharingStorageWith donor: Vault? = nil
     ) -> [Result<OpenedVault, KDBXError>] {
-        KDBXReader.open(files: versions.map { ($0.bytes, $0.key) }, cachedKey: cachedKey, limits: budget.limits)
+        KDBXReader.open(files: versions.map { ($0.bytes, $0.key) }, cachedKey: cachedKey, limits: budget.limits, sharingStorageWith: donor)
     }
 }
