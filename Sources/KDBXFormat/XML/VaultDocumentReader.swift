@@ -33,6 +33,8 @@ final class VaultDocumentReader {
     @exclusivity(unchecked) private var documentEnded = false
     /// Another version of this vault already in memory, whose storage equal versions take.
     private let donor: EntryStorageDonor?
+    /// Field names met so far, each stored once (`named`).
+    @exclusivity(unchecked) private var fieldNames: [String: EntryField] = [:]
 
     /// A reader for a document whose KDBX 4 inner-header attachments are `binaries`, in order;
     /// versions equal to one of `donor`'s take its storage.
@@ -261,27 +263,40 @@ final class VaultDocumentReader {
     private func decodeField(_ index: Int, position: Int, earlier: Entry?) throws(KDBXError) -> EntryField {
         guard let keyIndex = table.child(index, .key) else { throw .corrupt("XML: String without Key") }
         let earlierField = earlier?.fields.field(named: table.bytes(keyIndex), near: position)
-        let key = earlierField?.key ?? table.string(keyIndex)
-        guard let valueIndex = table.child(index, .value) else { return EntryField(key: key, value: .plain("")) }
+        let value = try decodeValue(table.child(index, .value), earlier: earlierField)
+        return earlierField.map { EntryField(nameOf: $0, value: value) } ?? named(table.string(keyIndex), value)
+    }
+
+    /// A field named `key`, its name stored once per document (the first few hundred names).
+    private func named(_ key: String, _ value: FieldValue) -> EntryField {
+        if let known = fieldNames[key] { return EntryField(nameOf: known, value: value) }
+        let field = EntryField(key: key, value: value)
+        if fieldNames.count < 512 { fieldNames[key] = EntryField(nameOf: field, value: .plain("")) }
+        return field
+    }
+
+    /// The value element `index` of a field (none: empty); `earlier`'s value when equal.
+    private func decodeValue(_ index: Int?, earlier earlierField: EntryField?) throws(KDBXError) -> FieldValue {
+        guard let valueIndex = index else { return .plain("") }
         if let bytes = table.unprotectedBytes(valueIndex) {
             // Invalid UTF-8 is repaired exactly as String(decoding:) would, then masked.
             // The table wipes its copy of the plain bytes; a repaired copy is never left unmasked.
             let valid = bytes.allSatisfy { $0 < 0x80 } || String(validating: bytes, as: UTF8.self) != nil
             guard valid else {
-                return EntryField(key: key, value: .protected(ProtectedValue(maskingUTF8: Array(String(decoding: bytes, as: UTF8.self).utf8))))
+                return .protected(ProtectedValue(maskingUTF8: Array(String(decoding: bytes, as: UTF8.self).utf8)))
             }
             var candidate: ProtectedValue?
             if case .protected(let value)? = earlierField?.value { candidate = value }
-            return EntryField(key: key, value: .protected(ProtectedValue(maskingUTF8: bytes, reusing: candidate)))
+            return .protected(ProtectedValue(maskingUTF8: bytes, reusing: candidate))
         }
         // ProtectInMemory: protected by flag without inner-stream masking (XML exports).
         if table.isTrue(valueIndex, .protectInMemoryAttribute) {
-            return EntryField(key: key, value: .protected(ProtectedValue(table.string(valueIndex))))
+            return .protected(ProtectedValue(table.string(valueIndex)))
         }
         if case .plain(let text)? = earlierField?.value, text.hasUTF8(table.bytes(valueIndex)) {
-            return EntryField(key: key, value: .plain(text))
+            return .plain(text)
         }
-        return EntryField(key: key, value: .plain(table.string(valueIndex)))
+        return .plain(table.string(valueIndex))
     }
 
     private func decodeAttachment(_ index: Int) throws(KDBXError) -> Attachment {
