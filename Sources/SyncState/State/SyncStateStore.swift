@@ -71,12 +71,14 @@ public struct SyncStateStore: Sendable {
 
     /// The version of `vaultPath` this device last synced, opened with `key` (reusing `cachedKey`
     /// where the KDF salt matches); nil when there is none or it does not open.
-    /// `read`: the base already read with `base(for:)` (else it is read here).
+    /// `read`: the base already read with `base(for:)` (else it is read here). `sharingStorageWith`:
+    /// the vault in memory it is merged with, whose storage its unchanged versions take.
     package func baseVault(
-        for vaultPath: String, read: (record: Record, bytes: Data)? = nil, key: CompositeKey, cachedKey: DerivedKey?, limits: ResourceLimits
+        for vaultPath: String, read: (record: Record, bytes: Data)? = nil, key: CompositeKey, cachedKey: DerivedKey?, limits: ResourceLimits,
+        sharingStorageWith donor: Vault? = nil
     ) -> Vault? {
         guard let (_, bytes) = read ?? base(for: vaultPath) else { return nil }
-        return try? KDBXReader.open(bytes, key: key, cachedKey: cachedKey, limits: limits).vault
+        return try? KDBXReader.open(bytes, key: key, cachedKey: cachedKey, limits: limits, sharingStorageWith: donor).vault
     }
 
     /// Whether the version a new base replaces is known to be contained in the new one.
