@@ -29,12 +29,22 @@ public enum CBC {
         iv: some ContiguousBytes, padding: BlockPadding = .pkcs7
     ) throws(CryptoError) -> Data {
         var buffer = plaintext.withUnsafeBytes { Data($0) }
-        if padding == .pkcs7 {
-            let padLength = cipher.blockSize - buffer.count % cipher.blockSize
-            buffer.append(contentsOf: repeatElement(UInt8(padLength), count: padLength))
+        guard padding == .none else {
+            try encrypt(inPlace: &buffer, cipher: cipher, key: key, iv: iv)
+            return buffer
         }
         try transform(&buffer, cipher: cipher, key: key, iv: iv, encrypting: true)
         return buffer
+    }
+
+    /// Pads `buffer` (PKCS#7) and encrypts it in place: a payload of many megabytes is held once,
+    /// not twice.
+    public static func encrypt(
+        inPlace buffer: inout Data, cipher: BlockCipher, key: SecureBytes, iv: some ContiguousBytes
+    ) throws(CryptoError) {
+        let padLength = cipher.blockSize - buffer.count % cipher.blockSize
+        buffer.append(contentsOf: repeatElement(UInt8(padLength), count: padLength))
+        try transform(&buffer, cipher: cipher, key: key, iv: iv, encrypting: true)
     }
 
     /// Decrypts `ciphertext` and removes the padding; `.invalidPadding` usually means a wrong key.

@@ -15,10 +15,15 @@ public enum SHA256 {
 
     /// The digest of `message` as lowercase hex (64 characters), or its first `prefix` bytes' hex.
     public static func hexHash(_ message: some ContiguousBytes, prefix: Int = 32) -> String {
+        hex(hash(message).prefix(prefix))
+    }
+
+    /// `digest` (a hash computed in pieces with `SHA2Hasher`) as lowercase hex.
+    public static func hex(_ digest: Data) -> String {
         let digits = Array("0123456789abcdef".utf8)
         var text: [UInt8] = []
-        text.reserveCapacity(prefix * 2)
-        for byte in hash(message).prefix(prefix) {
+        text.reserveCapacity(digest.count * 2)
+        for byte in digest {
             text.append(digits[Int(byte >> 4)])
             text.append(digits[Int(byte & 0x0F)])
         }

@@ -8,8 +8,9 @@ struct EntryPairer: Sendable {
     enum Pairing: Sendable {
         /// The same entry on both sides (most entries): only its place can differ.
         case same
-        /// Different versions, merged against an ancestor found as `ancestor` says.
-        case merged(EntryMerger.Outcome, ancestor: FieldDecision.Ancestor)
+        /// Different versions, merged against an ancestor found as `ancestor` says. Indirect: a
+        /// merge holds one pairing per entry, nearly all `.same`, each then a word wide, not 170 bytes.
+        indirect case merged(EntryMerger.Outcome, ancestor: FieldDecision.Ancestor)
     }
 
     let base: VaultIndex?

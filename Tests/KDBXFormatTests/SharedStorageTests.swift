@@ -88,5 +88,47 @@ struct SharedStorageTests {
         #expect(later.text("Password") == "new")
     }
 
+    @Test("a copy opened beside the vault it is merged into takes that vault's storage where a version is equal, and only there")
+    func copySharesWithDonor() throws {
+        func entry(_ uuid: String, password: String, minutes: Int64, history: [Entry] = []) -> Entry {
+            var entry = Self.version(password: password, recovery: "RC-\(uuid.prefix(4))", notes: "notes", minutes: minutes)
+            entry.uuid = UUID(uuidString: uuid)!
+            entry.history = history.map { var item = $0; item.uuid = entry.uuid; return item }
+            return entry
+        }
+        let first = "11111111-2C59-4F41-9D76-4E5B8E0C7A11", second = "22222222-2C59-4F41-9D76-4E5B8E0C7A11"
+        let older = Self.version(password: "pw-0", recovery: "RC-2222", notes: "notes", minutes: 1)
+        var local = Vault.empty(name: "sharing", at: Self.time)
+        local.root.entries = [entry(first, password: "one", minutes: 2), entry(second, password: "two", minutes: 2, history: [older])]
+        // The copy changed the second entry's password (its old version went to the history).
+        var copy = local
+        let before = copy.root.entries[1]
+        copy.root.entries[1] = entry(second, password: "three", minutes: 5, history: before.history + [before.withoutHistory])
+        let key = try CompositeKey(password: "sharing")
+        let settings = FormatSettings(version: .v4_0, cipher: .aes256, kdf: .aesKDF(seed: Data(repeating: 7, count: 32), rounds: 10))
+        let donor = try KDBXReader.open(try KDBXWriter.serialize(local, settings: settings, key: key).file, key: key).vault
+        let copyFile = try KDBXWriter.serialize(copy, settings: settings, key: key).file
+        let plain = try KDBXReader.open(copyFile, key: key).vault
+        let shared = try KDBXReader.open(copyFile, key: key, sharingStorageWith: donor).vault
+        #expect(shared == plain && shared == copy, "a donor changes no content")
+
+        func masked(_ version: Entry) throws -> [UInt8] {
+            guard case .protected(let value) = try #require(version.field("Password")) else { throw SharingFailure.notProtected("Password") }
+            return value.maskedBytes
+        }
+        // Equal masked bytes mean one storage (each value is masked under its own nonce).
+        #expect(try masked(shared.root.entries[0]) == masked(donor.root.entries[0]), "the unchanged entry is the donor's")
+        #expect(try masked(plain.root.entries[0]) != masked(donor.root.entries[0]), "without a donor it has its own")
+        let changed = shared.root.entries[1], donated = donor.root.entries[1]
+        #expect(try masked(changed.history[0]) == masked(donated.history[0]) && masked(changed.history[1]) == masked(donated))
+        #expect(changed.text("Password") == "three" && changed.history.map { $0.text("Password") } == ["pw-0", "two"])
+
+        // A donor version at the same time with other values is not taken.
+        var impostor = donor
+        impostor.root.entries[0].setField("Password", FieldValue("not the file's", isProtected: true))
+        let guarded = try KDBXReader.open(copyFile, key: key, sharingStorageWith: impostor).vault
+        #expect(guarded == copy && guarded.root.entries[0].text("Password") == "one")
+    }
+
     enum SharingFailure: Error { case notProtected(String) }
 }

@@ -2,7 +2,12 @@ internal import Foundation
 
 /// Appends little-endian values to a growing buffer (the mirror of `ByteReader`).
 struct ByteWriter {
-    private(set) var data = Data()
+    private(set) var data: Data
+
+    /// A writer appending to `data` (empty by default).
+    init(appendingTo data: Data = Data()) {
+        self.data = data
+    }
 
     mutating func write(_ value: UInt8) { data.append(value) }
     mutating func write(_ value: UInt16) { appendLittleEndian(UInt64(value), byteCount: 2) }

@@ -47,9 +47,17 @@ enum HMACBlockStream {
         guard reader.isAtEnd else { throw .corrupt("bytes after the final HMAC block") }
     }
 
-    /// Splits `payload` into authenticated blocks followed by the empty final block.
-    static func write(_ payload: Data, baseKey: SecureBytes) -> Data {
-        var writer = ByteWriter()
+    /// The length of `payloadLength` bytes written as blocks (each with its HMAC and length, then the final block).
+    static func framedLength(of payloadLength: Int) -> Int {
+        (payloadLength + writeBlockSize - 1) / writeBlockSize * 36 + payloadLength + 36
+    }
+
+    /// Splits `payload` into authenticated blocks followed by the empty final block, appended to
+    /// `file` (a caller that reserved `framedLength` copies the payload once).
+    static func write(_ payload: Data, baseKey: SecureBytes, appendingTo file: inout Data) {
+        var writer = ByteWriter(appendingTo: file)
+        file = Data()  // the writer's copy is then the only one, appended to in place
+        defer { file = writer.data }
         var index: UInt64 = 0
         var offset = payload.startIndex
         while true {
@@ -66,7 +74,6 @@ enum HMACBlockStream {
             offset = end
             index += 1
         }
-        return writer.data
     }
 }
 

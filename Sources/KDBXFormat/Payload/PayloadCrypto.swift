@@ -4,13 +4,13 @@ internal import MyPassCrypto
 /// Encryption of the payload with the header's cipher, and of protected values with the inner
 /// random stream.
 enum PayloadCrypto {
-    /// Encrypts `plaintext` (CBC ciphers pad with PKCS#7).
-    static func encrypt(_ plaintext: Data, cipher: PayloadCipher, key: SecureBytes, iv: Data) throws(KDBXError) -> Data {
+    /// Encrypts `payload` in place (CBC ciphers pad with PKCS#7): the payload is held once.
+    static func encrypt(inPlace payload: inout Data, cipher: PayloadCipher, key: SecureBytes, iv: Data) throws(KDBXError) {
         do {
             switch cipher {
-            case .aes256: return try CBC.encrypt(plaintext, cipher: .aes256, key: key, iv: iv)
-            case .twofish: return try CBC.encrypt(plaintext, cipher: .twofish256, key: key, iv: iv)
-            case .chaCha20: return try StreamCipher(.chaCha20, key: key, nonce: iv).applied(to: plaintext)
+            case .aes256: try CBC.encrypt(inPlace: &payload, cipher: .aes256, key: key, iv: iv)
+            case .twofish: try CBC.encrypt(inPlace: &payload, cipher: .twofish256, key: key, iv: iv)
+            case .chaCha20: try StreamCipher(.chaCha20, key: key, nonce: iv).apply(to: &payload)
             }
         } catch {
             throw .crypto(error)

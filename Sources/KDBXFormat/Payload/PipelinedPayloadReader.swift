@@ -21,8 +21,11 @@ enum PipelinedPayloadReader {
         try read(.whole(payload), compression: compression, layout: layout, limit: limit)
     }
 
-    /// The document `source` produces, read on the helper thread as it is produced.
-    static func read(_ source: PayloadSource, compression: PayloadCompression, layout: Layout, limit: Int) throws(KDBXError) -> DecodedDocument {
+    /// The document `source` produces, read on the helper thread as it is produced; versions equal
+    /// to one of `donor`'s take its storage.
+    static func read(
+        _ source: PayloadSource, compression: PayloadCompression, layout: Layout, limit: Int, donor: EntryStorageDonor? = nil
+    ) throws(KDBXError) -> DecodedDocument {
         let channel = ChunkChannel<[UInt8]>(capacity: 4)
         let parsing = PayloadParsing(readsInnerHeader: { if case .kdbx4 = layout { true } else { false } }(), channel: channel)
         // The helper drops its reference to the payload (and its parser: `PayloadParsing.run` keeps it
@@ -47,7 +50,7 @@ enum PipelinedPayloadReader {
         var reader: VaultDocumentReader?
         while let chunk = channel.take() {
             let current: VaultDocumentReader
-            if let reader { current = reader } else { current = try makeReader(layout, innerHeader: parsing.innerHeader) }
+            if let reader { current = reader } else { current = try makeReader(layout, innerHeader: parsing.innerHeader, donor: donor) }
             reader = current
             try RecordedEvent.replay(chunk, into: current)
         }
@@ -56,14 +59,14 @@ enum PipelinedPayloadReader {
         return try reader.finish()
     }
 
-    private static func makeReader(_ layout: Layout, innerHeader: InnerHeader?) throws(KDBXError) -> VaultDocumentReader {
+    private static func makeReader(_ layout: Layout, innerHeader: InnerHeader?, donor: EntryStorageDonor?) throws(KDBXError) -> VaultDocumentReader {
         switch layout {
         case .kdbx3(let innerStream):
-            return VaultDocumentReader(innerStream: innerStream, binaries: [])
+            return VaultDocumentReader(innerStream: innerStream, binaries: [], donor: donor)
         case .kdbx4:
             guard let innerHeader else { throw .truncated("inner header") }
             let stream = try PayloadCrypto.innerStream(innerHeader.streamAlgorithm, key: innerHeader.streamKey)
-            return VaultDocumentReader(innerStream: stream, binaries: innerHeader.binaries)
+            return VaultDocumentReader(innerStream: stream, binaries: innerHeader.binaries, donor: donor)
         }
     }
 }

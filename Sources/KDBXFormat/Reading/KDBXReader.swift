@@ -11,10 +11,20 @@ public enum KDBXReader {
 
     /// Decrypts and parses `file`. Derives the key with the file's KDF unless `cachedKey` was derived
     /// with exactly the same KDF settings (same salt), in which case no derivation runs.
+    /// `sharingStorageWith`: another version of this vault already in memory (the vault a copy is
+    /// merged into); the entry versions the file holds unchanged then take its storage instead of
+    /// new memory. The vault read is the same either way.
     public static func open(
-        _ file: Data, key: CompositeKey, cachedKey: DerivedKey? = nil, limits: ResourceLimits = .standard
+        _ file: Data, key: CompositeKey, cachedKey: DerivedKey? = nil, limits: ResourceLimits = .standard,
+        sharingStorageWith donor: Vault? = nil
     ) throws(KDBXError) -> OpenedVault {
-        try open(file, limits: limits) { header throws(KDBXError) in
+        try open(file, key: key, cachedKey: cachedKey, limits: limits, donor: donor.map(EntryStorageDonor.init))
+    }
+
+    private static func open(
+        _ file: Data, key: CompositeKey, cachedKey: DerivedKey?, limits: ResourceLimits, donor: EntryStorageDonor?
+    ) throws(KDBXError) -> OpenedVault {
+        try open(file, limits: limits, donor: donor) { header throws(KDBXError) in
             try header.kdf.check(against: limits)
             return try DerivedKey.reusing(cachedKey, compositeKey: key, kdf: header.kdf, limits: limits, version: header.version)
         }
@@ -30,7 +40,7 @@ public enum KDBXReader {
     }
 
     private static func open(
-        _ file: Data, limits: ResourceLimits, key resolveKey: (OuterHeader) throws(KDBXError) -> DerivedKey
+        _ file: Data, limits: ResourceLimits, donor: EntryStorageDonor? = nil, key resolveKey: (OuterHeader) throws(KDBXError) -> DerivedKey
     ) throws(KDBXError) -> OpenedVault {
         let file = zeroBased(file)
         let (header, headerLength) = try checkedHeader(of: file)
@@ -46,7 +56,7 @@ public enum KDBXReader {
             layout = .kdbx3(innerStream: try PayloadCrypto.innerStream(streamAlgorithm, key: streamKey))
         }
         let document = try PipelinedPayloadReader.read(payload, compression: header.compression, layout: layout,
-                                                       limit: limits.maximumPayloadBytes)
+                                                       limit: limits.maximumPayloadBytes, donor: donor)
         if !header.version.isKDBX4, let storedHash = document.headerHash, !storedHash.isEmpty {
             guard storedHash == SHA256.hash(file.prefix(headerLength)) else {
                 throw .corrupt("header hash in Meta does not match the header")
@@ -103,14 +113,16 @@ public enum KDBXReader {
 
     /// Opens several files at once, each with its own credentials; `cachedKey` serves every file whose
     /// KDF settings and credentials it was derived from (derive it first with `deriveKey(for:key:limits:)`
-    /// so that files sharing a KDF salt do not each run the KDF).
+    /// so that files sharing a KDF salt do not each run the KDF). `sharingStorageWith` as for one file.
     public static func open(
-        files: [(file: Data, key: CompositeKey)], cachedKey: DerivedKey? = nil, limits: ResourceLimits = .standard
+        files: [(file: Data, key: CompositeKey)], cachedKey: DerivedKey? = nil, limits: ResourceLimits = .standard,
+        sharingStorageWith donor: Vault? = nil
     ) -> [Result<OpenedVault, KDBXError>] {
         let results = ParallelSlots<Result<OpenedVault, KDBXError>>(count: files.count)
+        let donor = donor.map(EntryStorageDonor.init)
         DispatchQueue.concurrentPerform(iterations: files.count) { index in
             results.set(Result { () throws(KDBXError) in
-                try open(files[index].file, key: files[index].key, cachedKey: cachedKey, limits: limits)
+                try open(files[index].file, key: files[index].key, cachedKey: cachedKey, limits: limits, donor: donor)
             }, at: index)
         }
         return files.indices.map { results.take($0) ?? .failure(.corrupt("not opened")) }

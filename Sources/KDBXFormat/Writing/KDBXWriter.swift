@@ -110,15 +110,17 @@ public enum KDBXWriter {
         try VaultDocumentWriter(
             vault: vault, version: header.version, innerStream: stream, headerHash: nil,
             binaryOrder: binaryOrder, compressMetaBinaries: false).write { bytes in compressor.append(bytes) }
-        let (payload, digest) = try compressor.finish()
-        let ciphertext = try PayloadCrypto.encrypt(
-            payload, cipher: header.cipher, key: try key.cipherKey(masterSeed: header.masterSeed), iv: header.encryptionIV)
+        // The payload is encrypted in place and copied once, into a file buffer of its final size.
+        var (payload, digest) = try compressor.finish()
+        try PayloadCrypto.encrypt(
+            inPlace: &payload, cipher: header.cipher, key: try key.cipherKey(masterSeed: header.masterSeed), iv: header.encryptionIV)
         let hmacBase = key.hmacBaseKey(masterSeed: header.masterSeed)
-        var file = headerBytes
+        var file = Data(capacity: headerBytes.count + 64 + HMACBlockStream.framedLength(of: payload.count))
+        file.append(headerBytes)
         file.append(SHA256.hash(headerBytes))
         file.append(HMACSHA256.authenticationCode(
             for: headerBytes, key: HMACBlockStream.blockKey(index: .max, baseKey: hmacBase)))
-        file.append(HMACBlockStream.write(ciphertext, baseKey: hmacBase))
+        HMACBlockStream.write(payload, baseKey: hmacBase, appendingTo: &file)
         return (file, digest)
     }
 
@@ -141,9 +143,11 @@ public enum KDBXWriter {
         let (compressed, digest) = try compressor.finish()
         var plaintext = startBytes
         plaintext.append(HashedBlockStream.write(compressed))
-        var file = headerBytes
-        file.append(try PayloadCrypto.encrypt(
-            plaintext, cipher: header.cipher, key: try key.cipherKey(masterSeed: header.masterSeed), iv: header.encryptionIV))
+        try PayloadCrypto.encrypt(
+            inPlace: &plaintext, cipher: header.cipher, key: try key.cipherKey(masterSeed: header.masterSeed), iv: header.encryptionIV)
+        var file = Data(capacity: headerBytes.count + plaintext.count)
+        file.append(headerBytes)
+        file.append(plaintext)
         return (file, digest)
     }
 }

@@ -31,10 +31,16 @@ final class VaultDocumentReader {
     @exclusivity(unchecked) private var meta: Meta?
     @exclusivity(unchecked) private var headerHash: Data?
     @exclusivity(unchecked) private var documentEnded = false
+    /// Another version of this vault already in memory, whose storage equal versions take.
+    private let donor: EntryStorageDonor?
+    /// Field names met so far, each stored once (`named`).
+    @exclusivity(unchecked) private var fieldNames: [String: EntryField] = [:]
 
-    /// A reader for a document whose KDBX 4 inner-header attachments are `binaries`, in order.
-    init(innerStream: StreamCipher?, binaries: [PooledBinary]) {
+    /// A reader for a document whose KDBX 4 inner-header attachments are `binaries`, in order;
+    /// versions equal to one of `donor`'s take its storage.
+    init(innerStream: StreamCipher?, binaries: [PooledBinary], donor: EntryStorageDonor? = nil) {
         self.innerStream = innerStream
+        self.donor = donor
         var pool = BinaryPool()
         var references: [Int: BinaryID] = [:]
         for (index, binary) in binaries.enumerated() {
@@ -91,6 +97,7 @@ final class VaultDocumentReader {
             historyItems.removeAll(keepingCapacity: true)
             var entry = try decodeEntry(index, history: history, earlier: history.last)
             if let latest = history.last { entry.shareStorage(with: latest) }
+            if let donor { entry = donor.sharing(entry) }
             groupFrames[groupFrames.count - 1].entries.append(entry)
             table.truncate(to: index)
         case (.entry, .history?):
@@ -202,11 +209,15 @@ final class VaultDocumentReader {
 
     /// Entry `index`. `earlier` is the version decoded just before it (the previous history item, or
     /// the last one for the current entry): field names and values equal to its are taken from it
-    /// instead of being made again, so the versions share their storage from the start.
+    /// instead of being made again, so the versions share their storage from the start. The donor's
+    /// version with the same modification time, when there is one, takes its place, and a history
+    /// item equal to it is that version.
     private func decodeEntry(_ index: Int, history: [Entry]?, earlier: Entry?) throws(KDBXError) -> Entry {
         guard let uuidIndex = table.child(index, .uuid) else { throw .corrupt("XML: Entry without UUID") }
         let uuid = try table.uuid(uuidIndex, names: names)
         let times = try decodeTimes(table.child(index, .times))
+        let donated = donor?.version(of: uuid, lastModified: times.lastModified)
+        let earlier = donated ?? earlier
         var fieldCount = 0
         try table.forEachChild(index) { child throws(KDBXError) in if table.name(child) == .string { fieldCount += 1 } }
         // One allocation for the fields instead of one per doubling.
@@ -239,38 +250,53 @@ final class VaultDocumentReader {
             default: preserved.append(table.preserved(child, names: names))
             }
         }
-        return Entry(
+        let entry = Entry(
             uuid: uuid, iconID: iconID, customIconUUID: customIconUUID, foregroundColor: foregroundColor,
             backgroundColor: backgroundColor, overrideURL: overrideURL, qualityCheck: qualityCheck, tags: tags, times: times,
             fields: fields, attachments: attachments, autoType: autoType, customData: customData,
             previousParentGroup: previousParentGroup, history: entryHistory, preserved: preserved)
+        if history == nil, let donated, entry == donated { return donated }
+        return entry
     }
 
     /// Field `index`, the `position`th of its entry; its name and value are `earlier`'s when equal.
     private func decodeField(_ index: Int, position: Int, earlier: Entry?) throws(KDBXError) -> EntryField {
         guard let keyIndex = table.child(index, .key) else { throw .corrupt("XML: String without Key") }
         let earlierField = earlier?.fields.field(named: table.bytes(keyIndex), near: position)
-        let key = earlierField?.key ?? table.string(keyIndex)
-        guard let valueIndex = table.child(index, .value) else { return EntryField(key: key, value: .plain("")) }
+        let value = try decodeValue(table.child(index, .value), earlier: earlierField)
+        return earlierField.map { EntryField(nameOf: $0, value: value) } ?? named(table.string(keyIndex), value)
+    }
+
+    /// A field named `key`, its name stored once per document (the first few hundred names).
+    private func named(_ key: String, _ value: FieldValue) -> EntryField {
+        if let known = fieldNames[key] { return EntryField(nameOf: known, value: value) }
+        let field = EntryField(key: key, value: value)
+        if fieldNames.count < 512 { fieldNames[key] = EntryField(nameOf: field, value: .plain("")) }
+        return field
+    }
+
+    /// The value element `index` of a field (none: empty); `earlier`'s value when equal.
+    private func decodeValue(_ index: Int?, earlier earlierField: EntryField?) throws(KDBXError) -> FieldValue {
+        guard let valueIndex = index else { return .plain("") }
         if let bytes = table.unprotectedBytes(valueIndex) {
             // Invalid UTF-8 is repaired exactly as String(decoding:) would, then masked.
             // The table wipes its copy of the plain bytes; a repaired copy is never left unmasked.
             let valid = bytes.allSatisfy { $0 < 0x80 } || String(validating: bytes, as: UTF8.self) != nil
             guard valid else {
-                return EntryField(key: key, value: .protected(ProtectedValue(maskingUTF8: Array(String(decoding: bytes, as: UTF8.self).utf8))))
+                return .protected(ProtectedValue(maskingUTF8: Array(String(decoding: bytes, as: UTF8.self).utf8)))
             }
             var candidate: ProtectedValue?
             if case .protected(let value)? = earlierField?.value { candidate = value }
-            return EntryField(key: key, value: .protected(ProtectedValue(maskingUTF8: bytes, reusing: candidate)))
+            return .protected(ProtectedValue(maskingUTF8: bytes, reusing: candidate))
         }
         // ProtectInMemory: protected by flag without inner-stream masking (XML exports).
         if table.isTrue(valueIndex, .protectInMemoryAttribute) {
-            return EntryField(key: key, value: .protected(ProtectedValue(table.string(valueIndex))))
+            return .protected(ProtectedValue(table.string(valueIndex)))
         }
         if case .plain(let text)? = earlierField?.value, text.hasUTF8(table.bytes(valueIndex)) {
-            return EntryField(key: key, value: .plain(text))
+            return .plain(text)
         }
-        return EntryField(key: key, value: .plain(table.string(valueIndex)))
+        return .plain(table.string(valueIndex))
     }
 
     private func decodeAttachment(_ index: Int) throws(KDBXError) -> Attachment {

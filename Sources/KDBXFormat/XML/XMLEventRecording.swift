@@ -21,6 +21,12 @@ final class XMLEventRecorder: XMLEventHandler {
     @exclusivity(unchecked) private var announced = ElementName.knownNames.count
     /// Whether the last tag was an end tag: the open element then has a child already.
     @exclusivity(unchecked) private var afterEndTag = false
+    /// Whitespace met since the last tag, before any other text: indentation when a child element
+    /// follows (dropped), a value when the element ends (recorded then). KeePassXC indents its
+    /// documents, so this is most of the text events of the files it writes.
+    @exclusivity(unchecked) private var pendingBlank: [UInt8] = []
+    /// Whether text other than whitespace was recorded since the last tag (what follows is recorded as it comes).
+    @exclusivity(unchecked) private var recordedText = false
     private let deliver: ([UInt8]) -> Bool
 
     init(deliver: @escaping ([UInt8]) -> Bool) {
@@ -34,6 +40,8 @@ final class XMLEventRecorder: XMLEventHandler {
 
     func startElement(_ namePointer: UnsafePointer<UInt8>, attributes: XMLAttributes) throws(KDBXError) {
         afterEndTag = false
+        recordedText = false
+        if !pendingBlank.isEmpty { pendingBlank.removeAll(keepingCapacity: true) }
         let name = intern(namePointer)
         var interned: [(ElementName, UnsafeBufferPointer<UInt8>)] = []
         if !attributes.isEmpty {
@@ -50,7 +58,9 @@ final class XMLEventRecorder: XMLEventHandler {
     }
 
     func endElement() throws(KDBXError) {
+        recordPendingBlank()
         afterEndTag = true
+        recordedText = false
         appendByte(RecordedEvent.end.rawValue)
         try flushIfFull()
     }
@@ -59,9 +69,23 @@ final class XMLEventRecorder: XMLEventHandler {
         // Text after a child element is never read (an element's text is what precedes its first
         // child; between children it is indentation): about half of all text events are dropped here.
         guard !afterEndTag else { return }
+        if !recordedText && bytes.allSatisfy({ $0 == 0x20 || $0 == 0x0A || $0 == 0x09 || $0 == 0x0D }) {
+            pendingBlank.append(contentsOf: bytes)
+            return
+        }
+        recordPendingBlank()
+        recordedText = true
         appendByte(RecordedEvent.characters.rawValue)
         appendBlock(UnsafeRawBufferPointer(bytes))
         // Not flushed here (this callback cannot stop the parse): the next start or end tag flushes.
+    }
+
+    /// Records the whitespace held back, which turned out to be text (of a value, say).
+    private func recordPendingBlank() {
+        guard !pendingBlank.isEmpty else { return }
+        appendByte(RecordedEvent.characters.rawValue)
+        pendingBlank.withUnsafeBytes { appendBlock($0) }
+        pendingBlank.removeAll(keepingCapacity: true)
     }
 
     /// Hands over what is left; false if the consumer has stopped.

@@ -13,8 +13,7 @@ extension Entry {
             for index in fields.indices {
                 guard let match = earlier.fields.matchingIndex(forKey: fields[index].key, near: index) else { continue }
                 let other = earlier.fields[match]
-                fields[index].key = other.key
-                if fields[index].value == other.value { fields[index].value = other.value }
+                fields[index] = EntryField(nameOf: other, value: fields[index].value == other.value ? other.value : fields[index].value)
             }
         }
         shareIfEqual(&tags, earlier.tags)

@@ -118,17 +118,23 @@ public enum ForeignVersion {
 
     /// `bytes` opened with `key` within `budget` (no derivation when `cachedKey` fits its KDF); when
     /// `identity` is given, a version of another database is refused (`Refusal.otherDatabase`).
+    /// What it holds unchanged from `sharingStorageWith` (the vault in memory) takes its storage.
     public static func open(
-        _ bytes: Data, key: CompositeKey, cachedKey: DerivedKey?, budget: ForeignVersionBudget, identity: DatabaseIdentity? = nil
+        _ bytes: Data, key: CompositeKey, cachedKey: DerivedKey?, budget: ForeignVersionBudget, identity: DatabaseIdentity? = nil,
+        sharingStorageWith donor: Vault? = nil
     ) throws -> OpenedVault {
-        guard let allowance = budget.allowance else { return try open(bytes, key: key, cachedKey: cachedKey, limits: budget.limits, identity: identity) }
+        guard let allowance = budget.allowance else {
+            return try open(bytes, key: key, cachedKey: cachedKey, limits: budget.limits, identity: identity, donor: donor)
+        }
         // Only what fails to open counts: a version that opens was made with the vault's key (its
         // cost is a device's to choose); junk planted without the key never opens.
-        return try allowance.whenAdmitted { try open(bytes, key: key, cachedKey: cachedKey, limits: budget.limits, identity: identity) }
+        return try allowance.whenAdmitted { try open(bytes, key: key, cachedKey: cachedKey, limits: budget.limits, identity: identity, donor: donor) }
     }
 
-    private static func open(_ bytes: Data, key: CompositeKey, cachedKey: DerivedKey?, limits: ResourceLimits, identity: DatabaseIdentity?) throws -> OpenedVault {
-        let opened = try KDBXReader.open(bytes, key: key, cachedKey: cachedKey, limits: limits)
+    private static func open(
+        _ bytes: Data, key: CompositeKey, cachedKey: DerivedKey?, limits: ResourceLimits, identity: DatabaseIdentity?, donor: Vault?
+    ) throws -> OpenedVault {
+        let opened = try KDBXReader.open(bytes, key: key, cachedKey: cachedKey, limits: limits, sharingStorageWith: donor)
         if let identity, DatabaseIdentity(opened.vault) != identity { throw Refusal.otherDatabase }
         return opened
     }
@@ -144,10 +150,12 @@ public enum ForeignVersion {
         }
     }
 
-    /// Several versions opened at once (one per core), each with its own key, within `budget`.
+    /// Several versions opened at once (one per core), each with its own key, within `budget`; what
+    /// they hold unchanged from `sharingStorageWith` (the vault they are merged into) takes its storage.
     public static func open(
-        _ versions: [(bytes: Data, key: CompositeKey)], cachedKey: DerivedKey?, budget: ForeignVersionBudget
+        _ versions: [(bytes: Data, key: CompositeKey)], cachedKey: DerivedKey?, budget: ForeignVersionBudget,
+        sharingStorageWith donor: Vault? = nil
     ) -> [Result<OpenedVault, KDBXError>] {
-        KDBXReader.open(files: versions.map { ($0.bytes, $0.key) }, cachedKey: cachedKey, limits: budget.limits)
+        KDBXReader.open(files: versions.map { ($0.bytes, $0.key) }, cachedKey: cachedKey, limits: budget.limits, sharingStorageWith: donor)
     }
 }

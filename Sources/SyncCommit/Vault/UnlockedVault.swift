@@ -39,20 +39,22 @@ public final class UnlockedVault: Sendable {
     }
 
     /// Opens another version of this vault at `path` with `credentials` (default: these), reusing
-    /// this vault's derived key where the KDF salt matches.
+    /// this vault's derived key where the KDF salt matches; what it holds unchanged takes this
+    /// vault's storage.
     public func openCopy(atPath path: String, with credentials: VaultCredentials? = nil) throws -> VaultCopy {
         let key = try credentials ?? requireCredentials()
         // Another version (a base, a git ancestor, another file to compare): the budget for versions from elsewhere.
         let budget = file.foreignVersionBudget
         let bytes = try ForeignVersion.read(atPath: path, on: file.fileSystem, followSymlinks: true, budget: budget).bytes
-        let opened = try ForeignVersion.open(bytes, key: key.key, cachedKey: self.opened.derivedKey, budget: budget)
+        let opened = try ForeignVersion.open(bytes, key: key.key, cachedKey: self.opened.derivedKey, budget: budget, sharingStorageWith: vault)
         return VaultCopy(path: path, opened: opened, credentials: key)
     }
 
-    /// The version this device last synced (from `state`), when it opens with this vault's key.
+    /// The version this device last synced (from `state`), when it opens with this vault's key; what
+    /// it holds unchanged takes this vault's storage (a merge's base costs little memory).
     public func rememberedBase(in state: SyncStateStore) -> Vault? {
         guard let key = credentials?.key else { return nil }
-        return state.baseVault(for: path, key: key, cachedKey: opened.derivedKey, limits: file.limits)
+        return state.baseVault(for: path, key: key, cachedKey: opened.derivedKey, limits: file.limits, sharingStorageWith: vault)
     }
 
     /// The format of the version this device last synced (its file's header), for merging the cipher and KDF.

@@ -92,8 +92,10 @@ public struct VaultFile: Sendable {
         return UnlockedVault(file: self, opened: opened, credentials: nil)
     }
 
-    /// Unlocks this file and reads and opens `copies` (other versions of it) in parallel, one per
+    /// Unlocks this file, then reads and opens `copies` (other versions of it) in parallel, one per
     /// core, after one KDF run: copies that share this file's KDF salt and credentials reuse it.
+    /// What a copy holds unchanged from this file takes the storage of this file's vault (a merge
+    /// holds about one vault's memory, not one per copy).
     /// `copyCredentials` (default: these) open the copies; each copy's outcome is returned as it is.
     /// The copies came from elsewhere (another device, git, Unison): they are read and opened within
     /// the budget for such versions (`ForeignVersionBudget`), which this file's own version always fits.
@@ -104,9 +106,9 @@ public struct VaultFile: Sendable {
         let budget = foreignVersionBudget
         let files = try copies.map { try ForeignVersion.read(atPath: $0, on: fileSystem, followSymlinks: true, budget: budget).bytes }
         let derived = try DerivedKey(compositeKey: credentials.key, kdf: header.kdf, limits: limits, version: header.version)  // the header read above
-        let opened = ForeignVersion.open([(bytes, credentials.key)] + files.map { ($0, copyKey) }, cachedKey: derived, budget: budget)
-        let vault = UnlockedVault(file: self, opened: try opened[0].get(), credentials: credentials)
-        let results = zip(copies, opened.dropFirst()).map { path, result in
+        let vault = UnlockedVault(file: self, opened: try open(key: credentials.key, cachedKey: derived), credentials: credentials)
+        let opened = ForeignVersion.open(files.map { ($0, copyKey) }, cachedKey: derived, budget: budget, sharingStorageWith: vault.vault)
+        let results = zip(copies, opened).map { path, result in
             result.map { VaultCopy(path: path, opened: $0, credentials: copyCredentials ?? credentials) }
         }
         // What was merged, as read (a journal names these bytes, not whatever is there later).

@@ -65,6 +65,15 @@ public final class DirectoryHandle: Sendable {
         return try FileReading.readAll(file, shownAs: pathOf(name), limit: limit)
     }
 
+    /// The SHA-256 (lowercase hex) of the regular file `name`, read in pieces (never through a symlink).
+    public func sha256(of name: String) throws(FileError) -> String {
+        guard let file = SystemCalls.open(name, in: self, O_RDONLY | O_NONBLOCK) else {
+            if errno == ELOOP { throw .notARegularFile(path: pathOf(name)) }
+            throw FileReading.error(errno, .open, pathOf(name))
+        }
+        return try FileReading.sha256(file, shownAs: pathOf(name))
+    }
+
     /// The `lstat` of `name` (a symlink is described, not followed); nil when there is none.
     public func status(of name: String) -> FileStatus? {
         SystemCalls.status(of: name, in: self)

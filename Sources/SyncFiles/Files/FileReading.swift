@@ -1,4 +1,5 @@
 public import Foundation
+internal import MyPassCrypto
 #if canImport(Glibc)
 internal import Glibc
 #endif
@@ -58,6 +59,37 @@ public enum FileReading {
         if readError != 0 { throw error(readError, .read, path) }
         if offset < data.count { data.removeSubrange(offset...) }
         return (data, status)
+    }
+
+    /// The SHA-256 (lowercase hex) of the regular file at `path` (symlinks followed unless
+    /// `followSymlinks` is false, as for `readAll`), read in pieces: never held whole in memory.
+    public static func sha256(atPath path: String, on fileSystem: FileSystem, followSymlinks: Bool = true) throws(FileError) -> String {
+        guard followSymlinks else {
+            let (directory, name) = try DirectoryHandle.parent(of: path, on: fileSystem)
+            return try directory.sha256(of: name)
+        }
+        guard let file = SystemCalls.openForReading(path, on: fileSystem) else { throw error(errno, .open, path) }
+        return try sha256(file, shownAs: path)
+    }
+
+    /// The SHA-256 (lowercase hex) of the open file, which must be a regular file, read 1 MiB at a time.
+    static func sha256(_ file: borrowing FileDescriptor, shownAs path: String) throws(FileError) -> String {
+        let descriptor = file.raw
+        var status = stat()
+        guard fstat(descriptor, &status) == 0 else { throw error(errno, .stat, path) }
+        guard (status.st_mode & S_IFMT) == S_IFREG else { throw .notARegularFile(path: path) }
+        var hasher = SHA2Hasher(.sha256)
+        var piece = [UInt8](repeating: 0, count: 1 << 20)
+        while true {
+            let count = piece.withUnsafeMutableBytes { read(descriptor, $0.baseAddress!, $0.count) }
+            if count < 0 {
+                if errno == EINTR { continue }
+                throw error(errno, .read, path)
+            }
+            if count == 0 { break }
+            piece.withUnsafeBytes { hasher.update(UnsafeRawBufferPointer(rebasing: $0[..<count])) }
+        }
+        return SHA256.hex(hasher.finalize())
     }
 
     package static func error(_ code: Int32, _ operation: FileOperation, _ path: String) -> FileError {

@@ -63,8 +63,7 @@ public struct SyncStateStore: Sendable {
     /// The remembered base of `vaultPath`, if any.
     public func base(for vaultPath: String) -> (record: Record, bytes: Data)? {
         let stem = stem(for: vaultPath)
-        guard let json = try? FileReading.readAll(atPath: stem + ".json", on: fileSystem, followSymlinks: false),
-              let record = try? JSONDecoder().decode(Record.self, from: json),
+        guard let record = storedRecord(stem),
               let bytes = try? FileReading.readAll(atPath: stem + ".base.kdbx", on: fileSystem, followSymlinks: false),
               SHA256.hexHash(bytes) == record.fingerprint.sha256 else { return nil }
         return (record, bytes)
@@ -72,12 +71,14 @@ public struct SyncStateStore: Sendable {
 
     /// The version of `vaultPath` this device last synced, opened with `key` (reusing `cachedKey`
     /// where the KDF salt matches); nil when there is none or it does not open.
-    /// `read`: the base already read with `base(for:)` (else it is read here).
+    /// `read`: the base already read with `base(for:)` (else it is read here). `sharingStorageWith`:
+    /// the vault in memory it is merged with, whose storage its unchanged versions take.
     package func baseVault(
-        for vaultPath: String, read: (record: Record, bytes: Data)? = nil, key: CompositeKey, cachedKey: DerivedKey?, limits: ResourceLimits
+        for vaultPath: String, read: (record: Record, bytes: Data)? = nil, key: CompositeKey, cachedKey: DerivedKey?, limits: ResourceLimits,
+        sharingStorageWith donor: Vault? = nil
     ) -> Vault? {
         guard let (_, bytes) = read ?? base(for: vaultPath) else { return nil }
-        return try? KDBXReader.open(bytes, key: key, cachedKey: cachedKey, limits: limits).vault
+        return try? KDBXReader.open(bytes, key: key, cachedKey: cachedKey, limits: limits, sharingStorageWith: donor).vault
     }
 
     /// Whether the version a new base replaces is known to be contained in the new one.
@@ -89,9 +90,25 @@ public struct SyncStateStore: Sendable {
         case stayPending
     }
 
+    /// The record of the remembered base of `vaultPath` when its bytes are intact (hashed as they
+    /// are read, never held whole: an open vault's command checks it beside the vault in memory).
+    public func baseRecord(for vaultPath: String) -> Record? {
+        let stem = stem(for: vaultPath)
+        guard let record = storedRecord(stem),
+              let digest = try? FileReading.sha256(atPath: stem + ".base.kdbx", on: fileSystem, followSymlinks: false),
+              digest == record.fingerprint.sha256 else { return nil }
+        return record
+    }
+
+    /// The record kept beside the base whose files start with `stem`, if it reads.
+    private func storedRecord(_ stem: String) -> Record? {
+        guard let json = try? FileReading.readAll(atPath: stem + ".json", on: fileSystem, followSymlinks: false) else { return nil }
+        return try? JSONDecoder().decode(Record.self, from: json)
+    }
+
     /// Remembers `bytes` as the base of `vaultPath` unless the remembered base is this content already.
     public func recordIfNew(_ bytes: Data, fingerprint: Fingerprint, for vaultPath: String, replaced: Replaced = .stayPending) throws(FileError) {
-        guard base(for: vaultPath)?.record.fingerprint.sameContent(as: fingerprint) != true else { return }
+        guard baseRecord(for: vaultPath)?.fingerprint.sameContent(as: fingerprint) != true else { return }
         try record(bytes, fingerprint: fingerprint, for: vaultPath, replaced: replaced)
     }
 
