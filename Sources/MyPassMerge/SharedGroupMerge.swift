@@ -15,7 +15,8 @@ public enum SharedGroupMerge {
         let scope = vault.objectsOfGroup(groupID).union(container.containerObjects).union(exchanged?.containerObjects ?? [])
         guard let remote = vault.replacingSharedContent(of: groupID, with: container, scope: scope) else { throw .differentDatabases }
         let base = exchanged.flatMap { vault.replacingSharedContent(of: groupID, with: $0, scope: scope) }
-        return try VaultMerger.merge(base: base, baseIsCertain: base != nil, local: vault, remote: remote, explaining: explaining)
+        return try VaultMerger.merge(base: base, baseIsCertain: base != nil && isLater(container, than: exchanged), local: vault, remote: remote,
+                                     explaining: explaining)
     }
 
     /// The container to write for the group `groupID` of `vault`: the group as a container
@@ -31,9 +32,21 @@ public enum SharedGroupMerge {
             copy.root.uuid = fresh.root.uuid
             return copy
         }
-        var merged = try VaultMerger.merge(base: exchanged.map(rooted), baseIsCertain: exchanged != nil, local: fresh, remote: rooted(current)).vault
+        var merged = try VaultMerger.merge(base: exchanged.map(rooted), baseIsCertain: isLater(current, than: exchanged), local: fresh,
+                                           remote: rooted(current)).vault
         merged.meta.recycleBinEnabled = false
         merged.meta.recycleBinUUID = nil
         return merged
+    }
+
+    /// Whether `container` was written after `exchanged` (descends from it: every entry of it still
+    /// there, or with a tombstone, in the same or a later version). Only then is `exchanged` certainly
+    /// common to both sides, so that an entry the container dropped without a tombstone was deleted by
+    /// its writer. Two devices that wrote the container at once, each from the version both had, leave
+    /// siblings: the sync engine keeps one and makes the other a conflict copy, and what the kept one
+    /// lacks of this device's export its writer never saw. The exchanged version is then merged against
+    /// where it lies on both sides' line of history, and absence is not deletion.
+    static func isLater(_ container: Vault, than exchanged: Vault?) -> Bool {
+        exchanged.map { VaultMerger.descends(container, from: $0) } ?? false
     }
 }

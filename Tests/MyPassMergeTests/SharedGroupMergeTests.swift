@@ -116,6 +116,50 @@ struct SharedGroupMergeTests {
         #expect(result.vault.root.entry(B.mail)?.0.url == "https://mail.example")
     }
 
+    /// Two devices wrote the container at once, each from the version both had; the sync engine kept
+    /// the other's. What this device imports then is a sibling of its own export, not a later version:
+    /// what it lacks of this device's export was never seen by its writer, not deleted.
+    static func siblings() throws -> (here: Vault, exchanged: Vault, sibling: Vault, mine: UUID, theirs: UUID) {
+        let vault = try B.make()
+        let first = try Self.exported(vault)
+        let (here, mine) = try vault.updatingEntry(B.mail, at: B.at(10)) { $0.setField("UserName", .plain("me-here")) }
+            .addingEntry(title: "Mine", password: "mine-1", to: B.work, at: B.at(11))
+        let exchanged = try Self.exported(here, previous: first, at: 12)
+        let (sibling, theirs) = try first.updatingEntry(B.mail, at: B.at(13)) { $0.setField("Notes", .plain("from the other device")) }
+            .addingEntry(title: "Theirs", password: "theirs-1", to: first.root.uuid, at: B.at(14))
+        return (here, exchanged, sibling, mine, theirs)
+    }
+
+    @Test("a container written at the same time by another device, kept over this device's export: nothing of this export deleted, both edits of one entry kept")
+    func siblingOfTheExportDeletesNothing() throws {
+        let (here, exchanged, sibling, mine, theirs) = try Self.siblings()
+        let result = try SharedGroupMerge.importing(sibling, exchanged: exchanged, into: here, group: B.work)
+        #expect(B.parent(of: mine, in: result.vault) == B.work, "this device's new entry was deleted: \(result.changes.map { "\($0.kind) \($0.title)" })")
+        #expect(B.parent(of: theirs, in: result.vault) == B.work)
+        let mail = try #require(result.vault.root.entry(B.mail)?.0)
+        #expect(mail.userName == "me-here" && mail.notes == "from the other device", "\(mail.userName) / \(mail.notes)")
+        // Exporting only over that sibling keeps this device's part as well as the other's.
+        let written = try #require(try SharedGroupMerge.exporting(here, group: B.work, current: sibling, exchanged: exchanged, at: B.at(30)))
+        #expect(written.containerObjects.isSuperset(of: [B.mail, mine, theirs]), "\(written.root.entries.map(\.title))")
+        // The other device, given this device's export as a conflict copy, keeps its own part too.
+        let there = try SharedGroupMerge.importing(exchanged, exchanged: sibling, into: result.vault, group: B.work)
+        #expect(B.parent(of: theirs, in: there.vault) == B.work && B.parent(of: mine, in: there.vault) == B.work)
+    }
+
+    @Test("a container that lacks an entry without a tombstone for it is no later version: the entry stays; with a tombstone it goes")
+    func dropWithoutTombstoneIsNoDeletion() throws {
+        let vault = try B.make()
+        let exchanged = try Self.exported(vault)
+        var dropped = exchanged
+        dropped.root.entries.removeAll { $0.uuid == B.mail }
+        let kept = try SharedGroupMerge.importing(dropped, exchanged: exchanged, into: vault, group: B.work)
+        #expect(B.parent(of: B.mail, in: kept.vault) == B.work, "\(kept.changes.map { "\($0.kind) \($0.title)" })")
+        var deleted = dropped
+        deleted.deletedObjects.append(DeletedObject(uuid: B.mail, deletedAt: B.at(30)))
+        let gone = try SharedGroupMerge.importing(deleted, exchanged: exchanged, into: vault, group: B.work)
+        #expect(B.parent(of: B.mail, in: gone.vault) != B.work)
+    }
+
     @Test("exporting over a container another writer changed since the exchange merges its change first")
     func exportMergesAChangedContainer() throws {
         let vault = try B.make()

@@ -405,6 +405,28 @@ def wait_for(condition, timeout, what, describe=None):
     raise RuntimeError(f"timed out after {timeout} s waiting for {what}" + (f"; {describe()}" if describe else ""))
 
 
+def create_devices(root, count, delay):
+    """`count` devices under `root` (Syncthing homes generated, folder-NAME shared by all in a full
+    mesh, watcher delay `delay` s), configured but not started."""
+    devices = [Device(name, root) for name in NAMES[:count]]
+    for device in devices:
+        device.configure([peer for peer in devices if peer is not device], delay)
+    return devices
+
+
+def start_group(devices):
+    """Starts Syncthing on every device (those dialled first) and waits until every pair is
+    connected; what the report says of the connections and of the folder's settings."""
+    for device in reversed(devices):
+        device.start_syncthing()
+        wait_for(lambda: device.answers(), 30, f"Syncthing on {device.name} to answer")
+    pairs = [(device, peer) for device in devices for peer in devices if peer is not device]
+    wait_for(lambda: all(device.connected_to(peer) for device, peer in pairs), 130, "the Syncthing instances to connect")
+    non_default = devices[0].non_default_folder_settings()
+    return {"peerAddresses": [device.connected_to(peer) for device, peer in pairs],
+            "nonDefaultFolderSettings": non_default, "nonDefaultFolderSettingNames": sorted(non_default)}
+
+
 def entry_paths(device, password):
     """The paths of the entries in the device's vault, as keepassxc-cli lists them (every group)."""
     _, output, _ = run_tool(["keepassxc-cli", "ls", "-q", "-R", "-f", device.vault], password + "\n", KEEPASSXC_ENV)
@@ -493,19 +515,10 @@ def main():
               "errors": [], "roundLog": [], "emptyWrites": [], "restores": [], "copiesReportedLeft": []}
     monitor = None
     try:
-        devices = [Device(name, arguments.root) for name in NAMES[:arguments.devices]]
-        for device in devices:
-            device.configure([peer for peer in devices if peer is not device], arguments.delay)
+        devices = create_devices(arguments.root, arguments.devices, arguments.delay)
         shutil.copyfile(arguments.vault, devices[0].vault)
         os.chmod(devices[0].vault, 0o600)
-        for device in reversed(devices):
-            device.start_syncthing()
-            wait_for(lambda: device.answers(), 30, f"Syncthing on {device.name} to answer")
-        pairs = [(device, peer) for device in devices for peer in devices if peer is not device]
-        wait_for(lambda: all(device.connected_to(peer) for device, peer in pairs), 130, "the Syncthing instances to connect")
-        report["peerAddresses"] = [device.connected_to(peer) for device, peer in pairs]
-        report["nonDefaultFolderSettings"] = devices[0].non_default_folder_settings()
-        report["nonDefaultFolderSettingNames"] = sorted(report["nonDefaultFolderSettings"])
+        report.update(start_group(devices))
         wait_for(lambda: same_vaults(devices), 60, "the vault to reach every device")
         for device in devices:
             device.start_watcher(arguments.binary, password,
