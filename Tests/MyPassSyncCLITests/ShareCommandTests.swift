@@ -363,4 +363,35 @@ struct ShareCommandTests {
         #expect(shown["Password"] == "server-secret-8")
         bench.expectNeverPrinted(Self.containerPassword)
     }
+
+    @Test("--container-password-from keyring: the container's password stored with `keyring store` (a real Secret Service) goes into the reference, never onto a command line")
+    func containerPasswordFromKeyring() throws {
+        let session = try SecretServiceSession()
+        defer { session.stop() }
+        let bench = try Bench()
+        let vaultPassword = "vault-pässword-K"
+        let vault = try bench.makeVault("vault.kdbx", password: vaultPassword, groups: ["Family"], entries: [("Family/Bank", "me", "bank-secret")])
+        let container = try bench.makeVault("family.kdbx", password: Self.containerPassword, groups: [], entries: [("Streaming", "fam", "tv-secret")])
+        let stored = try session.tool(["keyring", "store", container.path, "--password-stdin"], input: Self.containerPassword + "\n")
+        #expect(stored.status == 0, "\(stored.standardError)")
+        let state = bench.url("state").path
+        let added = try session.tool(["share", "add", vault.path, "/Family", "--sync-with", "family.kdbx", "--container-password-from", "keyring",
+                                      "--password-stdin", "--state-dir", state], input: vaultPassword + "\n")
+        #expect(added.status == 0, "\(added.standardError)")
+        let synced = try session.tool(["share", "sync", vault.path, "--password-stdin", "--state-dir", state], input: vaultPassword + "\n")
+        #expect(synced.status == 0, "\(synced.standardError)")
+        #expect(try KeePassXCCLI.paths(vault, password: vaultPassword).contains("Family/Streaming"), "the container was not imported")
+        #expect(try KeePassXCCLI.paths(container, password: Self.containerPassword).contains("Bank"), "the group was not exported")
+        for outcome in [stored, added, synced] {
+            #expect(!(outcome.standardOutput + outcome.standardError).contains(Self.containerPassword))
+        }
+        // Without a stored password for that database: exit 3, nothing written.
+        let other = try bench.makeVault("other.kdbx", password: "another-pass", groups: [], entries: [])
+        let before = bytes(vault)
+        let refused = try session.tool(["share", "add", vault.path, "/Family", "--import-from", "other.kdbx", "--container-password-from", "keyring",
+                                        "--password-stdin", "--state-dir", state], input: vaultPassword + "\n")
+        #expect(refused.status == 3, "\(refused.standardError)")
+        #expect(bytes(vault) == before)
+        _ = other
+    }
 }
