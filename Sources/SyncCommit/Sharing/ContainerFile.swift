@@ -28,6 +28,8 @@ public struct ContainerFile: Sendable {
         case overBudget(String)
         /// The container changed while it was being written, again and again.
         case keepsChanging
+        /// The vault's time for versions from elsewhere that fail to open is spent for now: read later.
+        case deferred
 
         public var description: String {
             switch self {
@@ -37,6 +39,7 @@ public struct ContainerFile: Sendable {
             case .doesNotOpen(let why): "the container does not open: \(why)"
             case .overBudget(let why): "the container is refused: \(why)"
             case .keepsChanging: "the container kept changing while it was written"
+            case .deferred: "the time for opening versions from elsewhere is spent for now; the container waits"
             }
         }
     }
@@ -74,6 +77,8 @@ public struct ContainerFile: Sendable {
             let key = try Self.key(password)
             let opened = try ForeignVersion.open(bytes, key: key, cachedKey: nil, budget: budget)
             return Read(bytes: bytes, fingerprint: fingerprint, opened: opened)
+        } catch ForeignVersion.Refusal.deferred {
+            throw .deferred
         } catch let error as KDBXError {
             if case .resourceCapExceeded = error { throw .overBudget(error.description) }
             throw .doesNotOpen(error.description)
@@ -137,7 +142,7 @@ extension ContainerFile.Refusal: ClassifiedFailure {
         switch self {
         case .signedContainer, .notKDBXName: .invalidRequest
         case .doesNotOpen: .wrongCredentials
-        case .notARegularFile, .overBudget, .keepsChanging: .refusedForSafety
+        case .notARegularFile, .overBudget, .keepsChanging, .deferred: .refusedForSafety
         }
     }
 }

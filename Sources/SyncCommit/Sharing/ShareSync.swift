@@ -20,10 +20,15 @@ public struct ShareSync: Sendable {
     public let clock: @Sendable () -> Timestamp
     /// How the sync engines here name a container's conflict copies.
     public let copyNaming: ConflictCopies.Naming
+    /// The vault's allowance of time for versions from elsewhere that fail to open (a watcher's):
+    /// containers and their copies count against it, so junk rewritten every fraction of a second
+    /// waits once it is spent. Nil: each container is held to its per-version budget only.
+    public let allowance: ForeignWorkAllowance?
 
     /// The shares of the vault at `vaultPath`, kept in `state`.
     public init(vaultPath: String, state: SyncStateStore, copyNaming: ConflictCopies.Naming = .standard,
-                clock: @escaping @Sendable () -> Timestamp = { .now() }) {
+                allowance: ForeignWorkAllowance? = nil, clock: @escaping @Sendable () -> Timestamp = { .now() }) {
+        self.allowance = allowance
         // Absolute and resolved: a relative container path is taken against the vault's real folder.
         self.vaultPath = DurableFile.canonicalPath(vaultPath, on: state.fileSystem)
         self.state = state
@@ -72,6 +77,8 @@ public struct ShareSync: Sendable {
         public var awaitingApproval: String?
         /// What kind of failure stopped the import or the export (nil: none failed).
         public var failure: FailureKind?
+        /// The container waits for the vault's allowance of time for versions from elsewhere.
+        public var deferred = false
     }
 
     /// An imported container version, recorded as exchanged once the vault holding it is saved.
@@ -221,6 +228,7 @@ public struct ShareSync: Sendable {
             } catch {
                 outcome.skipped = "import failed: \(error)"
                 outcome.failure = FailureKind(of: error)
+                outcome.deferred = (error as? ContainerFile.Refusal) == .deferred
             }
             outcomes.append(outcome)
         }
@@ -320,7 +328,9 @@ public struct ShareSync: Sendable {
     private func exchangedVersion(_ group: UUID, password: ProtectedValue) -> (vault: Vault?, budget: ForeignVersionBudget) {
         let bytes = exchanges.exchanged(for: group, limit: 256 << 20)
         let budget = ForeignVersionBudget(measuredAgainst: bytes, within: .standard)
-        return (bytes.flatMap { ContainerFile.open($0, password: password, budget: budget)?.vault }, budget)
+        // The version kept in the state is this device's own: opened within its size, never deferred;
+        // the containers read against it count against the vault's allowance.
+        return (bytes.flatMap { ContainerFile.open($0, password: password, budget: budget)?.vault }, budget.metered(by: allowance))
     }
 
     private static func whyIdle(_ share: Share, importing: Bool) -> String? {

@@ -15,8 +15,10 @@ extension SyncSession {
     /// merged into their groups and the vault saved through the one merge door (`saveMerging`), then the
     /// containers of exporting shares are written from the saved vault. `dryRun` writes nothing.
     /// `copyNaming`: how the sync engines here name a container's conflict copies.
-    public func syncShares(dryRun: Bool = false, explaining: SecretFingerprint? = nil, copyNaming: ConflictCopies.Naming = .standard) throws -> SharePass {
-        let shares = ShareSync(vaultPath: path, state: state, copyNaming: copyNaming)
+    /// `allowance`: the vault's time for versions from elsewhere that fail to open (a watcher's).
+    public func syncShares(dryRun: Bool = false, explaining: SecretFingerprint? = nil, copyNaming: ConflictCopies.Naming = .standard,
+                           allowance: ForeignWorkAllowance? = nil) throws -> SharePass {
+        let shares = ShareSync(vaultPath: path, state: state, copyNaming: copyNaming, allowance: allowance)
         var wroteVault = false
         var outcomes: [ShareSync.Outcome] = []
         // A container that changes while it is taken in is taken in again before it is written (a few times at most).

@@ -178,8 +178,10 @@ public final class VaultWatcher {
 
     private func check(now: Date, mayRebuild: Bool, decision: Reconciler.Decision?) -> CheckEnding {
         let ending = checkVault(now: now, mayRebuild: mayRebuild, decision: decision)
-        if ending.succeeded { keepSharesInStep() }
-        return ending
+        guard ending.succeeded, !keepSharesInStep() else { return ending }
+        // A container waits for the vault's allowance: tried again once it has room.
+        retryNotBefore = clock.now.addingTimeInterval(allowance.nextRoom(at: Date()).timeIntervalSinceNow)
+        return .waiting("a shared group's container waits for the time allowed for versions from elsewhere")
     }
 
     /// The resolved containers of the vault's acting shared groups (KeeShare), as the last check
@@ -191,16 +193,17 @@ public final class VaultWatcher {
     /// Once the vault is in step with its folder: its shared groups with their containers
     /// (`SyncSession.syncShares`: imports merged in and saved through the one merge door, then the
     /// containers written by compare-and-swap). The vault written is remembered as this watcher's own.
-    private func keepSharesInStep() {
-        guard let record = state.base(for: path), let opened = openedVersions[record.record.fingerprint.sha256] else { return }
+    /// Returns false when a container waits for the vault's allowance (the check is retried then).
+    private func keepSharesInStep() -> Bool {
+        guard let record = state.base(for: path), let opened = openedVersions[record.record.fingerprint.sha256] else { return true }
         guard !opened.vault.sharedGroups.isEmpty else {
             containerPaths = []
-            return
+            return true
         }
-        guard (try? DurableFile.fingerprint(atPath: path, on: fileSystem))?.sameContent(as: record.record.fingerprint) == true else { return }
+        guard (try? DurableFile.fingerprint(atPath: path, on: fileSystem))?.sameContent(as: record.record.fingerprint) == true else { return true }
         do {
             let session = try SyncSession(context: context, onDisk: opened, bytes: record.bytes, fingerprint: record.record.fingerprint)
-            let pass = try session.syncShares(copyNaming: context.settings.copyNaming)
+            let pass = try session.syncShares(copyNaming: context.settings.copyNaming, allowance: allowance)
             if pass.wroteVault {
                 Reconciler.wrote(session.fingerprint, in: &memory)
                 openedVersions[session.fingerprint.sha256] = session.opened
@@ -219,10 +222,12 @@ public final class VaultWatcher {
                 }
             }
             containerPaths = ShareSync(vaultPath: path, state: state).shares(of: session.vault).filter(\.acts).compactMap(\.containerPath)
+            return !pass.outcomes.contains(where: \.deferred)
         } catch SaveError.changedOnDisk {
-            return  // the vault changed meanwhile: its event brings the next check, and this pass with it
+            return true  // the vault changed meanwhile: its event brings the next check, and this pass with it
         } catch {
             report(.error(vault: path, message: "shared groups: \(error)"))
+            return true
         }
     }
 
