@@ -55,9 +55,11 @@ struct SharedGroupWatchTests {
     }
 
     /// Runs a real engine over the workspace's vault while `body` acts; stops it after.
-    static func watching(_ workspace: Workspace, events: RecordedEvents, _ body: () throws -> Void) throws {
+    static func watching(_ workspace: Workspace, events: RecordedEvents, adjusting adjust: (inout WatchEngine.Settings) -> Void = { _ in },
+                         _ body: () throws -> Void) throws {
         var settings = WatchEngine.Settings(device: DeviceSettings())
         settings.debounce = 0.1
+        adjust(&settings)
         let engine = WatchEngine(vaults: [workspace.vaultPath], credentials: try VaultCredentials(password: "sync-test"), limits: .standard,
                                  state: workspace.state, settings: settings) { events.add($0) }
         let finished = DispatchSemaphore(value: 0)
@@ -155,31 +157,25 @@ struct SharedGroupWatchTests {
         let (workspace, _) = try Self.sharedWorkspace(.synchronizing)
         defer { workspace.remove() }
         let events = RecordedEvents()
-        var settings = WatchEngine.Settings(device: DeviceSettings())
-        settings.debounce = 0.05
-        settings.foreignOpeningTime = 0.2
-        settings.foreignOpeningWindow = 600
-        let engine = WatchEngine(vaults: [workspace.vaultPath], credentials: try VaultCredentials(password: "sync-test"), limits: .standard,
-                                 state: workspace.state, settings: settings) { events.add($0) }
-        let finished = DispatchSemaphore(value: 0)
-        Thread { engine.run(); finished.signal() }.start()
-        defer {
-            engine.stop()
-            _ = finished.wait(timeout: .now() + 30)
+        try Self.watching(workspace, events: events, adjusting: { settings in
+            settings.debounce = 0.05
+            settings.foreignOpeningTime = 0.2
+            settings.foreignOpeningWindow = 600
+        }) {
+            // Junk: a KDBX file under another password whose key takes a while to derive.
+            let junkSettings = FormatSettings(version: .v4_0, cipher: .aes256, kdf: .aesKDF(seed: Data(repeating: 5, count: 32), rounds: 3_000_000))
+            let junk = try KDBXWriter.encode(Vault.empty(name: "junk"), settings: junkSettings, key: try CompositeKey(password: "not the container's")).file
+            let path = Self.containerPath(workspace)
+            func waiting() -> Bool {
+                events.all.contains { if case .shareIdle(_, _, let reason) = $0 { return reason.contains("waits") }; return false }
+            }
+            for round in 0..<20 where !waiting() {
+                try junk.write(to: URL(fileURLWithPath: path + ".junk-\(round)"))
+                guard rename(path + ".junk-\(round)", path) == 0 else { throw CocoaError(.fileWriteUnknown) }
+                _ = pollUntil(timeout: 3) { waiting() }
+            }
+            #expect(pollUntil(timeout: 60) { waiting() }, "the junk container never waited: \(events.all.map(\.detail))")
+            #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == junk, "the junk container was written over")
         }
-        // Junk: a KDBX file under another password whose key takes a while to derive.
-        let junkSettings = FormatSettings(version: .v4_0, cipher: .aes256, kdf: .aesKDF(seed: Data(repeating: 5, count: 32), rounds: 3_000_000))
-        let junk = try KDBXWriter.encode(Vault.empty(name: "junk"), settings: junkSettings, key: try CompositeKey(password: "not the container's")).file
-        let path = Self.containerPath(workspace)
-        func waiting() -> Bool {
-            events.all.contains { if case .shareIdle(_, _, let reason) = $0 { return reason.contains("waits") }; return false }
-        }
-        for round in 0..<20 where !waiting() {
-            try junk.write(to: URL(fileURLWithPath: path + ".junk-\(round)"))
-            guard rename(path + ".junk-\(round)", path) == 0 else { throw CocoaError(.fileWriteUnknown) }
-            _ = pollUntil(timeout: 3) { waiting() }
-        }
-        #expect(pollUntil(timeout: 60) { waiting() }, "the junk container never waited: \(events.all.map(\.detail))")
-        #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == junk, "the junk container was written over")
     }
 }
