@@ -29,14 +29,7 @@ def main():
     parser.add_argument("--delay", type=int, default=10, help="Syncthing's fsWatcherDelayS (its default is 10)")
     parser.add_argument("--max-seconds", type=float, default=1800, help="stops by itself after this long")
     arguments = parser.parse_args()
-    # As in syncthing_group.py: the test runner's blocked-signal mask cleared, so that SIGTERM arrives.
-    signal.pthread_sigmask(signal.SIG_SETMASK, [])
-    signal.signal(signal.SIGPIPE, signal.SIG_DFL)
-
-    def interrupted(number, _frame):
-        raise KeyboardInterrupt(f"signal {number}")
-    signal.signal(signal.SIGTERM, interrupted)
-    signal.signal(signal.SIGINT, interrupted)
+    syncthing_group.take_signals()
 
     def say(document):
         sys.stdout.write(json.dumps(document) + "\n")

@@ -477,6 +477,19 @@ def entries_in(vault, password):
     return entries, int(limit) if limit and limit.lstrip("-").isdigit() else None
 
 
+def take_signals():
+    """The test runner's threads block most signals and a child inherits that mask: cleared, so that
+    SIGTERM and SIGINT reach this script (and its finally blocks) as KeyboardInterrupt and Syncthing
+    stops when asked."""
+    signal.pthread_sigmask(signal.SIG_SETMASK, [])
+    signal.signal(signal.SIGPIPE, signal.SIG_DFL)
+
+    def interrupted(number, _frame):
+        raise KeyboardInterrupt(f"signal {number}")
+    signal.signal(signal.SIGTERM, interrupted)
+    signal.signal(signal.SIGINT, interrupted)
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--root", required=True)
@@ -493,15 +506,7 @@ def main():
     parser.add_argument("--copy-grace", help="passed to mypass-sync watch (default: its own)")
     parser.add_argument("--daemon", action="store_true", help="run `mypass-sync daemon run` on each device instead of `watch`")
     arguments = parser.parse_args()
-    # The test runner's threads block most signals and a child inherits that mask: cleared, so that
-    # SIGTERM reaches this script (and its finally block) and Syncthing stops when asked.
-    signal.pthread_sigmask(signal.SIG_SETMASK, [])
-    signal.signal(signal.SIGPIPE, signal.SIG_DFL)
-
-    def interrupted(number, _frame):
-        raise KeyboardInterrupt(f"signal {number}")
-    signal.signal(signal.SIGTERM, interrupted)
-    signal.signal(signal.SIGINT, interrupted)
+    take_signals()
 
     password = sys.stdin.readline().rstrip("\n")
     rng = random.Random(arguments.seed)
