@@ -671,7 +671,13 @@ private final class MergeRun {
             var group = groups[id]?.group ?? local.vault.root
             let baseRecord = base?.groups[id]
             group.groups = order(childGroups[id] ?? [], baseRecord?.childGroups ?? []).map(build)
-            group.entries = order(childEntries[id] ?? [], baseRecord?.childEntries ?? []).compactMap { entries[$0]?.entry }
+            let ordered = order(childEntries[id] ?? [], baseRecord?.childEntries ?? [])
+            var children: [Entry] = []
+            children.reserveCapacity(ordered.count)  // exactly: the merged vault keeps this array
+            for child in ordered {
+                if let entry = entries[child]?.entry { children.append(entry) }
+            }
+            group.entries = children
             return group
         }
         return build(rootID)

@@ -87,8 +87,13 @@ private final class CompressionWorker: Sendable {
         done.signal()
     }
 
+    /// The result, taken out of the worker: the caller then holds the only reference to the
+    /// compressed payload, which the writer encrypts in place (a second reference made it a copy).
     func waitForResult() throws(KDBXError) -> (compressed: Data, digest: Data) {
         done.wait()
-        return try result.withLock { $0 }.get()
+        return try result.withLock { result in
+            defer { result = .failure(.unwritable("compression result already taken")) }
+            return result
+        }.get()
     }
 }

@@ -334,11 +334,17 @@ final class VaultDocumentReader {
         return autoType
     }
 
+    /// `entries` in an array of exactly their number: appending grew it to up to twice that, and a
+    /// vault keeps every group's entries (at 100,000 entries the slack was 10-20 MB per vault).
+    private static func exactlySized(_ entries: [Entry]) -> [Entry] {
+        entries.capacity > entries.count ? Array(entries[...]) : entries
+    }
+
     private func decodeGroup(_ index: Int, frame: (entries: [Entry], groups: [Group])) throws(KDBXError) -> Group {
         guard let uuidIndex = table.child(index, .uuid) else { throw .corrupt("XML: Group without UUID") }
         var group = Group(
             uuid: try table.uuid(uuidIndex, names: names), name: "", times: try decodeTimes(table.child(index, .times)),
-            groups: frame.groups, entries: frame.entries)
+            groups: frame.groups, entries: Self.exactlySized(frame.entries))
         for child in table.children(index) {
             switch table.name(child) {
             case .uuid, .times: break

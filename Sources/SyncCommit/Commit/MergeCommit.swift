@@ -155,7 +155,7 @@ package enum MergeCommit {
     /// `remote` merged into `vault` against the base that fits them, explained (no I/O).
     package static func merge(_ remote: Vault, from source: String, into vault: Vault, base: Base) throws -> (vault: Vault, step: Step) {
         let result = try VaultMerger.merge(base: base.fitting(vault, remote), baseIsCertain: base.isCertain, local: vault, remote: remote,
-                                           explaining: try SecretFingerprint.forOneMerge()) { DeferredRelease.drop($0) }
+                                           explaining: try SecretFingerprint.forOneMerge()) { DeferredRelease.dropTables($0) }
         // Content, not form: a version that differs only in access times or field order brings nothing.
         let newContent = !VaultDiff.sameContent(vault, result.vault)
         return (result.vault, Step(source: source, changes: result.changes, warnings: result.warnings, newContent: newContent,

@@ -41,23 +41,31 @@ public enum FileReading {
         guard (status.st_mode & S_IFMT) == S_IFREG else { throw .notARegularFile(path: path) }
         guard Int64(status.st_size) <= min(limit, maximumSize) else { throw .tooLarge(path: path, size: Int64(status.st_size)) }
 
-        var data = Data(count: Int(status.st_size))
+        // A buffer of exactly the file's size: `Data(count:)` allocates a quarter more (room to
+        // grow), and a vault's file is held for as long as the vault is open.
+        let size = Int(status.st_size)
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: max(size, 1), alignment: 16)
         var offset = 0
         var readError: Int32 = 0
-        data.withUnsafeMutableBytes { buffer in
-            while offset < buffer.count {
-                let count = read(descriptor, buffer.baseAddress! + offset, buffer.count - offset)
-                if count < 0 {
-                    if errno == EINTR { continue }
-                    readError = errno
-                    return
-                }
-                if count == 0 { break }  // The file shrank while we read it.
-                offset += count
+        while offset < size {
+            let count = read(descriptor, buffer.baseAddress! + offset, size - offset)
+            if count < 0 {
+                if errno == EINTR { continue }
+                readError = errno
+                break
             }
+            if count == 0 { break }  // The file shrank while we read it.
+            offset += count
         }
-        if readError != 0 { throw error(readError, .read, path) }
-        if offset < data.count { data.removeSubrange(offset...) }
+        if readError != 0 {
+            buffer.deallocate()
+            throw error(readError, .read, path)
+        }
+        guard offset > 0 else {
+            buffer.deallocate()
+            return (Data(), status)
+        }
+        let data = Data(bytesNoCopy: buffer.baseAddress!, count: offset, deallocator: .custom { pointer, _ in pointer.deallocate() })
         return (data, status)
     }
 
