@@ -19,13 +19,14 @@ struct VaultIndex {
     }
 
     let vault: Vault
-    private(set) var entries: [UUID: EntryRecord] = [:]
+    private(set) var entries: UUIDTable<EntryRecord>
     private(set) var groups: [UUID: GroupRecord] = [:]
     /// Tombstones by UUID (latest deletion time when a UUID appears twice).
     private(set) var tombstones: [UUID: Timestamp] = [:]
 
     init(_ vault: Vault) {
         self.vault = vault
+        entries = UUIDTable(minimumCapacity: Self.entryCount(vault.root))
         add(vault.root, parent: nil, position: 0)
         for deleted in vault.deletedObjects {
             tombstones[deleted.uuid] = max(tombstones[deleted.uuid] ?? deleted.deletedAt, deleted.deletedAt)
@@ -45,6 +46,10 @@ struct VaultIndex {
         for (index, child) in group.groups.enumerated() {
             add(child, parent: group.uuid, position: index)
         }
+    }
+
+    private static func entryCount(_ group: Group) -> Int {
+        group.groups.reduce(group.entries.count) { $0 + entryCount($1) }
     }
 
     var rootUUID: UUID { vault.root.uuid }

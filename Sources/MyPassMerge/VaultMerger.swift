@@ -39,7 +39,7 @@ private final class MergeRun {
     /// Surviving groups (without children) and their parents.
     private var groups: [UUID: (group: Group, parent: UUID?)] = [:]
     /// Surviving entries and their parents.
-    private var entries: [UUID: (entry: Entry, parent: UUID)] = [:]
+    private var entries: UUIDTable<(entry: Entry, parent: UUID)>
     private var tombstones: [UUID: Timestamp] = [:]
     private var changes: [Change] = []
     private var warnings: [String] = []
@@ -54,6 +54,7 @@ private final class MergeRun {
         self.remote = remote
         self.meta = local.vault.meta
         self.explaining = explaining
+        entries = UUIDTable(minimumCapacity: max(local.entries.count, remote.entries.count))
     }
 
     func execute() -> MergeResult {

@@ -65,6 +65,27 @@ public final class DirectoryHandle: Sendable {
         return try FileReading.readAll(file, shownAs: pathOf(name), limit: limit)
     }
 
+    /// The fingerprint of the regular file `name` (never through a symlink), its bytes hashed as they
+    /// are read: the same as `DurableFile.read`'s, without holding the file in memory.
+    public func fingerprint(of name: String, limit: Int64 = FileReading.maximumSize) throws(FileError) -> Fingerprint {
+        guard let file = SystemCalls.open(name, in: self, O_RDONLY | O_NONBLOCK) else {
+            if errno == ELOOP { throw .notARegularFile(path: pathOf(name)) }
+            throw FileReading.error(errno, .open, pathOf(name))
+        }
+        let (status, sha256) = try FileReading.statusAndSHA256(file, shownAs: pathOf(name), limit: limit)
+        return Fingerprint(status: status, sha256: sha256)
+    }
+
+    /// Whether the regular file `name` holds exactly `expected`, read back in pieces (never through a
+    /// symlink): a save checks what reached the disk without a second copy of the file in memory.
+    public func holds(_ name: String, exactly expected: Data) throws(FileError) -> Bool {
+        guard let file = SystemCalls.open(name, in: self, O_RDONLY | O_NONBLOCK) else {
+            if errno == ELOOP { throw .notARegularFile(path: pathOf(name)) }
+            throw FileReading.error(errno, .open, pathOf(name))
+        }
+        return try FileReading.holds(file, exactly: expected, shownAs: pathOf(name))
+    }
+
     /// The SHA-256 (lowercase hex) of the regular file `name`, read in pieces (never through a symlink).
     public func sha256(of name: String) throws(FileError) -> String {
         guard let file = SystemCalls.open(name, in: self, O_RDONLY | O_NONBLOCK) else {

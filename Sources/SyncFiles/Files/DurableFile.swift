@@ -82,14 +82,15 @@ public enum DurableFile {
     /// The fingerprint of the regular file `name` in `directory` now, nil when there is none.
     static func fingerprint(of name: String, in directory: DirectoryHandle) throws(FileError) -> Fingerprint? {
         do {
-            return try read(name, in: directory).fingerprint
+            return try directory.fingerprint(of: name)
         } catch .notFound {
             return nil
         }
     }
 
-    /// Replaces the file at `path` by `data` as `policy` allows; `verify` receives the bytes read back
-    /// from the temp file and throws if they are not the intended vault. Returns the new fingerprint.
+    /// Replaces the file at `path` by `data` as `policy` allows. The temp file is read back and must
+    /// hold exactly `data`; `verify` then receives those bytes and throws if they are not the intended
+    /// vault. Returns the new fingerprint.
     /// `durable: false` skips the fsyncs (still atomic): for derived data such as the sync state, whose
     /// loss after a power cut only costs the next merge its most recent base.
     /// `mayReplace` is asked just before the compare-and-swap: false refuses like a changed file
@@ -178,11 +179,12 @@ public enum DurableFile {
         temporary: String, target: String, in directory: DirectoryHandle, data: Data, policy: ReplacePolicy, durable: Bool,
         verify: (Data) throws -> Void, mayReplace: () -> Bool
     ) throws(SaveError) {
-        // Read back what reached the disk and let the caller check it is the intended vault.
-        let written: Data
-        do { written = try directory.read(temporary).bytes } catch { throw .file(error) }
-        guard written == data else { throw .verificationFailed("the bytes on disk differ from the bytes written") }
-        do { try verify(written) } catch { throw .verificationFailed(String(describing: error)) }
+        // Read back what reached the disk (in pieces, compared with the bytes written) and let the
+        // caller check that those bytes are the intended vault.
+        let intact: Bool
+        do { intact = try directory.holds(temporary, exactly: data) } catch { throw .file(error) }
+        guard intact else { throw .verificationFailed("the bytes on disk differ from the bytes written") }
+        do { try verify(data) } catch { throw .verificationFailed(String(describing: error)) }
         guard mayReplace() else {
             let current: Fingerprint?
             do { current = try fingerprint(of: target, in: directory) } catch { throw .file(error) }
@@ -227,7 +229,7 @@ public enum DurableFile {
             throw .file(FileReading.error(errno, .rename, directory.pathOf(target)))
         }
         // `temporary` now names the file that was at the target.
-        if let displaced = try? read(temporary, in: directory).fingerprint,
+        if let displaced = try? directory.fingerprint(of: temporary),
            expected.sameContent(as: displaced) && expected.inode == displaced.inode {
             _ = SystemCalls.unlink(temporary, in: directory)
             return

@@ -69,6 +69,31 @@ public enum FileReading {
         return (data, status)
     }
 
+    /// Whether the open file (a regular file) holds exactly `expected`, compared 1 MiB at a time.
+    static func holds(_ file: borrowing FileDescriptor, exactly expected: Data, shownAs path: String) throws(FileError) -> Bool {
+        let descriptor = file.raw
+        var status = stat()
+        guard fstat(descriptor, &status) == 0 else { throw error(errno, .stat, path) }
+        guard (status.st_mode & S_IFMT) == S_IFREG else { throw .notARegularFile(path: path) }
+        guard Int(status.st_size) == expected.count else { return false }
+        var piece = [UInt8](repeating: 0, count: 1 << 20)
+        var offset = expected.startIndex
+        while true {
+            let count = piece.withUnsafeMutableBytes { read(descriptor, $0.baseAddress!, $0.count) }
+            if count < 0 {
+                if errno == EINTR { continue }
+                throw error(errno, .read, path)
+            }
+            if count == 0 { return offset == expected.endIndex }
+            guard expected.endIndex - offset >= count else { return false }  // the file grew meanwhile
+            let same = piece.withUnsafeBytes { readBack in
+                expected[offset..<(offset + count)].withUnsafeBytes { memcmp(readBack.baseAddress!, $0.baseAddress!, count) == 0 }
+            }
+            guard same else { return false }
+            offset += count
+        }
+    }
+
     /// The SHA-256 (lowercase hex) of the regular file at `path` (symlinks followed unless
     /// `followSymlinks` is false, as for `readAll`), read in pieces: never held whole in memory.
     public static func sha256(atPath path: String, on fileSystem: FileSystem, followSymlinks: Bool = true) throws(FileError) -> String {
@@ -82,10 +107,18 @@ public enum FileReading {
 
     /// The SHA-256 (lowercase hex) of the open file, which must be a regular file, read 1 MiB at a time.
     static func sha256(_ file: borrowing FileDescriptor, shownAs path: String) throws(FileError) -> String {
+        try statusAndSHA256(file, shownAs: path, limit: nil).sha256
+    }
+
+    /// The `stat` of the open file (a regular file of at most `limit` bytes, when given) and the
+    /// SHA-256 of its bytes, read 1 MiB at a time: what `readAll` and a fingerprint of its bytes
+    /// give, without holding the file in memory.
+    static func statusAndSHA256(_ file: borrowing FileDescriptor, shownAs path: String, limit: Int64?) throws(FileError) -> (status: stat, sha256: String) {
         let descriptor = file.raw
         var status = stat()
         guard fstat(descriptor, &status) == 0 else { throw error(errno, .stat, path) }
         guard (status.st_mode & S_IFMT) == S_IFREG else { throw .notARegularFile(path: path) }
+        if let limit, Int64(status.st_size) > min(limit, maximumSize) { throw .tooLarge(path: path, size: Int64(status.st_size)) }
         var hasher = SHA2Hasher(.sha256)
         var piece = [UInt8](repeating: 0, count: 1 << 20)
         while true {
@@ -97,7 +130,7 @@ public enum FileReading {
             if count == 0 { break }
             piece.withUnsafeBytes { hasher.update(UnsafeRawBufferPointer(rebasing: $0[..<count])) }
         }
-        return SHA256.hex(hasher.finalize())
+        return (status, SHA256.hex(hasher.finalize()))
     }
 
     package static func error(_ code: Int32, _ operation: FileOperation, _ path: String) -> FileError {

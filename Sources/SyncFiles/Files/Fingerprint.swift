@@ -42,12 +42,17 @@ public struct Fingerprint: Sendable, Hashable, Codable, CustomStringConvertible 
 
     /// The fingerprint of `bytes` read from a file whose `stat` was `status`.
     init(status: stat, bytes: Data) {
+        self.init(status: status, sha256: SHA256.hexHash(bytes))
+    }
+
+    /// The fingerprint of a file whose `stat` was `status` and whose bytes hash to `sha256` (lowercase hex).
+    init(status: stat, sha256: String) {
         device = UInt64(status.st_dev)
         inode = UInt64(status.st_ino)
         size = Int64(status.st_size)
         modifiedSeconds = Int64(status.st_mtim.tv_sec)
         modifiedNanoseconds = Int64(status.st_mtim.tv_nsec)
-        sha256 = SHA256.hexHash(bytes)
+        self.sha256 = sha256
     }
 
     /// Whether `other` is the same content (the hash decides; metadata may differ after a copy).
