@@ -88,7 +88,7 @@ enum Gzip {
 final class PayloadCompressor {
     @exclusivity(unchecked) private var stream = z_stream()
     private let compressing: Bool
-    @exclusivity(unchecked) private var output = Data()
+    @exclusivity(unchecked) private var output = SegmentedBytes(segmentSize: HMACBlockStream.writeBlockSize)
     @exclusivity(unchecked) private var scratch = [UInt8](repeating: 0, count: 256 * 1024)
 
     /// The zlib level of a save's payload. KeePass uses the default, 6; level 5 deflates our compact
@@ -115,17 +115,17 @@ final class PayloadCompressor {
     /// Adds the next piece of the payload.
     func append(_ bytes: UnsafeRawBufferPointer) throws(KDBXError) {
         guard compressing else {
-            output.append(contentsOf: bytes)
+            output.append(bytes)
             return
         }
         try run(bytes, flush: Z_NO_FLUSH)
     }
 
-    /// Ends the stream and returns the compressed (or collected) payload.
-    func finish() throws(KDBXError) -> Data {
+    /// Ends the stream and returns the compressed (or collected) payload, in segments of the
+    /// writer's HMAC block size.
+    func finish() throws(KDBXError) -> [Data] {
         if compressing { try run(UnsafeRawBufferPointer(start: nil, count: 0), flush: Z_FINISH) }
-        defer { output = Data() }
-        return output
+        return output.finish()
     }
 
     private func run(_ bytes: UnsafeRawBufferPointer, flush: Int32) throws(KDBXError) {
@@ -138,12 +138,46 @@ final class PayloadCompressor {
                 stream.next_out = buffer.bindMemory(to: Bytef.self).baseAddress
                 stream.avail_out = uInt(capacity)
                 let result = deflate(&stream, flush)
-                output.append(contentsOf: UnsafeRawBufferPointer(rebasing: buffer[0..<(capacity - Int(stream.avail_out))]))
+                output.append(UnsafeRawBufferPointer(rebasing: buffer[0..<(capacity - Int(stream.avail_out))]))
                 return result
             }
             guard status == Z_OK || status == Z_STREAM_END || status == Z_BUF_ERROR else {
                 throw .unwritable("gzip: deflate failed (\(status))")
             }
         } while stream.avail_out == 0 || (flush == Z_FINISH && status != Z_STREAM_END)
+    }
+}
+
+/// Bytes gathered in segments of one size, each allocated once at that size: one growing buffer
+/// was copied at each growth, the old copy and the new one held at once (at 100,000 entries, 32 and
+/// 40 MB), and a writer then encrypts and frames the segments one by one.
+struct SegmentedBytes {
+    let segmentSize: Int
+    private var segments: [Data] = []
+    private var current = Data()
+
+    init(segmentSize: Int) {
+        self.segmentSize = segmentSize
+    }
+
+    mutating func append(_ bytes: UnsafeRawBufferPointer) {
+        var rest = bytes[...]
+        while !rest.isEmpty {
+            if current.isEmpty { current.reserveCapacity(segmentSize) }
+            let take = min(segmentSize - current.count, rest.count)
+            current.append(contentsOf: UnsafeRawBufferPointer(rebasing: rest.prefix(take)))
+            rest = rest.dropFirst(take)
+            if current.count == segmentSize {
+                segments.append(current)
+                current = Data()
+            }
+        }
+    }
+
+    /// The segments (every one full but the last, which may be empty when there are none), leaving this empty.
+    mutating func finish() -> [Data] {
+        if !current.isEmpty || segments.isEmpty { segments.append(current) }
+        defer { segments = []; current = Data() }
+        return segments
     }
 }

@@ -55,23 +55,45 @@ enum HMACBlockStream {
     /// Splits `payload` into authenticated blocks followed by the empty final block, appended to
     /// `file` (a caller that reserved `framedLength` copies the payload once).
     static func write(_ payload: Data, baseKey: SecureBytes, appendingTo file: inout Data) {
-        var writer = ByteWriter(appendingTo: file)
-        file = Data()  // the writer's copy is then the only one, appended to in place
-        defer { file = writer.data }
-        var index: UInt64 = 0
-        var offset = payload.startIndex
-        while true {
-            let end = min(offset + writeBlockSize, payload.endIndex)
-            let block = payload[offset..<end]
+        var writer = BlockWriter(baseKey: baseKey)
+        writer.append(payload, to: &file)
+        writer.finish(&file)
+    }
+
+    /// Writes a payload handed over in pieces as authenticated blocks of at most `writeBlockSize`
+    /// bytes (the same blocks as `write` of the whole payload when every piece but the last is a
+    /// whole number of blocks), then the empty final block.
+    struct BlockWriter {
+        private let baseKey: SecureBytes
+        private var index: UInt64 = 0
+
+        init(baseKey: SecureBytes) {
+            self.baseKey = baseKey
+        }
+
+        /// Appends `piece` to `file` as blocks.
+        mutating func append(_ piece: Data, to file: inout Data) {
+            var offset = piece.startIndex
+            while offset < piece.endIndex {
+                let end = min(offset + writeBlockSize, piece.endIndex)
+                appendBlock(piece[offset..<end], to: &file)
+                offset = end
+            }
+        }
+
+        /// Appends the empty block that ends the stream.
+        mutating func finish(_ file: inout Data) {
+            appendBlock(Data(), to: &file)
+        }
+
+        private mutating func appendBlock(_ block: Data, to file: inout Data) {
             var authenticator = HMACSHA256.Authenticator(key: blockKey(index: index, baseKey: baseKey))
             authenticator.update(index.littleEndianBytes)
             authenticator.update(UInt32(block.count).littleEndianBytes)
             authenticator.update(block)
-            writer.write(authenticator.finalize())
-            writer.write(Int32(block.count))
-            writer.write(block)
-            if block.isEmpty { break }
-            offset = end
+            file.append(authenticator.finalize())
+            file.append(contentsOf: UInt32(block.count).littleEndianBytes)
+            file.append(block)
             index += 1
         }
     }

@@ -17,6 +17,48 @@ enum PayloadCrypto {
         }
     }
 
+    /// The length of `length` payload bytes once encrypted with `cipher` (CBC ciphers add 1-16 bytes of padding).
+    static func encryptedLength(of length: Int, cipher: PayloadCipher) -> Int {
+        cipher == .chaCha20 ? length : (length / 16 + 1) * 16
+    }
+
+    /// Encrypts a payload handed over in segments, in order, each in place: the segments together
+    /// are the payload encrypted at once (`encrypt(inPlace:)`). Every segment but the last must be
+    /// a whole number of cipher blocks.
+    final class SegmentEncryptor {
+        private enum Kind {
+            case blockCipher(CBCEncryptor)
+            case stream(StreamCipher)
+        }
+        private let kind: Kind
+
+        init(cipher: PayloadCipher, key: SecureBytes, iv: Data) throws(KDBXError) {
+            do {
+                switch cipher {
+                case .aes256: kind = .blockCipher(try CBCEncryptor(cipher: .aes256, key: key, iv: iv))
+                case .twofish: kind = .blockCipher(try CBCEncryptor(cipher: .twofish256, key: key, iv: iv))
+                case .chaCha20: kind = .stream(try StreamCipher(.chaCha20, key: key, nonce: iv))
+                }
+            } catch {
+                throw .crypto(error)
+            }
+        }
+
+        /// Encrypts the next segment in place; `isLast`: the end of the payload (a CBC cipher pads it).
+        func encrypt(inPlace segment: inout Data, isLast: Bool) throws(KDBXError) {
+            do {
+                switch kind {
+                case .blockCipher(let encryptor):
+                    if isLast { try encryptor.finish(inPlace: &segment) } else { try encryptor.encrypt(inPlace: &segment) }
+                case .stream(let stream):
+                    try stream.apply(to: &segment)
+                }
+            } catch {
+                throw .crypto(error)
+            }
+        }
+    }
+
     /// Decrypts `payload` in place without removing CBC padding (so a caller can first tell a wrong
     /// key from corruption); `removePadding` strips it afterwards.
     static func decryptInPlaceKeepingPadding(

@@ -28,8 +28,9 @@ final class PipelinedCompressor {
         if pending.count >= Self.chunkSize { flush() }
     }
 
-    /// Ends the payload and returns it compressed, with the SHA-256 of the compressed bytes.
-    func finish() throws(KDBXError) -> (compressed: Data, digest: Data) {
+    /// Ends the payload and returns it compressed (in segments, `PayloadCompressor.finish`), with
+    /// the SHA-256 of the compressed bytes.
+    func finish() throws(KDBXError) -> (compressed: [Data], digest: Data) {
         flush()
         worker.channel.closeInput()
         return try worker.waitForResult()
@@ -54,7 +55,7 @@ private final class CompressionWorker: Sendable {
     let channel = ChunkChannel<Data>(capacity: 4)
     private let compressor: Mutex<PayloadCompressor>
     private let done = DispatchSemaphore(value: 0)
-    private let result = Mutex<Result<(compressed: Data, digest: Data), KDBXError>>(.failure(.unwritable("compression did not finish")))
+    private let result = Mutex<Result<(compressed: [Data], digest: Data), KDBXError>>(.failure(.unwritable("compression did not finish")))
 
     init(compressor: sending PayloadCompressor) {
         self.compressor = Mutex(compressor)
@@ -72,14 +73,16 @@ private final class CompressionWorker: Sendable {
             }
             if case .failure(let error) = appended { failure = error }
         }
-        let outcome: Result<(compressed: Data, digest: Data), KDBXError>
+        let outcome: Result<(compressed: [Data], digest: Data), KDBXError>
         if let failure {
             outcome = .failure(failure)
         } else {
             outcome = compressor.withLock { compressor in
                 Result { () throws(KDBXError) in
                     let compressed = try compressor.finish()
-                    return (compressed, SHA256.hash(compressed))
+                    var hasher = SHA2Hasher(.sha256)
+                    for segment in compressed { hasher.update(segment) }
+                    return (compressed, hasher.finalize())
                 }
             }
         }
@@ -89,7 +92,7 @@ private final class CompressionWorker: Sendable {
 
     /// The result, taken out of the worker: the caller then holds the only reference to the
     /// compressed payload, which the writer encrypts in place (a second reference made it a copy).
-    func waitForResult() throws(KDBXError) -> (compressed: Data, digest: Data) {
+    func waitForResult() throws(KDBXError) -> (compressed: [Data], digest: Data) {
         done.wait()
         return try result.withLock { result in
             defer { result = .failure(.unwritable("compression result already taken")) }

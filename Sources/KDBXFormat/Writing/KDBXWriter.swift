@@ -110,17 +110,27 @@ public enum KDBXWriter {
         try VaultDocumentWriter(
             vault: vault, version: header.version, innerStream: stream, headerHash: nil,
             binaryOrder: binaryOrder, compressMetaBinaries: false).write { bytes in compressor.append(bytes) }
-        // The payload is encrypted in place and copied once, into a file buffer of its final size.
-        var (payload, digest) = try compressor.finish()
-        try PayloadCrypto.encrypt(
-            inPlace: &payload, cipher: header.cipher, key: try key.cipherKey(masterSeed: header.masterSeed), iv: header.encryptionIV)
+        // The payload comes in segments of one HMAC block each: every segment is encrypted in place
+        // and copied once, into a file buffer of its final size, then let go.
+        var (segments, digest) = try compressor.finish()
+        let payloadLength = segments.reduce(0) { $0 + $1.count }
         let hmacBase = key.hmacBaseKey(masterSeed: header.masterSeed)
-        var file = Data(capacity: headerBytes.count + 64 + HMACBlockStream.framedLength(of: payload.count))
+        let encryptedLength = PayloadCrypto.encryptedLength(of: payloadLength, cipher: header.cipher)
+        var file = Data(capacity: headerBytes.count + 64 + HMACBlockStream.framedLength(of: encryptedLength))
         file.append(headerBytes)
         file.append(SHA256.hash(headerBytes))
         file.append(HMACSHA256.authenticationCode(
             for: headerBytes, key: HMACBlockStream.blockKey(index: .max, baseKey: hmacBase)))
-        HMACBlockStream.write(payload, baseKey: hmacBase, appendingTo: &file)
+        let encryptor = try PayloadCrypto.SegmentEncryptor(
+            cipher: header.cipher, key: try key.cipherKey(masterSeed: header.masterSeed), iv: header.encryptionIV)
+        var blocks = HMACBlockStream.BlockWriter(baseKey: hmacBase)
+        for position in segments.indices {
+            var segment = segments[position]
+            segments[position] = Data()
+            try encryptor.encrypt(inPlace: &segment, isLast: position == segments.count - 1)
+            blocks.append(segment, to: &file)
+        }
+        blocks.finish(&file)
         return (file, digest)
     }
 
@@ -140,7 +150,9 @@ public enum KDBXWriter {
             headerHash: header.version >= .v3_1 ? SHA256.hash(headerBytes) : nil,
             binaryOrder: binaryOrder, compressMetaBinaries: header.compression == .gzip
         ).write { bytes in compressor.append(bytes) }
-        let (compressed, digest) = try compressor.finish()
+        let (segments, digest) = try compressor.finish()
+        var compressed = Data(capacity: segments.reduce(0) { $0 + $1.count })
+        for segment in segments { compressed.append(segment) }
         var plaintext = startBytes
         plaintext.append(HashedBlockStream.write(compressed))
         try PayloadCrypto.encrypt(
