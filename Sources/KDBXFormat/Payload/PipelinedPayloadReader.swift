@@ -2,11 +2,12 @@ internal import Foundation
 internal import MyPassCrypto
 internal import Synchronization
 
-/// Reads a decrypted payload on two threads: a helper decompresses it, reads the KDBX 4 inner header
-/// and parses the XML into recorded events (`XMLEventRecorder`); the calling thread builds the vault
-/// from those events (`VaultDocumentReader`). The two halves cost about the same, so the two cores
-/// share the work; neither the decompressed payload nor the XML is ever held whole (a bounded channel
-/// of event chunks sits between them).
+/// Reads a payload on three threads: the first decrypts and decompresses it (`InflatingStage`), a
+/// helper reads the KDBX 4 inner header and parses the XML into recorded events (`XMLEventRecorder`),
+/// and the calling thread builds the vault from those events (`VaultDocumentReader`). Parsing and
+/// building cost about the same, so two cores share the work (decompression is about a tenth of
+/// it); neither the decompressed payload nor the XML is ever held whole (bounded channels sit
+/// between the threads).
 enum PipelinedPayloadReader {
     /// What the payload holds before its XML.
     enum Layout {
@@ -71,8 +72,8 @@ enum PipelinedPayloadReader {
     }
 }
 
-/// The payload, handed to the helper thread once.
-private final class PayloadHandOver: Sendable {
+/// The payload, handed to the thread that reads it once.
+final class PayloadHandOver: Sendable {
     private let payload: Mutex<PayloadSource?>
 
     init(_ payload: PayloadSource) { self.payload = Mutex(payload) }
@@ -165,17 +166,14 @@ private final class PayloadParsing: Sendable {
     }
 }
 
-/// The helper thread's half: decompression, the inner header, the strict XML parse into recorded
-/// events. Made, used and dropped on the helper thread (not `Sendable`).
+/// The helper thread's half: the inner header and the strict XML parse into recorded events, of
+/// the document an `InflatingStage` decompresses beside it. Made, used and dropped on the helper
+/// thread (not `Sendable`).
 private final class PayloadDecoding {
     private let channel: ChunkChannel<[UInt8]>
     private let readsInnerHeader: Bool
     /// Publishes the inner header to the consuming thread.
     private let publishInnerHeader: (InnerHeader) -> Void
-    /// KDBX 4: bytes of the inner header collected so far.
-    private var collected = Data()
-    private var recorder: XMLEventRecorder?
-    private var parser: StrictXMLParser?
 
     init(readsInnerHeader: Bool, channel: ChunkChannel<[UInt8]>, publishInnerHeader: @escaping (InnerHeader) -> Void) {
         self.readsInnerHeader = readsInnerHeader
@@ -184,38 +182,54 @@ private final class PayloadDecoding {
     }
 
     func run(_ payload: PayloadSource, compression: PayloadCompression, limit: Int) {
+        // Pieces of 256 KiB, decompressed on a thread of their own; libxml2 pulls them as it reads.
+        let inflating = InflatingStage(payload, compression: compression, limit: limit)
+        var recorder: XMLEventRecorder?
+        var parser: StrictXMLParser?
         do throws(KDBXError) {
-            let recorder = XMLEventRecorder { [channel] chunk in channel.put(chunk) }
-            self.recorder = recorder
-            if !readsInnerHeader { parser = try StrictXMLParser(handler: recorder) }
-            // Pieces of 256 KiB: libxml2 copies each into its input buffer, which grows to about
-            // twice the piece (1 MiB pieces kept 2 MiB there and 1 MiB here, for no speed gained).
-            try payload.decompressed(compression, limit: limit) { piece throws(KDBXError) in try self.feed(piece) }
-            guard let parser else { throw .truncated("inner header") }
-            try parser.finish()
-            _ = recorder.flush()
+            let recording = XMLEventRecorder { [channel] chunk in channel.put(chunk) }
+            recorder = recording
+            var first = readsInnerHeader ? try innerHeader(from: inflating) : nil
+            let pulling = try StrictXMLParser(handler: recording) {
+                if let start = first {
+                    first = nil
+                    return start
+                }
+                return inflating.next()
+            }
+            parser = pulling
+            try pulling.parseAll()
+            try inflating.finish()
+            _ = recording.flush()
             channel.close(with: nil)
         } catch {
+            // A parse that met the end of its input early: the decompression's error, if any, is the cause.
+            var cause = error
+            if parser?.reachedEndOfInput == true {
+                do throws(KDBXError) { try inflating.finish() } catch { cause = error }
+            } else {
+                inflating.stop()
+            }
             // The events before the error first, so the consumer reports problems in document order.
             _ = recorder?.flush()
-            channel.close(with: error)
+            channel.close(with: cause)
         }
     }
 
-    /// Takes the next piece of the decompressed payload.
-    private func feed(_ bytes: UnsafeRawBufferPointer) throws(KDBXError) {
-        if let parser {
-            try parser.feed(bytes)
-            return
+    /// KDBX 4: reads the inner header from the first pieces and publishes it; the rest of the last
+    /// piece read is the start of the XML.
+    private func innerHeader(from inflating: InflatingStage) throws(KDBXError) -> [UInt8] {
+        var collected = Data()
+        while true {
+            guard let piece = inflating.next() else {
+                try inflating.finish()
+                throw .truncated("inner header")
+            }
+            collected.append(contentsOf: piece)
+            guard let end = try InnerHeader.length(of: collected) else { continue }
+            let (inner, xmlStart) = try InnerHeader.parse(collected.prefix(end))
+            publishInnerHeader(inner)
+            return [UInt8](collected[(collected.startIndex + xmlStart)...])
         }
-        collected.append(contentsOf: bytes)
-        guard let end = try InnerHeader.length(of: collected), let recorder else { return }
-        let (inner, xmlStart) = try InnerHeader.parse(collected.prefix(end))
-        publishInnerHeader(inner)
-        let parser = try StrictXMLParser(handler: recorder)
-        self.parser = parser
-        let rest = collected[(collected.startIndex + xmlStart)...]
-        collected = Data()
-        try parser.feed(rest)
     }
 }
