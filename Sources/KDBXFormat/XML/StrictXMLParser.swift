@@ -30,7 +30,7 @@ protocol XMLEventHandler: AnyObject {
     func characters(_ bytes: UnsafeBufferPointer<UInt8>)
 }
 
-/// libxml2's SAX2 push parser, made strict: any well-formedness error is fatal (no recovery), a
+/// libxml2's SAX2 parser, made strict: any well-formedness error is fatal (no recovery), a
 /// DOCTYPE, entity declaration or entity reference is rejected, no network access, and nesting is
 /// capped. The document can be pushed in pieces as it is decompressed, or pulled by libxml2 from a
 /// source of pieces (`init(handler:pulling:)`, `parseAll`).
