@@ -12,7 +12,9 @@ extension VaultMerger {
         var current: [UUID: Entry] = [:]
         vault.root.forEachGroup { group, _ in for entry in group.entries { current[entry.uuid] = entry } }
         let tombstones = Set(vault.deletedObjects.map(\.uuid))
-        for (earlier, _) in base.root.allEntries() {
+        var earlierEntries: [Entry] = []
+        base.root.forEachGroup { group, _ in earlierEntries.append(contentsOf: group.entries) }
+        for earlier in earlierEntries {
             guard let later = current[earlier.uuid] else {
                 if tombstones.contains(earlier.uuid) { continue }
                 return false

@@ -154,7 +154,14 @@ package enum MergeCommit {
 
     /// `remote` merged into `vault` against the base that fits them, explained (no I/O).
     package static func merge(_ remote: Vault, from source: String, into vault: Vault, base: Base) throws -> (vault: Vault, step: Step) {
-        let result = try VaultMerger.merge(base: base.fitting(vault, remote), baseIsCertain: base.isCertain, local: vault, remote: remote,
+        try merge(remote, from: source, into: vault, fittedBase: base.fitting(vault, remote), baseIsCertain: base.isCertain)
+    }
+
+    /// `remote` merged into `vault` against `fittedBase` (what `Base.fitting` gave for them).
+    private static func merge(
+        _ remote: Vault, from source: String, into vault: Vault, fittedBase: Vault?, baseIsCertain: Bool
+    ) throws -> (vault: Vault, step: Step) {
+        let result = try VaultMerger.merge(base: fittedBase, baseIsCertain: baseIsCertain, local: vault, remote: remote,
                                            explaining: try SecretFingerprint.forOneMerge()) { DeferredRelease.dropTables($0) }
         // Content, not form: a version that differs only in access times or field order brings nothing.
         let newContent = !VaultDiff.sameContent(vault, result.vault)
@@ -174,16 +181,19 @@ package enum MergeCommit {
         var written = format
         let never = Timestamp(secondsSinceYearOne: 0)
         for input in inputs {
+            // Once per input: whether a remembered base fits walks both vaults.
+            let fittedBase = input.base.fitting(merged, input.vault)
             let formatStep = written.flatMap { current in
                 input.formats.map { formats in
                     // The base's format only where the base itself is used for this input.
-                    FormatMerge.merge(ancestor: input.base.fitting(merged, input.vault).flatMap { base in
+                    FormatMerge.merge(ancestor: fittedBase.flatMap { base in
                                           formats.base.map { .init(settings: $0, settingsChanged: base.meta.settingsChanged) } },
                                       local: .init(settings: current, meta: merged.meta),
                                       remote: .init(settings: formats.input, meta: input.vault.meta))
                 }
             }
-            var (result, step) = try merge(input.vault, from: input.name, into: merged, base: input.base)
+            var (result, step) = try merge(input.vault, from: input.name, into: merged, fittedBase: fittedBase,
+                                           baseIsCertain: input.base.isCertain)
             if let formatStep {
                 step.record(formatStep, title: result.meta.databaseName)
                 written = formatStep.settings
