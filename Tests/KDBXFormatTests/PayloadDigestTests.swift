@@ -1,6 +1,7 @@
 import Foundation
-import KDBXFormat
+@testable import KDBXFormat
 import MyPassCore
+import MyPassCrypto
 import Testing
 
 /// What a save checks on the bytes it reads back: they decrypt with the key, pass every integrity
@@ -53,6 +54,28 @@ struct PayloadDigestTests {
             otherSalt.kdf = .aesKDF(seed: Data(repeating: 8, count: 32), rounds: 10)
             let differentKey = try KDBXWriter.encode(Self.vault("one"), settings: otherSalt, key: Self.key)
             #expect(throws: KDBXError.self) { try KDBXReader.payloadDigest(of: encoded.file, derivedKey: differentKey.derivedKey) }
+        }
+    }
+
+    @Test("a gzip stream cut short or not gzip at all fails the proof, though every block's HMAC holds; whole, it passes")
+    func brokenGzipFails() throws {
+        let settings = FormatSettings(version: .v4_0, cipher: .aes256, kdf: .aesKDF(seed: Data(repeating: 9, count: 32), rounds: 10),
+                                      compression: .gzip)
+        let encoded = try KDBXWriter.encode(Self.vault("one"), settings: settings, key: Self.key)
+        let (header, headerLength) = try OuterHeader.parse(encoded.file)
+        // Big enough that the stream spans several pieces of the checking thread.
+        let gzip = try Gzip.compress(Data((0..<3_000_000).map { UInt8(truncatingIfNeeded: $0 &* 2_654_435_761 >> 13) }))
+        func file(carrying payload: Data) throws -> Data {
+            var encrypted = payload
+            try PayloadCrypto.encrypt(inPlace: &encrypted, cipher: .aes256, key: try encoded.derivedKey.cipherKey(masterSeed: header.masterSeed),
+                                      iv: header.encryptionIV)
+            var file = Data(encoded.file.prefix(headerLength + 64))
+            HMACBlockStream.write(encrypted, baseKey: encoded.derivedKey.hmacBaseKey(masterSeed: header.masterSeed), appendingTo: &file)
+            return file
+        }
+        #expect(try KDBXReader.payloadDigest(of: try file(carrying: gzip), derivedKey: encoded.derivedKey) == SHA256.hash(gzip))
+        for broken in [gzip.prefix(gzip.count / 2), gzip.prefix(gzip.count - 4), Data(repeating: 0x41, count: 5_000)] {
+            #expect(throws: KDBXError.self) { try KDBXReader.payloadDigest(of: try file(carrying: Data(broken)), derivedKey: encoded.derivedKey) }
         }
     }
 }

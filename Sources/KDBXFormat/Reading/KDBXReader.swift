@@ -76,12 +76,18 @@ public enum KDBXReader {
         guard header.kdf.fingerprint == derivedKey.kdf.fingerprint else { throw .wrongCredentials }
         let payload = try decryptedPayload(file, header: header, headerLength: headerLength, key: derivedKey, limits: limits)
         var hasher = SHA2Hasher(.sha256)
-        let inflater = header.compression == .gzip ? try GzipInflater(chunkSize: 1 << 20, limit: limits.maximumPayloadBytes) : nil
-        try payload.produce { piece throws(KDBXError) in
-            hasher.update(piece)
-            try inflater?.feed(piece) { _ throws(KDBXError) in }
+        // Decrypted and hashed here, inflated to its end beside it.
+        let check = header.compression == .gzip ? try InflateCheck(limit: limits.maximumPayloadBytes) : nil
+        do throws(KDBXError) {
+            try payload.produce { piece throws(KDBXError) in
+                hasher.update(piece)
+                check?.feed(piece)
+            }
+        } catch {
+            try? check?.finish()
+            throw error
         }
-        try inflater?.finish()
+        try check?.finish()
         return hasher.finalize()
     }
 
