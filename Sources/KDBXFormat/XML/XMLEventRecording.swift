@@ -21,10 +21,11 @@ final class XMLEventRecorder: XMLEventHandler {
     @exclusivity(unchecked) private var announced = ElementName.knownNames.count
     /// Whether the last tag was an end tag: the open element then has a child already.
     @exclusivity(unchecked) private var afterEndTag = false
-    /// Whitespace met since the last tag, before any other text: indentation when a child element
-    /// follows (dropped), a value when the element ends (recorded then). KeePassXC indents its
-    /// documents, so this is most of the text events of the files it writes.
-    @exclusivity(unchecked) private var pendingBlank: [UInt8] = []
+    /// Where the characters event of the whitespace met since the last tag starts in the chunk, before
+    /// any other text: indentation when a child element follows (the event is taken back), a value
+    /// when the element ends (kept). KeePassXC indents its documents, so this is most of the text
+    /// events of the files it writes. Nil: no such whitespace.
+    @exclusivity(unchecked) private var pendingBlankStart: Int?
     /// Whether text other than whitespace was recorded since the last tag (what follows is recorded as it comes).
     @exclusivity(unchecked) private var recordedText = false
     private let deliver: ([UInt8]) -> Bool
@@ -41,7 +42,11 @@ final class XMLEventRecorder: XMLEventHandler {
     func startElement(_ namePointer: UnsafePointer<UInt8>, attributes: XMLAttributes) throws(KDBXError) {
         afterEndTag = false
         recordedText = false
-        if !pendingBlank.isEmpty { pendingBlank.removeAll(keepingCapacity: true) }
+        // Whitespace before a child element is indentation: its event is taken back.
+        if let start = pendingBlankStart {
+            used = start
+            pendingBlankStart = nil
+        }
         let name = intern(namePointer)
         var interned: [(ElementName, UnsafeBufferPointer<UInt8>)] = []
         if !attributes.isEmpty {
@@ -58,7 +63,7 @@ final class XMLEventRecorder: XMLEventHandler {
     }
 
     func endElement() throws(KDBXError) {
-        recordPendingBlank()
+        pendingBlankStart = nil  // whitespace before an end tag is the element's value: kept
         afterEndTag = true
         recordedText = false
         appendByte(RecordedEvent.end.rawValue)
@@ -70,22 +75,17 @@ final class XMLEventRecorder: XMLEventHandler {
         // child; between children it is indentation): about half of all text events are dropped here.
         guard !afterEndTag else { return }
         if !recordedText && bytes.allSatisfy({ $0 == 0x20 || $0 == 0x0A || $0 == 0x09 || $0 == 0x0D }) {
-            pendingBlank.append(contentsOf: bytes)
-            return
+            // Recorded provisionally (the bytes do not outlive this callback): a child element
+            // that follows takes the event back.
+            if pendingBlankStart == nil { pendingBlankStart = used }
+        } else {
+            // Text: what was held as possible indentation is part of it.
+            pendingBlankStart = nil
+            recordedText = true
         }
-        recordPendingBlank()
-        recordedText = true
         appendByte(RecordedEvent.characters.rawValue)
         appendBlock(UnsafeRawBufferPointer(bytes))
         // Not flushed here (this callback cannot stop the parse): the next start or end tag flushes.
-    }
-
-    /// Records the whitespace held back, which turned out to be text (of a value, say).
-    private func recordPendingBlank() {
-        guard !pendingBlank.isEmpty else { return }
-        appendByte(RecordedEvent.characters.rawValue)
-        pendingBlank.withUnsafeBytes { appendBlock($0) }
-        pendingBlank.removeAll(keepingCapacity: true)
     }
 
     /// Hands over what is left; false if the consumer has stopped.
@@ -112,6 +112,7 @@ final class XMLEventRecorder: XMLEventHandler {
         guard flush() else { throw .corrupt("the document reader stopped") }
     }
 
+    @inline(__always)
     private func reserve(_ count: Int) {
         guard used + count > capacity else { return }
         let grown = UnsafeMutableRawPointer.allocate(byteCount: max(capacity * 2, used + count), alignment: 16)
@@ -121,6 +122,7 @@ final class XMLEventRecorder: XMLEventHandler {
         capacity = max(capacity * 2, used + count)
     }
 
+    @inline(__always)
     private func appendByte(_ byte: UInt8) {
         reserve(1)
         buffer.storeBytes(of: byte, toByteOffset: used, as: UInt8.self)
@@ -128,12 +130,14 @@ final class XMLEventRecorder: XMLEventHandler {
     }
 
     /// Lengths and identifiers: little-endian `UInt32`.
+    @inline(__always)
     private func appendNumber(_ value: Int) {
         reserve(4)
         buffer.storeBytes(of: UInt32(truncatingIfNeeded: value).littleEndian, toByteOffset: used, as: UInt32.self)
         used += 4
     }
 
+    @inline(__always)
     private func appendBlock(_ bytes: UnsafeRawBufferPointer) {
         appendNumber(bytes.count)
         guard bytes.count > 0, let base = bytes.baseAddress else { return }
