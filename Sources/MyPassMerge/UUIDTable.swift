@@ -36,6 +36,22 @@ struct UUIDTable<Value> {
         slots.lazy.compactMap(\.value)
     }
 
+    /// `transform` of each value held, in the order they were added; the values are read in place
+    /// (`values` copies each one, and a merge's entry is costly to copy).
+    func mapValues<T>(_ transform: (Value) -> T) -> [T] {
+        var result: [T] = []
+        result.reserveCapacity(positions.count)
+        for index in slots.indices {
+            if let transformed = slots[index].value.map(transform) { result.append(transformed) }
+        }
+        return result
+    }
+
+    /// The UUIDs whose values satisfy `predicate`, in the order they were added (values read in place).
+    func keys(where predicate: (Value) -> Bool) -> [UUID] {
+        slots.indices.compactMap { index in slots[index].value.map(predicate) == true ? slots[index].id : nil }
+    }
+
     var count: Int { positions.count }
     var isEmpty: Bool { positions.isEmpty }
 }

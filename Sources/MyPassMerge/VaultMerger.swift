@@ -592,7 +592,7 @@ private final class MergeRun {
     /// A deleted group that still holds surviving entries or groups is kept (restored); a missing
     /// parent that neither side knows puts the object under the root.
     private func restoreParentsOfSurvivors() {
-        var pending = entries.values.map(\.parent) + groups.values.compactMap(\.parent)
+        var pending = entries.mapValues(\.parent) + groups.values.compactMap(\.parent)
         while let parent = pending.popLast() {
             guard groups[parent] == nil else { continue }
             guard var record = local.groups[parent] ?? remote.groups[parent] else { continue }
@@ -606,7 +606,7 @@ private final class MergeRun {
                                   title: record.group.name, detail: "kept: it still holds newer entries or groups"))
             if let grandparent = record.parent { pending.append(grandparent) }
         }
-        for id in entries.keys where groups[entries[id]!.parent] == nil { entries[id]?.parent = local.rootUUID }
+        for id in entries.keys(where: { groups[$0.parent] == nil }) { entries[id]?.parent = local.rootUUID }
         for id in groups.keys where id != local.rootUUID {
             if let parent = groups[id]?.parent, groups[parent] == nil { groups[id]?.parent = local.rootUUID }
         }
@@ -655,8 +655,8 @@ private final class MergeRun {
             childGroups[parent, default: []].append((id, record.group.times.created))
         }
         var childEntries: [UUID: [(id: UUID, created: Timestamp)]] = [:]
-        for (id, record) in entries {
-            childEntries[record.parent, default: []].append((id, record.entry.times.created))
+        for (id, parent, created) in entries.mapValues({ ($0.entry.uuid, $0.parent, $0.entry.times.created) }) {
+            childEntries[parent, default: []].append((id, created))
         }
         func order(_ children: [(id: UUID, created: Timestamp)], _ listed: [UUID]) -> [UUID] {
             var rank: [UUID: Int] = [:]

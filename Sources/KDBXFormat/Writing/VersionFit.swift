@@ -54,16 +54,22 @@ public enum VersionFit {
         count(.customDataTimes, vault.meta.customData.filter { $0.lastModified != nil }.count)
         count(.customIconNamesAndTimes, vault.meta.customIcons.filter { $0.name != nil || $0.lastModified != nil }.count)
         if let header = settings?.publicCustomData, !header.items.isEmpty { count(.publicCustomData) }
+        func timed(_ items: [CustomDataItem]) -> Int {
+            items.reduce(0) { $0 + ($1.lastModified == nil ? 0 : 1) }
+        }
+        // Every save asks this of the whole vault: nothing is allocated per version.
+        func countVersion(_ version: Entry) {
+            if version.previousParentGroup != nil { count(.previousParentGroup) }
+            if version.qualityCheck != nil { count(.qualityCheck) }
+            count(.customDataTimes, timed(version.customData))
+        }
         vault.root.forEachGroup { group, _ in
             if group.previousParentGroup != nil { count(.previousParentGroup) }
             if !group.tags.isEmpty { count(.groupTags) }
-            count(.customDataTimes, group.customData.filter { $0.lastModified != nil }.count)
+            count(.customDataTimes, timed(group.customData))
             for entry in group.entries {
-                for version in [entry] + entry.history {
-                    if version.previousParentGroup != nil { count(.previousParentGroup) }
-                    if version.qualityCheck != nil { count(.qualityCheck) }
-                    count(.customDataTimes, version.customData.filter { $0.lastModified != nil }.count)
-                }
+                countVersion(entry)
+                for item in entry.history { countVersion(item) }
             }
         }
         return Gap.Kind.allCases.compactMap { kind in counts[kind].map { Gap(kind: kind, count: $0) } }
