@@ -10,22 +10,23 @@ final class InflateCheck: Sendable {
     private let failure = Mutex<KDBXError?>(nil)
 
     /// Starts the thread; never inflates beyond `limit` bytes.
-    init(limit: Int) throws(KDBXError) {
-        let inflater = try GzipInflater(chunkSize: 1 << 20, limit: limit)
-        let box = InflaterBox(inflater)
-        // The thread holds this check until it has finished (`finish` waits for that).
+    init(limit: Int) {
+        // The thread holds this check until it has finished (`finish` waits for that); the inflater
+        // is made, used and dropped on it.
         let thread = Thread { [self] in
             var firstFailure: KDBXError?
+            var inflater: GzipInflater?
+            do throws(KDBXError) { inflater = try GzipInflater(chunkSize: 1 << 20, limit: limit) } catch { firstFailure = error }
             // Keeps taking pieces after a failure, so that the producer never blocks on a full channel.
             while let piece = self.pieces.take() {
-                guard firstFailure == nil else { continue }
+                guard firstFailure == nil, let inflater else { continue }
                 let fed: Result<Void, KDBXError> = piece.withUnsafeBytes { bytes in
-                    Result { () throws(KDBXError) in try box.inflater.feed(bytes) { _ throws(KDBXError) in } }
+                    Result { () throws(KDBXError) in try inflater.feed(bytes) { _ throws(KDBXError) in } }
                 }
                 if case .failure(let failed) = fed { firstFailure = failed }
             }
-            if firstFailure == nil {
-                do throws(KDBXError) { try box.inflater.finish() } catch { firstFailure = error }
+            if firstFailure == nil, let inflater {
+                do throws(KDBXError) { try inflater.finish() } catch { firstFailure = error }
             }
             self.failure.withLock { $0 = firstFailure }
             self.done.signal()
@@ -44,12 +45,5 @@ final class InflateCheck: Sendable {
         pieces.closeInput()
         done.wait()
         if let error = failure.withLock({ $0 }) { throw error }
-    }
-
-    /// The inflater, moved to the checking thread, which alone uses it.
-    /// Unchecked: made on the caller's thread and used only on the checking thread afterwards.
-    private final class InflaterBox: @unchecked Sendable {
-        let inflater: GzipInflater
-        init(_ inflater: GzipInflater) { self.inflater = inflater }
     }
 }

@@ -77,7 +77,7 @@ public enum KDBXReader {
         let payload = try decryptedPayload(file, header: header, headerLength: headerLength, key: derivedKey, limits: limits)
         var hasher = SHA2Hasher(.sha256)
         // Decrypted and hashed here, inflated to its end beside it.
-        let check = header.compression == .gzip ? try InflateCheck(limit: limits.maximumPayloadBytes) : nil
+        let check = header.compression == .gzip ? InflateCheck(limit: limits.maximumPayloadBytes) : nil
         do throws(KDBXError) {
             try payload.produce { piece throws(KDBXError) in
                 hasher.update(piece)
