@@ -182,7 +182,7 @@ private final class PayloadDecoding {
     }
 
     func run(_ payload: PayloadSource, compression: PayloadCompression, limit: Int) {
-        // Pieces of 256 KiB, decompressed on a thread of their own; libxml2 pulls them as it reads.
+        // Pieces of 64 KiB, decompressed on a thread of their own; libxml2 pulls them as it reads.
         let inflating = InflatingStage(payload, compression: compression, limit: limit)
         var recorder: XMLEventRecorder?
         var parser: StrictXMLParser?

@@ -170,25 +170,44 @@ final class StrictXMLParser {
         if let failure { throw failure }
         guard status == 0, context.pointee.wellFormed != 0 else { throw .corrupt("XML document is not well-formed") }
         guard depth == 0 else { throw .corrupt("XML document ends inside an element") }
+        // libxml2 takes a NUL byte after the document element for the end of its input: whatever it
+        // left unread, or the source still holds, is content after the document (a pushed parser
+        // refuses it too), and the source is read to its end so that its producer never waits.
+        if let input = context.pointee.input, let current = input.pointee.cur, let end = input.pointee.end, current < end {
+            throw .corrupt("XML: content after the end of the document")
+        }
+        guard pieceOffset == piece.count, nextPiece() == nil else { throw .corrupt("XML: content after the end of the document") }
     }
 
-    /// libxml2's read callback: copies the next bytes of the source into `buffer`; 0 at the end.
-    private func read(into buffer: UnsafeMutablePointer<CChar>?, _ length: Int32) -> Int32 {
-        guard let buffer, length > 0, let source, !hasFailed else { return 0 }
-        while pieceOffset == piece.count {
-            guard let next = source() else {
-                reachedEndOfInput = true
-                return 0
-            }
+    /// The next non-empty piece of the source into `piece`; nil (and `reachedEndOfInput`) at its end.
+    private func nextPiece() -> [UInt8]? {
+        guard let source else { return nil }
+        while let next = source() {
+            guard !next.isEmpty else { continue }
             piece = next
             pieceOffset = 0
+            return next
         }
-        let count = min(Int(length), piece.count - pieceOffset)
-        piece.withUnsafeBytes { bytes in
-            UnsafeMutableRawPointer(buffer).copyMemory(from: bytes.baseAddress! + pieceOffset, byteCount: count)
+        reachedEndOfInput = true
+        return nil
+    }
+
+    /// libxml2's read callback: copies the next bytes of the source into `buffer`, filling it across
+    /// pieces (libxml2 detects the encoding and a byte-order mark only in a first read of at least
+    /// four bytes); 0 at the end.
+    private func read(into buffer: UnsafeMutablePointer<CChar>?, _ length: Int32) -> Int32 {
+        guard let buffer, length > 0, !hasFailed else { return 0 }
+        var copied = 0
+        while copied < Int(length) {
+            if pieceOffset == piece.count && nextPiece() == nil { break }
+            let count = min(Int(length) - copied, piece.count - pieceOffset)
+            piece.withUnsafeBytes { bytes in
+                (UnsafeMutableRawPointer(buffer) + copied).copyMemory(from: bytes.baseAddress! + pieceOffset, byteCount: count)
+            }
+            pieceOffset += count
+            copied += count
         }
-        pieceOffset += count
-        return Int32(count)
+        return Int32(copied)
     }
 
     /// Ends the document; throws if it is incomplete or not well-formed.
