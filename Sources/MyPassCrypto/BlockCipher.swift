@@ -79,14 +79,7 @@ public enum CBC {
         guard buffer.count % cipher.blockSize == 0 else {
             throw .invalidInputLength(blockSize: cipher.blockSize, actual: buffer.count)
         }
-        let context = try GcryptCipher(cipher, mode: .cbc, key: key)
-        let ivResult: Result<Void, CryptoError> = iv.withUnsafeBytes { ivBytes in
-            guard ivBytes.count == cipher.blockSize else {
-                return .failure(.invalidNonceSize(expected: cipher.blockSize, actual: ivBytes.count))
-            }
-            return Result { () throws(CryptoError) in try context.setIV(ivBytes) }
-        }
-        try ivResult.get()
+        let context = try GcryptCipher.cbc(cipher, key: key, iv: iv)
         let result: Result<Void, CryptoError> = buffer.withUnsafeMutableBytes { bytes in
             Result { () throws(CryptoError) in
                 if encrypting { try context.encrypt(inPlace: bytes) } else { try context.decrypt(inPlace: bytes) }

@@ -11,16 +11,8 @@ public final class CBCDecryptor {
 
     /// A decryptor for `cipher` with `key`, starting from `iv`.
     public init(cipher: BlockCipher, key: SecureBytes, iv: some ContiguousBytes) throws(CryptoError) {
-        context = try GcryptCipher(cipher, mode: .cbc, key: key)
+        context = try GcryptCipher.cbc(cipher, key: key, iv: iv)
         blockSize = cipher.blockSize
-        let ivResult: Result<Void, CryptoError> = iv.withUnsafeBytes { ivBytes in
-            guard ivBytes.count == cipher.blockSize else {
-                return .failure(.invalidNonceSize(expected: cipher.blockSize, actual: ivBytes.count))
-            }
-            let context = context
-            return Result { () throws(CryptoError) in try context.setIV(ivBytes) }
-        }
-        try ivResult.get()
     }
 
     /// Whether the input so far ended inside a cipher block (at the end of the message: corruption).

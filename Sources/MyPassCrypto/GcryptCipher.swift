@@ -1,4 +1,5 @@
 internal import CGcrypt
+internal import Foundation
 
 /// Owns one libgcrypt cipher handle (`gcry_cipher_hd_t`) and closes it in `deinit`.
 ///
@@ -36,6 +37,19 @@ final class GcryptCipher {
 
     deinit {
         gcry_cipher_close(handle)
+    }
+
+    /// A CBC context for `cipher` keyed with `key`, starting from `iv` (one block).
+    static func cbc(_ cipher: BlockCipher, key: SecureBytes, iv: some ContiguousBytes) throws(CryptoError) -> GcryptCipher {
+        let context = try GcryptCipher(cipher, mode: .cbc, key: key)
+        let ivResult: Result<Void, CryptoError> = iv.withUnsafeBytes { ivBytes in
+            guard ivBytes.count == cipher.blockSize else {
+                return .failure(.invalidNonceSize(expected: cipher.blockSize, actual: ivBytes.count))
+            }
+            return Result { () throws(CryptoError) in try context.setIV(ivBytes) }
+        }
+        try ivResult.get()
+        return context
     }
 
     /// Sets the IV for the next CBC operation.

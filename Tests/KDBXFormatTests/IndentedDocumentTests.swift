@@ -2,6 +2,7 @@ import Foundation
 import KDBXFormat
 import MyPassCore
 import Testing
+import TestSupport
 
 /// KeePassXC indents its documents. The reader drops the whitespace before a child element and
 /// after an end tag, and keeps the whitespace of a value: a value that is only whitespace, that
@@ -14,7 +15,7 @@ struct IndentedDocumentTests {
 
     @Test("generated values, compact and indented", arguments: 0..<40)
     func sameVault(seed: Int) throws {
-        var generator = SplitMixGenerator(seed: UInt64(0x1D_E47 + seed))
+        var generator = SeededRandom(seed: UInt64(0x1D_E47 + seed))
         let time = Timestamp(iso8601: "2026-05-01T12:00:00Z")!
         var vault = Vault.empty(name: "indented", at: time)
         var expected: [String] = []
@@ -87,18 +88,5 @@ struct IndentedDocumentTests {
             }
         }
         return Data(out)
-    }
-}
-
-/// A seeded generator (SplitMix64): every case replays exactly.
-private struct SplitMixGenerator: RandomNumberGenerator {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }

@@ -2,6 +2,7 @@ import Foundation
 @testable import KDBXFormat
 import MyPassCrypto
 import Testing
+import TestSupport
 
 /// A save encrypts and frames its compressed payload segment by segment (`SegmentedBytes`,
 /// `PayloadCrypto.SegmentEncryptor`, `HMACBlockStream.BlockWriter`): the bytes must be exactly those
@@ -14,7 +15,7 @@ struct SegmentedPayloadTests {
 
     @Test("the same file bytes for every cipher and every length around the boundaries", arguments: PayloadCipher.allCases)
     func sameBytes(cipher: PayloadCipher) throws {
-        var generator = SplitMix(seed: 0x5E6_0000 + UInt64(PayloadCipher.allCases.firstIndex(of: cipher)!))
+        var generator = SeededRandom(seed: 0x5E6_0000 + UInt64(PayloadCipher.allCases.firstIndex(of: cipher)!))
         for length in Self.lengths {
             let payload = Data((0..<length).map { _ in UInt8.random(in: 0...255, using: &generator) })
             let expected = try Self.atOnce(payload, cipher: cipher)
@@ -68,18 +69,5 @@ struct SegmentedPayloadTests {
         }
         blocks.finish(&file)
         return file
-    }
-}
-
-/// A seeded generator (SplitMix64): the cases replay exactly.
-private struct SplitMix: RandomNumberGenerator {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }
