@@ -43,10 +43,10 @@ struct KDBX4PayloadStream: Sendable {
 
         init(cipher: PayloadCipher, key: SecureBytes, iv: Data) throws(KDBXError) {
             do {
-                switch cipher {
-                case .aes256: self = .blockCipher(try CBCDecryptor(cipher: .aes256, key: key, iv: iv))
-                case .twofish: self = .blockCipher(try CBCDecryptor(cipher: .twofish256, key: key, iv: iv))
-                case .chaCha20: self = .stream(try StreamCipher(.chaCha20, key: key, nonce: iv))
+                if let block = PayloadCrypto.blockCipher(of: cipher) {
+                    self = .blockCipher(try CBCDecryptor(cipher: block, key: key, iv: iv))
+                } else {
+                    self = .stream(try StreamCipher(.chaCha20, key: key, nonce: iv))
                 }
             } catch {
                 throw .crypto(error)

@@ -4,13 +4,22 @@ internal import MyPassCrypto
 /// Encryption of the payload with the header's cipher, and of protected values with the inner
 /// random stream.
 enum PayloadCrypto {
+    /// The block cipher `cipher` runs in CBC mode; nil for ChaCha20, a stream cipher.
+    static func blockCipher(of cipher: PayloadCipher) -> BlockCipher? {
+        switch cipher {
+        case .aes256: .aes256
+        case .twofish: .twofish256
+        case .chaCha20: nil
+        }
+    }
+
     /// Encrypts `payload` in place (CBC ciphers pad with PKCS#7): the payload is held once.
     static func encrypt(inPlace payload: inout Data, cipher: PayloadCipher, key: SecureBytes, iv: Data) throws(KDBXError) {
         do {
-            switch cipher {
-            case .aes256: try CBC.encrypt(inPlace: &payload, cipher: .aes256, key: key, iv: iv)
-            case .twofish: try CBC.encrypt(inPlace: &payload, cipher: .twofish256, key: key, iv: iv)
-            case .chaCha20: try StreamCipher(.chaCha20, key: key, nonce: iv).apply(to: &payload)
+            if let block = blockCipher(of: cipher) {
+                try CBC.encrypt(inPlace: &payload, cipher: block, key: key, iv: iv)
+            } else {
+                try StreamCipher(.chaCha20, key: key, nonce: iv).apply(to: &payload)
             }
         } catch {
             throw .crypto(error)
@@ -19,7 +28,7 @@ enum PayloadCrypto {
 
     /// The length of `length` payload bytes once encrypted with `cipher` (CBC ciphers add 1-16 bytes of padding).
     static func encryptedLength(of length: Int, cipher: PayloadCipher) -> Int {
-        cipher == .chaCha20 ? length : (length / 16 + 1) * 16
+        blockCipher(of: cipher) == nil ? length : (length / 16 + 1) * 16
     }
 
     /// Encrypts a payload handed over in segments, in order, each in place: the segments together
@@ -34,10 +43,10 @@ enum PayloadCrypto {
 
         init(cipher: PayloadCipher, key: SecureBytes, iv: Data) throws(KDBXError) {
             do {
-                switch cipher {
-                case .aes256: kind = .blockCipher(try CBCEncryptor(cipher: .aes256, key: key, iv: iv))
-                case .twofish: kind = .blockCipher(try CBCEncryptor(cipher: .twofish256, key: key, iv: iv))
-                case .chaCha20: kind = .stream(try StreamCipher(.chaCha20, key: key, nonce: iv))
+                if let block = PayloadCrypto.blockCipher(of: cipher) {
+                    kind = .blockCipher(try CBCEncryptor(cipher: block, key: key, iv: iv))
+                } else {
+                    kind = .stream(try StreamCipher(.chaCha20, key: key, nonce: iv))
                 }
             } catch {
                 throw .crypto(error)
