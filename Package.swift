@@ -26,7 +26,7 @@ let package = Package(
         // System-library shims: a module map and one header each, installed from Debian packages.
         .systemLibrary(name: "CSodium", pkgConfig: "libsodium", providers: [.apt(["libsodium-dev"])]),
         .systemLibrary(name: "CArgon2", pkgConfig: "libargon2", providers: [.apt(["libargon2-dev"])]),
-        .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
+        .systemLibrary(name: "CISAL", pkgConfig: "libisal", providers: [.apt(["libisal-dev"])]),
         .systemLibrary(name: "CGcrypt", pkgConfig: "libgcrypt", providers: [.apt(["libgcrypt20-dev"])]),
         .systemLibrary(name: "CInotifyTools", providers: [.apt(["libinotifytools0-dev"])]),
         .systemLibrary(name: "CProcess"),
@@ -57,7 +57,7 @@ let package = Package(
         // The SAX handlers are hot paths on private state; dynamic exclusivity checks cost ~10% of an open.
         .target(
             name: "KDBXFormat",
-            dependencies: ["MyPassCore", "MyPassCrypto", "CZlib", "CLibXML2"],
+            dependencies: ["MyPassCore", "MyPassCrypto", "CISAL", "CLibXML2"],
             swiftSettings: strictSettings
         ),
         // The pure three-way merge and diff of vault snapshots.

@@ -70,6 +70,15 @@ func runVaultBenchmark(entries: Int, directory: URL) throws {
 }
 
 /// `mypass-bench open FILE`: open time and this process's peak memory (nothing else loaded).
+/// Prints `seconds bytes`: the median time of the save's deflate (`PayloadCompressor`, the compressor a
+/// save runs) over the payload in `path`, and the size it deflates to.
+func runDeflateBenchmark(path: String, repetitions: Int) throws {
+    let payload = [UInt8](try Data(contentsOf: URL(fileURLWithPath: path)))
+    var size = 0
+    let seconds = try medianSeconds(repetitions: max(repetitions, 1)) { size = try deflatedSize(of: payload) }
+    print(seconds, size)
+}
+
 func runOpenBenchmark(path: String) throws {
     let bytes = try Data(contentsOf: URL(fileURLWithPath: path))
     let key = try CompositeKey(password: "bench")

@@ -1,6 +1,6 @@
 import Foundation
 
-// Figures, not pass/fail. `swift run -c release mypass-bench [crypto | vault [N] | merge [N] | watch [N] | open FILE | generate N DIR | quick-unlock store|open FILE]`.
+// Figures, not pass/fail. `swift run -c release mypass-bench [crypto | vault [N] | merge [N] | watch [N] | open FILE | deflate PAYLOAD REPS | generate N DIR | quick-unlock store|open FILE]`.
 let arguments = Array(CommandLine.arguments.dropFirst())
 switch arguments.first {
 case nil, "crypto":
@@ -23,9 +23,13 @@ case "generate":
 case "quick-unlock":
     guard arguments.count == 3 else { fatalError("usage: mypass-bench quick-unlock store|open FILE") }
     try runQuickUnlockBenchmark(mode: arguments[1], path: arguments[2])
+case "deflate":
+    // The save's deflate on a payload file (scripts/bench writes the benchmark vault's): median of REPS.
+    guard arguments.count == 3, let repetitions = Int(arguments[2]) else { fatalError("usage: mypass-bench deflate PAYLOAD REPS") }
+    try runDeflateBenchmark(path: arguments[1], repetitions: repetitions)
 case "open":
     guard arguments.count == 2 else { fatalError("usage: mypass-bench open FILE") }
     try runOpenBenchmark(path: arguments[1])
 default:
-    print("usage: mypass-bench [crypto | vault [ENTRIES] | merge [ENTRIES] | watch [ENTRIES] | open FILE | generate ENTRIES DIR]")
+    print("usage: mypass-bench [crypto | vault [ENTRIES] | merge [ENTRIES] | watch [ENTRIES] | open FILE | deflate PAYLOAD REPS | generate ENTRIES DIR]")
 }

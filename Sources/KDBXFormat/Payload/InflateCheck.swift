@@ -1,7 +1,7 @@
 internal import Foundation
 internal import Synchronization
 
-/// Inflates a gzip payload to its end on a thread of its own, only to check it (zlib checks the
+/// Inflates a gzip payload to its end on a thread of its own, only to check it (igzip checks the
 /// CRC-32 and length at the end): a save's proof decrypts and hashes the payload read back on the
 /// calling thread meanwhile, and the inflating was two thirds of that proof's time.
 final class InflateCheck: Sendable {

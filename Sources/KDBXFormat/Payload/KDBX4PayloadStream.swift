@@ -21,6 +21,9 @@ struct KDBX4PayloadStream: Sendable {
         var plain: [UInt8] = []
         try HMACBlockStream.forEachBlock(blocks, baseKey: hmacBaseKey, limit: limit) { block throws(KDBXError) in
             total += block.count
+            // Room for exactly the held-back bytes and this block: appending grew the buffer to twice
+            // a 1 MiB block (1 MiB more at the peak of every open).
+            plain.reserveCapacity(plain.count + block.count)
             try decryptor.decrypt(block, appendingTo: &plain)
             // The last cipher block may be padding: keep it until the stream has ended.
             let ready = plain.count - decryptor.heldBack(of: plain.count)

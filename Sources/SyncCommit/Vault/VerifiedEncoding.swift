@@ -11,7 +11,7 @@ internal import MyPassCore
 /// integrity check (header hash and HMAC, each block's HMAC or hash, padding) to exactly the payload
 /// the writer produced from the vault (the SHA-256 of the compressed inner header and XML document,
 /// `KDBXWriter.encode`), and that payload must inflate to its end (gzip's CRC-32 and length of the
-/// document checked by zlib). That the document reads back as the same vault is the codec's own
+/// document checked by igzip). That the document reads back as the same vault is the codec's own
 /// property, proven by the round-trip tests and fuzzers rather than by parsing every save twice: the
 /// parse was half of a save's time and a second copy of the vault in memory.
 enum VerifiedEncoding {

@@ -1,2 +1,0 @@
-/* zlib: gzip compression of the KDBX payload. */
-#include <zlib.h>
