@@ -17,6 +17,8 @@ struct VaultDocumentWriter {
     /// A decrypted export (KeePass's "XML 2.x" format): protected values in plain text marked
     /// `ProtectInMemory`, attachments in `<Meta><Binaries>`, times in ISO 8601.
     var plainExport = false
+    /// Versions per piece of a save written on two threads (`DocumentPieces`); nil: on this thread alone.
+    var versionsPerPiece: Int? = ProcessInfo.processInfo.activeProcessorCount > 1 ? DocumentPieces.versionsPerPiece : nil
 
     private var referenceNumbers: [BinaryID: Int] {
         Dictionary(uniqueKeysWithValues: binaryOrder.enumerated().map { ($1, $0) })
@@ -36,7 +38,11 @@ struct VaultDocumentWriter {
         xml.start("KeePassFile")
         try writeMeta(xml)
         xml.start("Root")
-        try writeGroup(vault.root, xml, references)
+        if !plainExport, let versionsPerPiece, let pieces = DocumentPieces(root: vault.root, versionsPerPiece: versionsPerPiece) {
+            try writeInPieces(pieces, xml, references)
+        } else {
+            try writeGroup(vault.root, xml, references, nil)
+        }
         xml.start("DeletedObjects")
         for deleted in vault.deletedObjects {
             xml.start("DeletedObject")
@@ -181,7 +187,47 @@ struct VaultDocumentWriter {
         xml.end()
     }
 
-    private func writeGroup(_ group: Group, _ xml: XMLStreamWriter, _ references: [BinaryID: Int]) throws(KDBXError) {
+    /// The root's tree with every other piece of its entries written by a helper thread.
+    private func writeInPieces(_ pieces: DocumentPieces, _ xml: XMLStreamWriter, _ references: [BinaryID: Int]) throws(KDBXError) {
+        let streamStart = innerStream?.position ?? 0
+        let helperStream: StreamCipher?
+        do throws(CryptoError) { helperStream = try innerStream?.copy(at: streamStart) } catch { throw .crypto(error) }
+        var helperWriter = VaultDocumentWriter(vault: vault, version: version, innerStream: helperStream, headerHash: headerHash,
+                                               binaryOrder: binaryOrder, compressMetaBinaries: compressMetaBinaries)
+        helperWriter.plainExport = plainExport
+        helperWriter.versionsPerPiece = nil
+        let helper = FragmentWriter(pieces.helpers, writer: helperWriter, stream: helperStream, streamStart: streamStart,
+                                    references: references)
+        defer { helper.stop() }
+        try writeGroup(vault.root, xml, references, PieceWriting(pieces: pieces, helper: helper, streamStart: streamStart))
+    }
+
+    /// Where a save writing in pieces is: the plan, the helper and the next group's number.
+    private final class PieceWriting {
+        let pieces: DocumentPieces
+        let helper: FragmentWriter
+        let streamStart: UInt64
+        var nextGroup = 0
+
+        init(pieces: DocumentPieces, helper: FragmentWriter, streamStart: UInt64) {
+            self.pieces = pieces
+            self.helper = helper
+            self.streamStart = streamStart
+        }
+    }
+
+    /// The helper's `piece`, put in its place; this writer's stream moves past the bytes it took.
+    private func insert(_ piece: DocumentPieces.Piece, _ xml: XMLStreamWriter, _ writing: PieceWriting) throws(KDBXError) {
+        let fragment = try writing.helper.next()
+        if let innerStream {
+            let start = writing.streamStart + piece.streamOffset
+            guard innerStream.position == start else { throw .unwritable("XML writer: the inner stream is out of step") }
+            do throws(CryptoError) { try innerStream.reposition(to: start + piece.streamBytes) } catch { throw .crypto(error) }
+        }
+        fragment.withUnsafeBytes { xml.insertFragment($0) }
+    }
+
+    private func writeGroup(_ group: Group, _ xml: XMLStreamWriter, _ references: [BinaryID: Int], _ writing: PieceWriting?) throws(KDBXError) {
         xml.start("Group")
         xml.element("UUID", uuid(group.uuid))
         xml.element("Name", group.name)
@@ -200,12 +246,25 @@ struct VaultDocumentWriter {
         }
         writeCustomData(group.customData, xml)
         group.preserved.forEach { writePreserved($0, xml) }
-        for entry in group.entries { try writeEntry(entry, xml, references, isHistoryItem: false) }
-        for child in group.groups { try writeGroup(child, xml, references) }
+        if let writing {
+            let ordinal = writing.nextGroup
+            writing.nextGroup += 1
+            for piece in writing.pieces.groups[ordinal] {
+                if piece.isHelpers {
+                    try insert(piece, xml, writing)
+                } else {
+                    for entry in piece.entries { try writeEntry(entry, xml, references, isHistoryItem: false) }
+                }
+            }
+        } else {
+            for entry in group.entries { try writeEntry(entry, xml, references, isHistoryItem: false) }
+        }
+        for child in group.groups { try writeGroup(child, xml, references, writing) }
         xml.end()
     }
 
-    private func writeEntry(
+    /// An entry with its history (a helper's piece calls it too).
+    func writeEntry(
         _ entry: Entry, _ xml: XMLStreamWriter, _ references: [BinaryID: Int], isHistoryItem: Bool
     ) throws(KDBXError) {
         xml.start("Entry")

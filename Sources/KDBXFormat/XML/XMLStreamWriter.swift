@@ -52,10 +52,26 @@ final class XMLStreamWriter {
         init(sink: @escaping Sink) { self.sink = sink }
     }
 
+    /// Whether this writer writes a fragment: elements inside an element another writer opened.
+    private let isFragment: Bool
+
     /// A writer sending the document to `sink`; `indent` formats it with tabs as KeePass does.
-    init(indent: Bool, sink: @escaping Sink) throws(KDBXError) {
+    convenience init(indent: Bool, sink: @escaping Sink) throws(KDBXError) {
+        try self.init(indent: indent, fragment: false, sink: sink)
+        raw("<?xml version=\"1.0\" encoding=\"UTF-8\" standalone=\"yes\"?>\n")
+    }
+
+    /// A writer of a fragment sent to `sink`: elements inside an element another writer opened and
+    /// will close (no declaration, no indentation), the same bytes that writer would have written.
+    convenience init(fragmentTo sink: @escaping Sink) throws(KDBXError) {
+        try self.init(indent: false, fragment: true, sink: sink)
+        open.append(OpenElement(name: .known("fragment"), hasChildren: true))
+    }
+
+    private init(indent: Bool, fragment: Bool, sink: @escaping Sink) throws(KDBXError) {
         sinkBox = SinkBox(sink: sink)
         self.indent = indent
+        isFragment = fragment
         let context = Unmanaged.passUnretained(sinkBox).toOpaque()
         guard let output = xmlOutputBufferCreateIO(
             { context, bytes, length in
@@ -74,7 +90,6 @@ final class XMLStreamWriter {
         else { throw .unwritable("XML output buffer") }
         self.output = output
         staged = .allocate(capacity: Self.stagingCapacity)
-        raw("<?xml version=\"1.0\" encoding=\"UTF-8\" standalone=\"yes\"?>\n")
     }
 
     deinit {
@@ -142,6 +157,21 @@ final class XMLStreamWriter {
         withXMLString(Self.xmlSafe(value)) { check(xmlOutputBufferWriteEscape(output, $0, nil)) }
     }
 
+    /// Elements a fragment writer (`init(fragmentTo:)`) wrote for the innermost open element,
+    /// handed to the sink as they are, after what this writer has written so far.
+    func insertFragment(_ bytes: UnsafeRawBufferPointer) {
+        guard !open.isEmpty, !indent else {
+            failed = true
+            return
+        }
+        closeStartTag()
+        open[open.count - 1].hasChildren = true
+        flushStaged()
+        check(xmlOutputBufferFlush(output))
+        guard sinkBox.error == nil, !bytes.isEmpty else { return }
+        do throws(KDBXError) { try sinkBox.sink(bytes) } catch { sinkBox.error = error }
+    }
+
     /// `<name>value</name>` (or `<name/>` when empty).
     func element(_ name: StaticString, _ value: String) {
         start(name)
@@ -151,8 +181,8 @@ final class XMLStreamWriter {
 
     /// Finishes the document and flushes the rest of it to the sink.
     func finish() throws(KDBXError) {
-        if !open.isEmpty { failed = true }
-        raw("\n")
+        if open.count != (isFragment ? 1 : 0) { failed = true }
+        if !isFragment { raw("\n") }
         flushStaged()
         check(xmlOutputBufferFlush(output))
         if let error = sinkBox.error { throw error }
