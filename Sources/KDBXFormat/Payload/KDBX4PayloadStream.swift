@@ -14,25 +14,33 @@ struct KDBX4PayloadStream: Sendable {
     /// The most payload bytes accepted.
     let limit: Int
 
-    /// Hands the decrypted (still compressed) payload to `consume` block by block, in order.
+    /// How much of a block is decrypted at a time.
+    private static let decryptedPiece = 64 * 1024
+
+    /// Hands the decrypted (still compressed) payload to `consume` piece by piece, in order.
     func produce(_ consume: (UnsafeRawBufferPointer) throws(KDBXError) -> Void) throws(KDBXError) {
         let decryptor = try Decryptor(cipher: cipher, key: cipherKey, iv: iv)
         var total = 0
         var plain: [UInt8] = []
+        // A block (its HMAC checked whole) is decrypted and handed on a piece at a time: a buffer
+        // for a whole 1 MiB block was most of what an open held beside the file and the vault.
+        plain.reserveCapacity(Self.decryptedPiece + 16)
         try HMACBlockStream.forEachBlock(blocks, baseKey: hmacBaseKey, limit: limit) { block throws(KDBXError) in
             total += block.count
-            // Room for exactly the held-back bytes and this block: appending grew the buffer to twice
-            // a 1 MiB block (1 MiB more at the peak of every open).
-            plain.reserveCapacity(plain.count + block.count)
-            try decryptor.decrypt(block, appendingTo: &plain)
-            // The last cipher block may be padding: keep it until the stream has ended.
-            let ready = plain.count - decryptor.heldBack(of: plain.count)
-            guard ready > 0 else { return }
-            let handed: Result<Void, KDBXError> = plain.withUnsafeBytes { bytes in
-                Result { () throws(KDBXError) in try consume(UnsafeRawBufferPointer(rebasing: bytes[..<ready])) }
+            var offset = block.startIndex
+            while offset < block.endIndex {
+                let end = min(offset + Self.decryptedPiece, block.endIndex)
+                try decryptor.decrypt(block[offset..<end], appendingTo: &plain)
+                offset = end
+                // The last cipher block may be padding: keep it until the stream has ended.
+                let ready = plain.count - decryptor.heldBack(of: plain.count)
+                guard ready > 0 else { continue }
+                let handed: Result<Void, KDBXError> = plain.withUnsafeBytes { bytes in
+                    Result { () throws(KDBXError) in try consume(UnsafeRawBufferPointer(rebasing: bytes[..<ready])) }
+                }
+                try handed.get()
+                plain.removeFirst(ready)
             }
-            try handed.get()
-            plain.removeFirst(ready)
         }
         try decryptor.finish(&plain, total: total)
         let last: Result<Void, KDBXError> = plain.withUnsafeBytes { bytes in Result { () throws(KDBXError) in try consume(bytes) } }

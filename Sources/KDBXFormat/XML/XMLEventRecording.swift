@@ -29,6 +29,8 @@ final class XMLEventRecorder: XMLEventHandler {
     /// Whether text other than whitespace was recorded since the last tag (what follows is recorded as it comes).
     @exclusivity(unchecked) private var recordedText = false
     private let deliver: ([UInt8]) -> Bool
+    /// The consumer refused a chunk handed over from `characters` (the parse stops at the next tag).
+    @exclusivity(unchecked) private var consumerStopped = false
 
     init(deliver: @escaping ([UInt8]) -> Bool) {
         self.deliver = deliver
@@ -85,7 +87,10 @@ final class XMLEventRecorder: XMLEventHandler {
         }
         appendByte(RecordedEvent.characters.rawValue)
         appendBlock(UnsafeRawBufferPointer(bytes))
-        // Not flushed here (this callback cannot stop the parse): the next start or end tag flushes.
+        // A long text is handed over as it comes (a chunk that grew to four times its size stayed
+        // that large for the rest of the parse), unless whitespace may still be taken back. This
+        // callback cannot stop the parse: a consumer that has gone stops it at the next tag.
+        if used >= Self.chunkSize && pendingBlankStart == nil && !flush() { consumerStopped = true }
     }
 
     /// Hands over what is left; false if the consumer has stopped.
@@ -108,6 +113,7 @@ final class XMLEventRecorder: XMLEventHandler {
     }
 
     private func flushIfFull() throws(KDBXError) {
+        guard !consumerStopped else { throw .corrupt("the document reader stopped") }
         guard used >= Self.chunkSize else { return }
         guard flush() else { throw .corrupt("the document reader stopped") }
     }
