@@ -171,7 +171,7 @@ let package = Package(
         ),
         .testTarget(
             name: "KDBXFormatTests",
-            dependencies: ["KDBXFormat", "MyPassCore", "MyPassCrypto", "TestSupport"],
+            dependencies: ["KDBXFormat", "MyPassCore", "MyPassCrypto", "TestSupport", "CISAL"],
             swiftSettings: strictSettings
         ),
         .testTarget(

@@ -118,14 +118,14 @@ public final class StreamCipher {
     }
 
     /// How many keystream bytes lie before the next one used, counted from block 0.
-    public var position: UInt64 {
+    package var position: UInt64 {
         nextBlock * UInt64(Self.blockSize) - UInt64(Self.blockSize - pendingOffset)
     }
 
     /// Makes keystream byte `offset` (counted from block 0) the next one used, as if every byte
     /// before it had been applied: a writer that masks parts of a document on two threads gives each
     /// part's stream the position that part starts at.
-    public func reposition(to offset: UInt64) throws(CryptoError) {
+    package func reposition(to offset: UInt64) throws(CryptoError) {
         let blockSize = UInt64(Self.blockSize)
         nextBlock = offset / blockSize
         pendingOffset = Self.blockSize
@@ -143,7 +143,7 @@ public final class StreamCipher {
 
     /// A stream of the same key and nonce whose next byte is keystream byte `offset`, with state of
     /// its own (for another thread; this one is not `Sendable`).
-    public func copy(at offset: UInt64) throws(CryptoError) -> StreamCipher {
+    package func copy(at offset: UInt64) throws(CryptoError) -> StreamCipher {
         let copy = try StreamCipher(algorithm, key: key, nonce: nonce)
         try copy.reposition(to: offset)
         return copy

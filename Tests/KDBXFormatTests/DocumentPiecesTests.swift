@@ -11,7 +11,7 @@ import TestSupport
 /// shape of group tree, history and protected value, and at every piece size.
 @Suite("a document written in pieces on two threads is the document written on one")
 struct DocumentPiecesTests {
-    @Test("generated vaults: the same bytes at every piece size, KDBX 4 (ChaCha20) and 3.1 (Salsa20, protected Meta binaries)",
+    @Test("generated vaults: the same bytes at every piece size, KDBX 4 (ChaCha20) and 3.1 (Salsa20)",
           arguments: 0..<24)
     func sameBytes(seed: Int) throws {
         var generator = SeededRandom(seed: 0xD0C_0000 + UInt64(seed))
@@ -84,8 +84,7 @@ struct DocumentPiecesTests {
 
     /// A vault of random shape: nested groups (some empty), entries with up to eight history items,
     /// protected values of every length from empty to a few hundred bytes (some not ASCII), plain
-    /// values with characters to escape, and attachments (some protected: in KDBX 3.1 they take
-    /// inner-stream bytes before the first entry).
+    /// values with characters to escape, and attachments.
     static func generatedVault(using generator: inout SeededRandom) -> Vault {
         let start = Timestamp(unixSeconds: 1_700_000_000)
         var vault = Vault.empty(name: "pieces", at: start)

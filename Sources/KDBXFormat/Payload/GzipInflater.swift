@@ -11,6 +11,14 @@ internal import CISAL
 final class GzipInflater {
     /// igzip's state (its Huffman tables and a 64 KiB window: about 90 KB), allocated once.
     private let state: UnsafeMutablePointer<inflate_state>
+    /// The gzip header as read so far. Read here, by `isal_read_gzip_header` into this one record
+    /// across pieces, before `isal_inflate`: ISA-L 2.30's `isal_inflate` parses a header into a
+    /// record of its own on every call, so a header with optional fields cut by a piece boundary
+    /// (a writer chooses the payload's first block) was misread, and one with a header CRC refused.
+    private let header: UnsafeMutablePointer<isal_gzip_header>
+    private var headerRead = false
+    /// How many input bytes came before this piece (counted up to the header's flag byte).
+    private var inputSeen = 0
     private let output: UnsafeMutableRawBufferPointer
     private let chunkSize: Int
     private let limit: Int
@@ -24,16 +32,23 @@ final class GzipInflater {
         state = .allocate(capacity: 1)
         isal_inflate_init(state)
         state.pointee.crc_flag = UInt32(ISAL_GZIP)
+        header = .allocate(capacity: 1)
+        header.initialize(to: isal_gzip_header())
+        isal_gzip_header_init(header)
         output = .allocate(byteCount: chunkSize, alignment: 16)
     }
 
     deinit {
+        header.deallocate()
         state.deallocate()
         output.deallocate()
     }
 
-    /// The most a single call hands igzip (its counters are 32 bits wide).
+    /// The most a single call hands igzip: its counters are 32 bits wide, and ISA-L 2.30 reads past
+    /// a buffer whose end wraps its 32-bit arithmetic (fixed in 2.31).
     private static let largestInput = 1 << 30
+    /// The gzip header's flag bits RFC 1952 reserves (a reader must refuse them; igzip ignores them).
+    private static let reservedFlags: UInt8 = 0xE0
 
     /// Inflates `input`, handing each piece of output to `consume` as soon as it is ready.
     func feed(_ input: UnsafeRawBufferPointer, consume: (UnsafeRawBufferPointer) throws(KDBXError) -> Void) throws(KDBXError) {
@@ -47,8 +62,18 @@ final class GzipInflater {
 
     private func inflate(_ input: UnsafeRawBufferPointer, consume: (UnsafeRawBufferPointer) throws(KDBXError) -> Void) throws(KDBXError) {
         guard !ended else { throw .corrupt("gzip: bytes after the end of the stream") }
+        if inputSeen <= 3 && inputSeen + input.count > 3 {
+            guard input[3 - inputSeen] & Self.reservedFlags == 0 else { throw .corrupt("gzip: reserved header flags are set") }
+        }
+        inputSeen = min(inputSeen + input.count, 4)
         state.pointee.next_in = UnsafeMutablePointer(mutating: input.bindMemory(to: UInt8.self).baseAddress)
         state.pointee.avail_in = UInt32(input.count)
+        if !headerRead {
+            let status = isal_read_gzip_header(state, header)
+            if status == ISAL_END_INPUT && state.pointee.avail_in == 0 { return }
+            guard status == ISAL_DECOMP_OK else { throw .corrupt("gzip: \(Self.describe(status))") }
+            headerRead = true
+        }
         var outputWasFull = false
         repeat {
             let before = state.pointee.avail_in
@@ -61,6 +86,8 @@ final class GzipInflater {
             total += produced
             guard total <= limit else { throw .resourceCapExceeded("decompressed payload exceeds \(limit) bytes") }
             if produced > 0 { try consume(UnsafeRawBufferPointer(rebasing: output[0..<produced])) }
+            // Only after the status: igzip marks the end before it compares the trailer's CRC-32 and
+            // length, and leaves the mark when they differ (the status says so, checked above).
             if state.pointee.block_state == ISAL_BLOCK_FINISH {
                 ended = true
                 guard state.pointee.avail_in == 0 else { throw .corrupt("gzip: bytes after the end of the stream") }

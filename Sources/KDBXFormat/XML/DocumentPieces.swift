@@ -12,16 +12,21 @@ internal import MyPassCrypto
 /// many bytes of it its protected values take: a piece's stream is put at its own start.
 struct DocumentPieces: Sendable {
     struct Piece: Sendable {
-        /// The piece's place in document order (the helper writes the odd ones).
-        let index: Int
+        /// Whether the helper writes it: every other piece of at least a quarter of the usual size
+        /// (a group's last few entries, or a small group's, stay with the writer: handing them over
+        /// would cost more than writing them).
+        let isHelpers: Bool
         /// Its entries, consecutive entries of one group.
         let entries: ArraySlice<Entry>
+        /// How many versions they hold (entries and history items).
+        let versions: Int
         /// The inner-stream bytes all pieces before it take.
         let streamOffset: UInt64
         /// The inner-stream bytes its protected values take (their UTF-8 lengths).
         let streamBytes: UInt64
 
-        var isHelpers: Bool { index % 2 == 1 }
+        /// The inner-stream position after its last protected value.
+        var streamEnd: UInt64 { streamOffset + streamBytes }
     }
 
     /// About this many versions (entries and history items) make a piece: a few hundred KB of XML,
@@ -33,11 +38,11 @@ struct DocumentPieces: Sendable {
     /// The helper's pieces, in document order.
     let helpers: [Piece]
 
-    /// The pieces of `root`'s tree, of about `versionsPerPiece` versions; nil when there are fewer
-    /// than two (nothing to share).
+    /// The pieces of `root`'s tree, of about `versionsPerPiece` versions; nil when fewer than two can
+    /// be shared (nothing for the helper).
     init?(root: Group, versionsPerPiece: Int = DocumentPieces.versionsPerPiece) {
         var groups: [[Piece]] = []
-        var count = 0
+        var shared = 0
         var offset: UInt64 = 0
         func visit(_ group: Group) {
             let ordinal = groups.count
@@ -49,8 +54,10 @@ struct DocumentPieces: Sendable {
                 bytes += Self.streamBytes(of: entry)
                 for item in entry.history { bytes += Self.streamBytes(of: item) }
                 guard versions >= versionsPerPiece || position == group.entries.endIndex - 1 else { continue }
-                groups[ordinal].append(Piece(index: count, entries: group.entries[start...position], streamOffset: offset, streamBytes: bytes))
-                count += 1
+                let sharable = versions >= versionsPerPiece / 4
+                groups[ordinal].append(Piece(isHelpers: sharable && shared % 2 == 1, entries: group.entries[start...position],
+                                             versions: versions, streamOffset: offset, streamBytes: bytes))
+                if sharable { shared += 1 }
                 offset += bytes
                 start = position + 1
                 versions = 0
@@ -59,7 +66,7 @@ struct DocumentPieces: Sendable {
             for child in group.groups { visit(child) }
         }
         visit(root)
-        guard count >= 2 else { return nil }
+        guard shared >= 2 else { return nil }
         self.groups = groups
         helpers = groups.flatMap { $0.filter(\.isHelpers) }
     }
@@ -93,10 +100,15 @@ final class FragmentWriter: Sendable {
                         do throws(CryptoError) { try stream.reposition(to: streamStart + piece.streamOffset) } catch { throw .crypto(error) }
                     }
                     var bytes: [UInt8] = []
-                    bytes.reserveCapacity(1 << 20)
+                    // About what a version takes in the benchmark vault; an array grows from there.
+                    bytes.reserveCapacity(min(piece.versions * 1_200, 4 << 20))
                     let xml = try XMLStreamWriter(fragmentTo: { bytes.append(contentsOf: $0) })
                     for entry in piece.entries { try writer.writeEntry(entry, xml, references, isHistoryItem: false) }
                     try xml.finish()
+                    // The plan and the writer agree on what the piece's protected values take.
+                    if let stream = work.stream, stream.position != streamStart + piece.streamEnd {
+                        throw .unwritable("XML writer: the inner stream is out of step")
+                    }
                     guard fragments.put(bytes) else { break }
                 }
             } catch {
@@ -104,7 +116,8 @@ final class FragmentWriter: Sendable {
             }
             fragments.close(with: failure)
         }
-        thread.stackSize = 1 << 20
+        // The stack of a main thread: preserved elements are written by recursion, as deep as a reader allows.
+        thread.stackSize = 8 << 20
         thread.start()
     }
 

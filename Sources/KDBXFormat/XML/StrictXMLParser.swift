@@ -110,6 +110,7 @@ final class StrictXMLParser {
                 .fail(.corrupt("XML line \(line): \(text)"))
         }
         let selfPointer = Unmanaged.passUnretained(self).toOpaque()
+        LibXML2Setup.ensure()
         let created: xmlParserCtxtPtr?
         if source == nil {
             created = xmlCreatePushParserCtxt(&sax, selfPointer, nil, 0, nil)

@@ -222,7 +222,7 @@ struct VaultDocumentWriter {
         if let innerStream {
             let start = writing.streamStart + piece.streamOffset
             guard innerStream.position == start else { throw .unwritable("XML writer: the inner stream is out of step") }
-            do throws(CryptoError) { try innerStream.reposition(to: start + piece.streamBytes) } catch { throw .crypto(error) }
+            do throws(CryptoError) { try innerStream.reposition(to: writing.streamStart + piece.streamEnd) } catch { throw .crypto(error) }
         }
         fragment.withUnsafeBytes { xml.insertFragment($0) }
     }

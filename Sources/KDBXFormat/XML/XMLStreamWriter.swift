@@ -73,6 +73,7 @@ final class XMLStreamWriter {
         self.indent = indent
         isFragment = fragment
         let context = Unmanaged.passUnretained(sinkBox).toOpaque()
+        LibXML2Setup.ensure()
         guard let output = xmlOutputBufferCreateIO(
             { context, bytes, length in
                 guard let context, let bytes, length >= 0 else { return -1 }
