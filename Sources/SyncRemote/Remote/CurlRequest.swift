@@ -45,19 +45,19 @@ struct CurlRequest {
         init(_ limits: TransferGuard) { self.limits = limits }
     }
 
-    private static let initialized: Bool = { curl_global_init(Int(CURL_GLOBAL_DEFAULT)) == CURLE_OK }()
+    private static let initialized: Bool = { mypass_curl_global_init(Int(CURL_GLOBAL_DEFAULT)) == CURLE_OK }()
 
     /// Performs the request once.
     func perform() throws(Failure) -> Response {
-        guard Self.initialized, let handle = curl_easy_init() else { throw Failure(code: -1, description: "libcurl could not start") }
-        defer { curl_easy_cleanup(handle) }
+        guard Self.initialized, let handle = mypass_curl_easy_init() else { throw Failure(code: -1, description: "libcurl (libcurl.so.4, Debian package libcurl4) could not be opened or started") }
+        defer { mypass_curl_easy_cleanup(handle) }
         let limits = TransferGuard(maximumBytes: maximumBodyBytes, cancellation: cancellation)
         let collected = Collected(limits)
         let context = Unmanaged.passUnretained(collected).toOpaque()
         var list: UnsafeMutablePointer<curl_slist>?
-        defer { curl_slist_free_all(list) }
+        defer { mypass_curl_slist_free_all(list) }
         // "Expect: 100-continue" would add a round trip and confuses some servers; never sent.
-        for header in headers + ["Expect:"] { list = curl_slist_append(list, header) }
+        for header in headers + ["Expect:"] { list = mypass_curl_slist_append(list, header) }
 
         mypass_curl_set_string(handle, CURLOPT_URL, url)
         mypass_curl_set_string(handle, CURLOPT_PROTOCOLS_STR, "http,https")
@@ -104,10 +104,10 @@ struct CurlRequest {
                 mypass_curl_set_offset(handle, CURLOPT_POSTFIELDSIZE_LARGE, curl_off_t(bytes.count))
                 mypass_curl_set_pointer(handle, CURLOPT_POSTFIELDS, UnsafeMutableRawPointer(mutating: bytes.baseAddress ?? UnsafeRawPointer(bitPattern: 1)!))
             }
-            return curl_easy_perform(handle)
+            return mypass_curl_easy_perform(handle)
         }
         guard code == CURLE_OK else {
-            throw Failure(code: Int(code.rawValue), description: String(cString: curl_easy_strerror(code)),
+            throw Failure(code: Int(code.rawValue), description: String(cString: mypass_curl_easy_strerror(code)),
                           classified: limits.failure(code, url: url))
         }
         var status = 0

@@ -39,11 +39,11 @@ final class SFTPConnection {
     /// The limits of the operation in progress (`TransferGuard`).
     private var limits: TransferGuard
 
-    private static let initialized: Bool = { curl_global_init(Int(CURL_GLOBAL_DEFAULT)) == CURLE_OK }()
+    private static let initialized: Bool = { mypass_curl_global_init(Int(CURL_GLOBAL_DEFAULT)) == CURLE_OK }()
 
     /// `url` names the vault (for messages).
     init(_ endpoint: Endpoint, url: String) throws(RemoteFailure) {
-        guard Self.initialized, let handle = curl_easy_init() else { throw .unreachable(url: url, detail: "libcurl could not start") }
+        guard Self.initialized, let handle = mypass_curl_easy_init() else { throw .unreachable(url: url, detail: "libcurl (libcurl.so.4, Debian package libcurl4) could not be opened or started") }
         self.endpoint = endpoint
         self.url = url
         self.handle = handle
@@ -51,7 +51,7 @@ final class SFTPConnection {
     }
 
     deinit {
-        curl_easy_cleanup(handle)
+        mypass_curl_easy_cleanup(handle)
         errorBuffer.deallocate()
     }
 
@@ -108,8 +108,8 @@ final class SFTPConnection {
     /// Runs one SFTP file command (libcurl's "quote" commands) without a transfer.
     private func command(_ line: String, near path: String) throws(Failure) {
         var list: UnsafeMutablePointer<curl_slist>?
-        list = curl_slist_append(list, line)
-        defer { curl_slist_free_all(list) }
+        list = mypass_curl_slist_append(list, line)
+        defer { mypass_curl_slist_free_all(list) }
         let folder = path.split(separator: "/", omittingEmptySubsequences: false).dropLast().joined(separator: "/") + "/"
         prepare(folder)
         mypass_curl_set_long(handle, CURLOPT_NOBODY, 1)
@@ -120,7 +120,7 @@ final class SFTPConnection {
     /// Resets the handle (the connection stays open) and sets what every operation needs, held to
     /// `limits` (default: no download cap, the low-speed limit and the cancellation).
     private func prepare(_ path: String, limits: TransferGuard? = nil) {
-        curl_easy_reset(handle)
+        mypass_curl_easy_reset(handle)
         self.limits = limits ?? TransferGuard(maximumBytes: nil, cancellation: endpoint.cancellation)
         errorBuffer[0] = 0
         hostKey.reset()
@@ -151,10 +151,10 @@ final class SFTPConnection {
     }
 
     private func perform() throws(Failure) {
-        let code = curl_easy_perform(handle)
+        let code = mypass_curl_easy_perform(handle)
         guard code != CURLE_OK else { return }
         if let failure = limits.failure(code, url: url) { throw .remote(failure) }
-        let detail = errorBuffer[0] != 0 ? String(cString: errorBuffer) : String(cString: curl_easy_strerror(code))
+        let detail = errorBuffer[0] != 0 ? String(cString: errorBuffer) : String(cString: mypass_curl_easy_strerror(code))
         if let match = hostKey.match, match != CURLKHMATCH_OK {
             let fingerprint = hostKey.fingerprint ?? "unknown key"
             throw .remote(match == CURLKHMATCH_MISMATCH
