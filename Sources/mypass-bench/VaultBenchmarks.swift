@@ -73,7 +73,7 @@ func runVaultBenchmark(entries: Int, directory: URL) throws {
 /// Prints `seconds bytes`: the median time of the save's deflate (`PayloadCompressor`, the compressor a
 /// save runs) over the payload in `path`, and the size it deflates to.
 func runDeflateBenchmark(path: String, repetitions: Int) throws {
-    let payload = [UInt8](try Data(contentsOf: URL(fileURLWithPath: path)))
+    let payload = try Data(contentsOf: URL(fileURLWithPath: path))
     var size = 0
     let seconds = try medianSeconds(repetitions: max(repetitions, 1)) { size = try deflatedSize(of: payload) }
     print(seconds, size)

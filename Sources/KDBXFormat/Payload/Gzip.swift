@@ -1,4 +1,4 @@
-internal import Foundation
+package import Foundation
 internal import CISAL
 
 /// gzip compression of the KDBX payload (ISA-L's igzip), with a cap on the decompressed size so that a
@@ -34,24 +34,19 @@ enum Gzip {
     }
 }
 
-/// The save's deflate for benchmarks (`mypass-bench deflate`): the size `bytes` deflate to.
-package func deflatedSize(of bytes: [UInt8]) throws(KDBXError) -> Int {
-    let compressor = try PayloadCompressor(.gzip)
-    var failure: KDBXError?
-    bytes.withUnsafeBytes { buffer in
-        do throws(KDBXError) { try compressor.append(buffer) } catch { failure = error }
-    }
-    if let failure { throw failure }
-    return try compressor.finish().reduce(0) { $0 + $1.count }
+/// The save's deflate for benchmarks (`mypass-bench deflate`): the size `data` deflates to.
+package func deflatedSize(of data: Data) throws(KDBXError) -> Int {
+    try Gzip.compress(data).count
 }
 
 /// Compresses a payload that arrives in pieces (the XML document as it is written) into one gzip
 /// stream, or collects it unchanged when compression is off.
 ///
 /// The deflate is ISA-L's igzip at its level 1: on the 10,000-entry benchmark payload (69 MB) it
-/// takes 17 ms where zlib's level 5 took 178 ms, for a file 16% larger (4.17 MB against 3.60 MB) and
-/// still smaller than the 4.34 MB KeePassXC writes for the same vault (docs/benchmarks.md). The
-/// deflate was most of a save and of a watch reaction. Readers inflate it as any gzip stream.
+/// takes 16 ms where zlib's level 5 took 161 ms, for 17% more (4,171 KB against 3,557 KB), still less
+/// than the 4,236 KB KeePassXC writes for the same vault (docs/benchmarks.md, the `deflate` rows of
+/// `scripts/bench`). The deflate was most of a save and of a watch reaction. Readers inflate it as
+/// any gzip stream.
 /// Confined to one thread at a time, so its hot state is `@exclusivity(unchecked)`: the runtime's
 /// access checks otherwise cost about a fifth of an open and up to half of a save (`mypass-bench open`).
 final class PayloadCompressor {
@@ -61,8 +56,8 @@ final class PayloadCompressor {
     @exclusivity(unchecked) private var output = SegmentedBytes(segmentSize: HMACBlockStream.writeBlockSize)
     @exclusivity(unchecked) private var scratch = [UInt8](repeating: 0, count: 256 * 1024)
 
-    /// The most a single call hands igzip. Its Huffman tables then follow the text more closely: the
-    /// 10,000-entry benchmark payload deflates to 4.16 MB in pieces of 256 KiB, to 4.26 MB in pieces of 1 MiB.
+    /// The most a single call hands igzip. Its Huffman tables then follow the text more closely: a
+    /// 10,000-entry payload deflated to 4.16 MB in pieces of 256 KiB, to 4.26 MB in pieces of 1 MiB.
     private static let largestPiece = 256 * 1024
 
     /// A compressor for `compression`.

@@ -96,7 +96,8 @@ final class VaultDocumentReader {
             history.append(contentsOf: historyItems)
             historyItems.removeAll(keepingCapacity: true)
             var entry = try decodeEntry(index, history: history, earlier: history.last)
-            if let latest = history.last { entry.shareStorage(with: latest) }
+            // Each field's name and value came from `earlier` as it was decoded; the collections remain.
+            if let latest = history.last { entry.shareCollections(with: latest) }
             if let donor { entry = donor.sharing(entry) }
             groupFrames[groupFrames.count - 1].entries.append(entry)
             table.truncate(to: index)
@@ -106,7 +107,7 @@ final class VaultDocumentReader {
                 throw .corrupt("XML: History inside a history item")
             }
             var item = try decodeEntry(index, history: nil, earlier: historyItems.last)
-            if let earlier = historyItems.last { item.shareStorage(with: earlier) }
+            if let earlier = historyItems.last { item.shareCollections(with: earlier) }
             historyItems.append(item)
             table.truncate(to: index)
         case (.entry, _):

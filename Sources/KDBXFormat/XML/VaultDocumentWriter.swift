@@ -7,7 +7,7 @@ internal import MyPassCrypto
 struct VaultDocumentWriter {
     let vault: Vault
     let version: KDBXVersion
-    let innerStream: StreamCipher?
+    var innerStream: StreamCipher?
     /// KDBX 3.1: SHA-256 of the outer header, written to `<Meta><HeaderHash>`.
     let headerHash: Data?
     /// Reference numbers of the attachment contents, in the order they are stored.
@@ -192,9 +192,8 @@ struct VaultDocumentWriter {
         let streamStart = innerStream?.position ?? 0
         let helperStream: StreamCipher?
         do throws(CryptoError) { helperStream = try innerStream?.copy(at: streamStart) } catch { throw .crypto(error) }
-        var helperWriter = VaultDocumentWriter(vault: vault, version: version, innerStream: helperStream, headerHash: headerHash,
-                                               binaryOrder: binaryOrder, compressMetaBinaries: compressMetaBinaries)
-        helperWriter.plainExport = plainExport
+        var helperWriter = self
+        helperWriter.innerStream = helperStream
         helperWriter.versionsPerPiece = nil
         let helper = FragmentWriter(pieces.helpers, writer: helperWriter, stream: helperStream, streamStart: streamStart,
                                     references: references)

@@ -7,15 +7,22 @@ extension Entry {
     /// A reader calls it for each version it decodes; an entry with five history items that mostly
     /// repeat the same title, user name, URL and notes then holds those strings once, not six times.
     public mutating func shareStorage(with earlier: Entry) {
-        if fields == earlier.fields {
-            fields = earlier.fields
-        } else {
+        if fields != earlier.fields {
             for index in fields.indices {
                 guard let match = earlier.fields.matchingIndex(forKey: fields[index].key, near: index) else { continue }
                 let other = earlier.fields[match]
                 fields[index] = EntryField(nameOf: other, value: fields[index].value == other.value ? other.value : fields[index].value)
             }
         }
+        shareCollections(with: earlier)
+    }
+
+    /// The part of `shareStorage(with:)` above single fields: the field array when all fields are
+    /// equal, the tags, attachments, auto-type and custom data. A reader that took each field's name
+    /// and value from `earlier` as it decoded them calls this alone (the fields again were a twentieth
+    /// of an open).
+    package mutating func shareCollections(with earlier: Entry) {
+        if fields == earlier.fields { fields = earlier.fields }
         shareIfEqual(&tags, earlier.tags)
         shareIfEqual(&attachments, earlier.attachments)
         shareDetails(with: earlier)
