@@ -11,6 +11,6 @@ let fuzzTarget = { (name: String) -> Target in
 let package = Package(
     name: "mypass-sync-fuzz",
     dependencies: [.package(name: "mypass-sync", path: "..")],
-    targets: ["FuzzHeader", "FuzzBlocks", "FuzzXML", "FuzzOpen", "FuzzKeyFile"].map(fuzzTarget),
+    targets: ["FuzzHeader", "FuzzBlocks", "FuzzGzip", "FuzzXML", "FuzzOpen", "FuzzKeyFile"].map(fuzzTarget),
     swiftLanguageModes: [.v6]
 )
