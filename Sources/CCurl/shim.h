@@ -2,8 +2,8 @@
    Opened when a transfer first needs it (dlopen), not linked: with the TLS, Kerberos, LDAP and SSH
    libraries it pulls in it was about 5 MB of the memory of every command, the many that never
    reach a server included. Each function is looked up by name in the library opened once; where
-   libcurl cannot be opened, mypass_curl_available() is 0 and the functions fail as libcurl's own
-   do when it cannot start (NULL handle, CURLE_FAILED_INIT).
+   libcurl cannot be opened, the functions fail as libcurl's own do when it cannot start (NULL
+   handle, CURLE_FAILED_INIT), and the callers say so.
    curl_easy_setopt and curl_easy_getinfo are variadic, which Swift cannot call; the typed
    wrappers below call them. */
 #include <curl/curl.h>
@@ -27,11 +27,6 @@ static inline void *mypass_curl_library(void) {
 static inline void *mypass_curl_symbol(const char *name) {
     void *library = mypass_curl_library();
     return library != NULL ? dlsym(library, name) : NULL;
-}
-
-/* Whether libcurl could be opened (and has the functions used here). */
-static inline int mypass_curl_available(void) {
-    return mypass_curl_symbol("curl_easy_init") != NULL && mypass_curl_symbol("curl_easy_setopt") != NULL;
 }
 
 static inline CURLcode mypass_curl_global_init(long flags) {
