@@ -39,7 +39,7 @@ enum Base64 {
 
     /// Decodes exactly `count` bytes (at most 18) from `text` into `output` without allocating; false
     /// when `text` is not the strict base64 of exactly that many bytes.
-    static func decode(_ text: ArraySlice<UInt8>, count: Int, into output: UnsafeMutableRawBufferPointer) -> Bool {
+    static func decode(_ text: UnsafeBufferPointer<UInt8>, count: Int, into output: UnsafeMutableRawBufferPointer) -> Bool {
         let expectedLength = (count + 2) / 3 * 4
         guard text.count == expectedLength, output.count >= count else { return false }
         return decodeTable.withUnsafeBufferPointer { table -> Bool in
@@ -73,7 +73,12 @@ enum Base64 {
     }
 
     /// The bytes `text` encodes, or nil when it is not strict base64.
-    static func decode(_ text: ArraySlice<UInt8>) -> [UInt8]? {
+    static func decode(_ text: [UInt8]) -> [UInt8]? {
+        text.withUnsafeBufferPointer { decode($0) }
+    }
+
+    /// The bytes `text` encodes, or nil when it is not strict base64.
+    static func decode(_ text: UnsafeBufferPointer<UInt8>) -> [UInt8]? {
         let count = text.count
         guard count % 4 == 0 else { return nil }
         if count == 0 { return [] }

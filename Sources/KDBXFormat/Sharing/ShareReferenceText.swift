@@ -30,7 +30,7 @@ public enum ShareReferenceText {
     public static func decode(_ text: String) throws(Failure) -> ShareReference {
         guard text.utf8.count <= maximumLength else { throw .tooLong }
         let trimmed = text.trimmingCharacters(in: .whitespacesAndNewlines)
-        guard let document = Base64.decode(Array(trimmed.utf8)[...]) else { throw .notBase64 }
+        guard let document = Base64.decode(Array(trimmed.utf8)) else { throw .notBase64 }
         let reader = ReferenceReader()
         do {
             try StrictXMLParser.parse(Data(document), handler: reader)
@@ -76,7 +76,7 @@ public enum ShareReferenceText {
     }
 
     private static func decodedText(_ text: String) -> [UInt8]? {
-        Base64.decode(Array(text.trimmingCharacters(in: .whitespacesAndNewlines).utf8)[...])
+        Base64.decode(Array(text.trimmingCharacters(in: .whitespacesAndNewlines).utf8))
     }
 
     private static func decodedString(_ text: String) -> String? {

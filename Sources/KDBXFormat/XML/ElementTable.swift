@@ -29,11 +29,23 @@ final class ElementTable {
     }
 
     @exclusivity(unchecked) private(set) var elements: [Element] = []
-    @exclusivity(unchecked) private(set) var text: [UInt8] = []
+    /// The elements' text, one run after another, in a plain buffer: `bytes` hands out views of it
+    /// without the reference counting of an array slice, which a dozen reads per entry version paid.
+    @exclusivity(unchecked) private var text: UnsafeMutablePointer<UInt8>
+    @exclusivity(unchecked) private var textCount = 0
+    @exclusivity(unchecked) private var textCapacity = 1 << 16
     @exclusivity(unchecked) private(set) var attributes: [(name: ElementName, value: String)] = []
     @exclusivity(unchecked) private(set) var unprotected: [[UInt8]] = []
 
     var count: Int { elements.count }
+
+    init() {
+        text = .allocate(capacity: textCapacity)
+    }
+
+    deinit {
+        text.deallocate()
+    }
 
     /// Appends a started element under `parent` (-1 for none); `linked` false keeps it out of the
     /// parent's child list (entries and groups, which are converted and dropped separately).
@@ -43,7 +55,7 @@ final class ElementTable {
         // Most elements have none: the empty append alone cost a tenth of this function.
         if !newAttributes.isEmpty { attributes.append(contentsOf: newAttributes.map { (name: $0.0, value: $0.1) }) }
         elements.append(Element(
-            name: name, parent: Int32(parent), textStart: text.count, textEnd: text.count,
+            name: name, parent: Int32(parent), textStart: textCount, textEnd: textCount,
             attributeStart: attributeStart, attributeEnd: Int32(attributes.count)))
         if parent >= 0 && linked {
             let last = elements[parent].lastChild
@@ -60,9 +72,19 @@ final class ElementTable {
 
     /// Adds character data to element `index` if it has no children yet.
     func appendText(_ bytes: UnsafeBufferPointer<UInt8>, to index: Int) {
-        guard elements[index].firstChild < 0, elements[index].textEnd == text.count else { return }
-        text.append(contentsOf: bytes)
-        elements[index].textEnd = text.count
+        guard elements[index].firstChild < 0, elements[index].textEnd == textCount,
+              let source = bytes.baseAddress, bytes.count > 0 else { return }
+        if textCount + bytes.count > textCapacity {
+            let capacity = max(textCapacity * 2, textCount + bytes.count)
+            let grown = UnsafeMutablePointer<UInt8>.allocate(capacity: capacity)
+            grown.initialize(from: text, count: textCount)
+            text.deallocate()
+            text = grown
+            textCapacity = capacity
+        }
+        (text + textCount).initialize(from: source, count: bytes.count)
+        textCount += bytes.count
+        elements[index].textEnd = textCount
     }
 
     /// Replaces the text of `index` by its unmasked bytes.
@@ -85,7 +107,7 @@ final class ElementTable {
                 elements[parent].firstChild = -1
             }
         }
-        text.removeSubrange(element.textStart...)
+        textCount = element.textStart
         attributes.removeSubrange(Int(element.attributeStart)...)
         if let firstUnprotected = elements[index...].first(where: { $0.unprotected >= 0 })?.unprotected {
             // Plain secrets: wiped, not just freed.
@@ -135,9 +157,9 @@ final class ElementTable {
         return nil
     }
 
-    /// The raw text of `index`.
-    func bytes(_ index: Int) -> ArraySlice<UInt8> {
-        text[elements[index].textStart..<elements[index].textEnd]
+    /// The raw text of `index`, valid until the table next changes (read it, copy what is kept).
+    func bytes(_ index: Int) -> UnsafeBufferPointer<UInt8> {
+        UnsafeBufferPointer(start: text + elements[index].textStart, count: elements[index].textEnd - elements[index].textStart)
     }
 
     /// The text of `index` as a string.

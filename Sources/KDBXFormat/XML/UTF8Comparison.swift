@@ -10,9 +10,4 @@ extension String {
             mine.count == 0 || memcmp(mine.baseAddress!, bytes.baseAddress!, mine.count) == 0
         }
     }
-
-    /// `hasUTF8` for a slice of the reader's text buffer.
-    func hasUTF8(_ bytes: ArraySlice<UInt8>) -> Bool {
-        bytes.withUnsafeBufferPointer { hasUTF8($0) }
-    }
 }

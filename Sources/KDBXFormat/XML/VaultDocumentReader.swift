@@ -23,7 +23,7 @@ final class VaultDocumentReader {
     /// Converted children of the open groups (and of Root), innermost last.
     @exclusivity(unchecked) private var groupFrames: [(entries: [Entry], groups: [Group])] = []
     /// Converted history items of the entry being read.
-    @exclusivity(unchecked) private var historyItems: [Entry] = []
+    private let historyItems = HistoryItemBuffer()
     private let innerStream: StreamCipher?
     /// Attachment contents by the reference number used in the document.
     @exclusivity(unchecked) private var binaryReferences: [Int: BinaryID]
@@ -90,14 +90,11 @@ final class VaultDocumentReader {
         let parentName = stack.last.map { table.name($0) }
         switch (name, parentName) {
         case (.entry, .group?):
-            // The history gets an array of its own exact size; the scratch array keeps its capacity.
-            var history: [Entry] = []
-            history.reserveCapacity(historyItems.count)
-            history.append(contentsOf: historyItems)
-            historyItems.removeAll(keepingCapacity: true)
-            var entry = try decodeEntry(index, history: history, earlier: history.last)
+            let latest = historyItems.last
+            var entry = try decodeEntry(index, isHistoryItem: false, earlier: latest)
             // Each field's name and value came from `earlier` as it was decoded; the collections remain.
-            if let latest = history.last { entry.shareCollections(with: latest) }
+            if let latest { entry.shareCollections(with: latest.pointee) }
+            entry.history = historyItems.takeAll()
             if let donor { entry = donor.sharing(entry) }
             groupFrames[groupFrames.count - 1].entries.append(entry)
             table.truncate(to: index)
@@ -106,8 +103,9 @@ final class VaultDocumentReader {
                   !stack.dropLast(2).contains(where: { table.name($0) == .history }) else {
                 throw .corrupt("XML: History inside a history item")
             }
-            var item = try decodeEntry(index, history: nil, earlier: historyItems.last)
-            if let earlier = historyItems.last { item.shareCollections(with: earlier) }
+            let earlier = historyItems.last
+            var item = try decodeEntry(index, isHistoryItem: true, earlier: earlier)
+            if let earlier { item.shareCollections(with: earlier.pointee) }
             historyItems.append(item)
             table.truncate(to: index)
         case (.entry, _):
@@ -208,17 +206,27 @@ final class VaultDocumentReader {
         return items
     }
 
-    /// Entry `index`. `earlier` is the version decoded just before it (the previous history item, or
-    /// the last one for the current entry): field names and values equal to its are taken from it
-    /// instead of being made again, so the versions share their storage from the start. The donor's
-    /// version with the same modification time, when there is one, takes its place, and a history
-    /// item equal to it is that version.
-    private func decodeEntry(_ index: Int, history: [Entry]?, earlier: Entry?) throws(KDBXError) -> Entry {
+    /// Entry `index`, without its history (the caller adds it). `earlier` is the version decoded just
+    /// before it (the previous history item, or the last one for the current entry), in place: field
+    /// names and values equal to its are taken from it instead of being made again, so the versions
+    /// share their storage from the start. The donor's version with the same modification time, when
+    /// there is one, takes its place, and a history item equal to it is that version.
+    private func decodeEntry(_ index: Int, isHistoryItem: Bool, earlier: UnsafePointer<Entry>?) throws(KDBXError) -> Entry {
         guard let uuidIndex = table.child(index, .uuid) else { throw .corrupt("XML: Entry without UUID") }
         let uuid = try table.uuid(uuidIndex, names: names)
         let times = try decodeTimes(table.child(index, .times))
-        let donated = donor?.version(of: uuid, lastModified: times.lastModified)
-        let earlier = donated ?? earlier
+        guard let donated = donor?.version(of: uuid, lastModified: times.lastModified) else {
+            return try decodeEntry(index, uuid: uuid, times: times, isHistoryItem: isHistoryItem, earlier: earlier)
+        }
+        let entry = try withUnsafePointer(to: donated) { donated throws(KDBXError) in
+            try decodeEntry(index, uuid: uuid, times: times, isHistoryItem: isHistoryItem, earlier: donated)
+        }
+        return isHistoryItem && entry == donated ? donated : entry
+    }
+
+    private func decodeEntry(
+        _ index: Int, uuid: UUID, times: Times, isHistoryItem: Bool, earlier: UnsafePointer<Entry>?
+    ) throws(KDBXError) -> Entry {
         var fieldCount = 0
         try table.forEachChild(index) { child throws(KDBXError) in if table.name(child) == .string { fieldCount += 1 } }
         // One allocation for the fields instead of one per doubling.
@@ -229,7 +237,6 @@ final class VaultDocumentReader {
         var customIconUUID: UUID?, previousParentGroup: UUID?, qualityCheck: Bool?
         var foregroundColor = "", backgroundColor = "", overrideURL = ""
         var autoType = AutoType(), customData: [CustomDataItem] = [], preserved: [PreservedXML] = []
-        var entryHistory: [Entry] = []
         try table.forEachChild(index) { child throws(KDBXError) in
             switch table.name(child) {
             case .uuid, .times: break
@@ -239,33 +246,38 @@ final class VaultDocumentReader {
             case .backgroundColor: backgroundColor = table.string(child)
             case .overrideURL: overrideURL = table.string(child)
             case .qualityCheck: qualityCheck = try table.optionalBool(child, names: names)
-            case .tags: tags = table.tags(child, reusing: earlier?.tags ?? [])
+            case .tags: tags = table.tags(child, reusing: earlier?.pointee.tags ?? [])
             case .previousParentGroup: previousParentGroup = try table.optionalUUID(child, names: names)
             case .string: fields.append(try decodeField(child, position: fields.count, earlier: earlier))
             case .binary: attachments.append(try decodeAttachment(child))
             case .autoType: autoType = try decodeAutoType(child)
             case .customData: customData = try decodeCustomData(child)
-            case .history:
-                guard let history else { throw .corrupt("XML: History inside a history item") }
-                entryHistory = history
+            case .history: if isHistoryItem { throw .corrupt("XML: History inside a history item") }
             default: preserved.append(table.preserved(child, names: names))
             }
         }
-        let entry = Entry(
+        return Entry(
             uuid: uuid, iconID: iconID, customIconUUID: customIconUUID, foregroundColor: foregroundColor,
             backgroundColor: backgroundColor, overrideURL: overrideURL, qualityCheck: qualityCheck, tags: tags, times: times,
             fields: fields, attachments: attachments, autoType: autoType, customData: customData,
-            previousParentGroup: previousParentGroup, history: entryHistory, preserved: preserved)
-        if history == nil, let donated, entry == donated { return donated }
-        return entry
+            previousParentGroup: previousParentGroup, history: [], preserved: preserved)
     }
 
     /// Field `index`, the `position`th of its entry; its name and value are `earlier`'s when equal.
-    private func decodeField(_ index: Int, position: Int, earlier: Entry?) throws(KDBXError) -> EntryField {
+    private func decodeField(_ index: Int, position: Int, earlier: UnsafePointer<Entry>?) throws(KDBXError) -> EntryField {
         guard let keyIndex = table.child(index, .key) else { throw .corrupt("XML: String without Key") }
-        let earlierField = earlier?.fields.field(named: table.bytes(keyIndex), near: position)
-        let value = try decodeValue(table.child(index, .value), earlier: earlierField)
-        return earlierField.map { EntryField(nameOf: $0, value: value) } ?? named(table.string(keyIndex), value)
+        let valueIndex = table.child(index, .value)
+        if let earlier {
+            let result: Result<EntryField, KDBXError>? = earlier.pointee.fields.withUnsafeBufferPointer { fields in
+                guard let match = fields.index(named: table.bytes(keyIndex), near: position) else { return nil }
+                let field = fields.baseAddress! + match
+                return Result { () throws(KDBXError) in
+                    EntryField(nameOf: field.pointee, value: try decodeValue(valueIndex, earlier: field))
+                }
+            }
+            if let result { return try result.get() }
+        }
+        return named(table.string(keyIndex), try decodeValue(valueIndex, earlier: nil))
     }
 
     /// A field named `key`, its name stored once per document (the first few hundred names).
@@ -276,8 +288,9 @@ final class VaultDocumentReader {
         return field
     }
 
-    /// The value element `index` of a field (none: empty); `earlier`'s value when equal.
-    private func decodeValue(_ index: Int?, earlier earlierField: EntryField?) throws(KDBXError) -> FieldValue {
+    /// The value element `index` of a field (none: empty); the value of `earlierField` (in place)
+    /// when equal.
+    private func decodeValue(_ index: Int?, earlier earlierField: UnsafePointer<EntryField>?) throws(KDBXError) -> FieldValue {
         guard let valueIndex = index else { return .plain("") }
         if let bytes = table.unprotectedBytes(valueIndex) {
             // Invalid UTF-8 is repaired exactly as String(decoding:) would, then masked.
@@ -287,14 +300,14 @@ final class VaultDocumentReader {
                 return .protected(ProtectedValue(maskingUTF8: Array(String(decoding: bytes, as: UTF8.self).utf8)))
             }
             var candidate: ProtectedValue?
-            if case .protected(let value)? = earlierField?.value { candidate = value }
+            if case .protected(let value)? = earlierField?.pointee.value { candidate = value }
             return .protected(ProtectedValue(maskingUTF8: bytes, reusing: candidate))
         }
         // ProtectInMemory: protected by flag without inner-stream masking (XML exports).
         if table.isTrue(valueIndex, .protectInMemoryAttribute) {
             return .protected(ProtectedValue(table.string(valueIndex)))
         }
-        if case .plain(let text)? = earlierField?.value, text.hasUTF8(table.bytes(valueIndex)) {
+        if let earlierField, case .plain(let text) = earlierField.pointee.value, text.hasUTF8(table.bytes(valueIndex)) {
             return .plain(text)
         }
         return .plain(table.string(valueIndex))
@@ -447,11 +460,11 @@ final class VaultDocumentReader {
     }
 }
 
-extension [EntryField] {
-    /// The field whose name has the UTF-8 bytes `name`, looked for first at `hint` (versions of an
-    /// entry usually keep their fields in the same order).
-    fileprivate func field(named name: ArraySlice<UInt8>, near hint: Int) -> EntryField? {
-        if hint < count, self[hint].key.hasUTF8(name) { return self[hint] }
-        return first { $0.key.hasUTF8(name) }
+extension UnsafeBufferPointer<EntryField> {
+    /// The index of the field whose name has the UTF-8 bytes `name`, looked for first at `hint`
+    /// (versions of an entry usually keep their fields in the same order).
+    fileprivate func index(named name: UnsafeBufferPointer<UInt8>, near hint: Int) -> Int? {
+        if hint < count, self[hint].key.hasUTF8(name) { return hint }
+        return firstIndex { $0.key.hasUTF8(name) }
     }
 }

@@ -50,15 +50,18 @@ final class XMLEventRecorder: XMLEventHandler {
             pendingBlankStart = nil
         }
         let name = intern(namePointer)
-        var interned: [(ElementName, UnsafeBufferPointer<UInt8>)] = []
-        if !attributes.isEmpty {
-            try attributes.forEach { attributeName, value throws(KDBXError) in interned.append((intern(attributeName), value)) }
+        // Attribute names are interned (and any new one announced) before the event is written;
+        // the second look-up of each hits the table's cache.
+        var attributeCount = 0
+        try attributes.forEach { attributeName, _ throws(KDBXError) in
+            _ = intern(attributeName)
+            attributeCount += 1
         }
         appendByte(RecordedEvent.start.rawValue)
         appendNumber(Int(name.id))
-        appendNumber(interned.count)
-        for (attributeName, value) in interned {
-            appendNumber(Int(attributeName.id))
+        appendNumber(attributeCount)
+        try attributes.forEach { attributeName, value throws(KDBXError) in
+            appendNumber(Int(names.intern(attributeName).id))
             appendBlock(UnsafeRawBufferPointer(value))
         }
         try flushIfFull()
@@ -112,6 +115,7 @@ final class XMLEventRecorder: XMLEventHandler {
         return name
     }
 
+    @inline(__always)
     private func flushIfFull() throws(KDBXError) {
         guard !consumerStopped else { throw .corrupt("the document reader stopped") }
         guard used >= Self.chunkSize else { return }

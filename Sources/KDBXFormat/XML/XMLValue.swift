@@ -27,7 +27,7 @@ extension ElementTable {
 
     /// A decimal integer (optional sign, surrounding spaces allowed).
     func int(_ index: Int, names: ElementNameTable) throws(KDBXError) -> Int64 {
-        var digits = bytes(index)
+        var digits = bytes(index)[...]
         while digits.first == 0x20 || digits.first == 0x09 { digits.removeFirst() }
         while digits.last == 0x20 || digits.last == 0x09 { digits.removeLast() }
         var negative = false
@@ -88,23 +88,21 @@ extension ElementTable {
     /// KeePass tag lists are separated by ';' or ',' (spaces around tags ignored). `earlier`, the
     /// tags of the version before, is returned itself when the text lists the same tags.
     func tags(_ index: Int, reusing earlier: [String] = []) -> [String] {
-        let raw = bytes(index)
-        guard !raw.isEmpty else { return [] }
-        return raw.withUnsafeBufferPointer { text in
-            var pieces: [Range<Int>] = []
-            var start = 0
-            for position in 0...text.count where position == text.count || text[position] == UInt8(ascii: ";") || text[position] == UInt8(ascii: ",") {
-                var lower = start, upper = position
-                while lower < upper && text[lower] == 0x20 { lower += 1 }
-                while upper > lower && text[upper - 1] == 0x20 { upper -= 1 }
-                if lower < upper { pieces.append(lower..<upper) }
-                start = position + 1
-            }
-            if pieces.count == earlier.count,
-               zip(pieces, earlier).allSatisfy({ piece, tag in tag.hasUTF8(UnsafeBufferPointer(rebasing: text[piece])) }) {
-                return earlier
-            }
-            return pieces.map { String(decoding: UnsafeBufferPointer(rebasing: text[$0]), as: UTF8.self) }
+        let text = bytes(index)
+        guard !text.isEmpty else { return [] }
+        var pieces: [Range<Int>] = []
+        var start = 0
+        for position in 0...text.count where position == text.count || text[position] == UInt8(ascii: ";") || text[position] == UInt8(ascii: ",") {
+            var lower = start, upper = position
+            while lower < upper && text[lower] == 0x20 { lower += 1 }
+            while upper > lower && text[upper - 1] == 0x20 { upper -= 1 }
+            if lower < upper { pieces.append(lower..<upper) }
+            start = position + 1
         }
+        if pieces.count == earlier.count,
+           zip(pieces, earlier).allSatisfy({ piece, tag in tag.hasUTF8(UnsafeBufferPointer(rebasing: text[piece])) }) {
+            return earlier
+        }
+        return pieces.map { String(decoding: UnsafeBufferPointer(rebasing: text[$0]), as: UTF8.self) }
     }
 }
