@@ -68,10 +68,11 @@ struct ElementName: Hashable, Sendable {
 /// messages) then costs no copy of its five collections.
 final class ElementNameTable {
     /// A direct-mapped cache in front of the dictionary: most lookups hit it. libxml2 packs its names
-    /// a few bytes apart, so the slot comes from a multiplicative hash of the whole pointer.
+    /// a few bytes apart, so the slot comes from a multiplicative hash of the whole pointer. Plain
+    /// buffers: every start tag and attribute of a document is looked up here.
     private static let cacheBits = 10
-    @exclusivity(unchecked) private var recentPointers = [UnsafeRawPointer?](repeating: nil, count: 1 << cacheBits)
-    @exclusivity(unchecked) private var recentNames = [ElementName](repeating: ElementName(id: -1), count: 1 << cacheBits)
+    private let recentPointers: UnsafeMutablePointer<UnsafeRawPointer?>
+    private let recentNames: UnsafeMutablePointer<ElementName>
     @exclusivity(unchecked) private var byPointer: [UnsafeRawPointer: ElementName] = [:]
     @exclusivity(unchecked) private var byString: [String: ElementName]
     @exclusivity(unchecked) private(set) var strings: [String]
@@ -79,18 +80,32 @@ final class ElementNameTable {
     init() {
         strings = ElementName.knownNames
         byString = Dictionary(uniqueKeysWithValues: ElementName.knownNames.enumerated().map { ($1, ElementName(id: Int32($0))) })
+        recentPointers = .allocate(capacity: 1 << Self.cacheBits)
+        recentPointers.initialize(repeating: nil, count: 1 << Self.cacheBits)
+        recentNames = .allocate(capacity: 1 << Self.cacheBits)
+        recentNames.initialize(repeating: ElementName(id: -1), count: 1 << Self.cacheBits)
+    }
+
+    deinit {
+        recentPointers.deallocate()
+        recentNames.deallocate()
     }
 
     /// The identifier of the name at `pointer` (a NUL-terminated UTF-8 string).
+    @inline(__always)
     func intern(_ pointer: UnsafePointer<UInt8>) -> ElementName {
         let raw = UnsafeRawPointer(pointer)
-        let slot = Int((UInt(bitPattern: raw) &* 0x9E37_79B9_7F4A_7C15) >> (UInt.bitWidth - Self.cacheBits))
+        let slot = Int(truncatingIfNeeded: (UInt(bitPattern: raw) &* 0x9E37_79B9_7F4A_7C15) >> (UInt.bitWidth - Self.cacheBits))
         if recentPointers[slot] == raw { return recentNames[slot] }
+        return internMissed(raw, slot: slot)
+    }
+
+    private func internMissed(_ raw: UnsafeRawPointer, slot: Int) -> ElementName {
         let name: ElementName
         if let known = byPointer[raw] {
             name = known
         } else {
-            name = intern(String(cString: pointer))
+            name = intern(String(cString: raw.assumingMemoryBound(to: UInt8.self)))
             byPointer[raw] = name
         }
         recentPointers[slot] = raw

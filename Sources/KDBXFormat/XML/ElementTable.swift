@@ -28,7 +28,11 @@ final class ElementTable {
         var unprotected: Int32 = -1
     }
 
-    @exclusivity(unchecked) private(set) var elements: [Element] = []
+    /// The elements, in a plain buffer: the reader's many small reads and writes of them otherwise
+    /// each checked the array's bounds and, for writes, its uniqueness.
+    @exclusivity(unchecked) private var elements: UnsafeMutablePointer<Element>
+    @exclusivity(unchecked) private(set) var count = 0
+    @exclusivity(unchecked) private var elementCapacity = 1024
     /// The elements' text, one run after another, in a plain buffer: `bytes` hands out views of it
     /// without the reference counting of an array slice, which a dozen reads per entry version paid.
     @exclusivity(unchecked) private var text: UnsafeMutablePointer<UInt8>
@@ -37,26 +41,32 @@ final class ElementTable {
     @exclusivity(unchecked) private(set) var attributes: [(name: ElementName, value: String)] = []
     @exclusivity(unchecked) private(set) var unprotected: [[UInt8]] = []
 
-    var count: Int { elements.count }
-
     init() {
+        elements = .allocate(capacity: elementCapacity)
         text = .allocate(capacity: textCapacity)
     }
 
     deinit {
+        elements.deallocate()
         text.deallocate()
     }
 
     /// Appends a started element under `parent` (-1 for none); `linked` false keeps it out of the
-    /// parent's child list (entries and groups, which are converted and dropped separately).
-    func append(_ name: ElementName, parent: Int, linked: Bool, attributes newAttributes: [(ElementName, String)]) -> Int {
-        let index = elements.count
-        let attributeStart = Int32(attributes.count)
-        // Most elements have none: the empty append alone cost a tenth of this function.
-        if !newAttributes.isEmpty { attributes.append(contentsOf: newAttributes.map { (name: $0.0, value: $0.1) }) }
-        elements.append(Element(
+    /// parent's child list (entries and groups, which are converted and dropped separately). Its
+    /// attributes follow (`addAttribute`).
+    func append(_ name: ElementName, parent: Int, linked: Bool) -> Int {
+        let index = count
+        if count == elementCapacity {
+            let grown = UnsafeMutablePointer<Element>.allocate(capacity: elementCapacity * 2)
+            grown.initialize(from: elements, count: count)
+            elements.deallocate()
+            elements = grown
+            elementCapacity *= 2
+        }
+        (elements + index).initialize(to: Element(
             name: name, parent: Int32(parent), textStart: textCount, textEnd: textCount,
-            attributeStart: attributeStart, attributeEnd: Int32(attributes.count)))
+            attributeStart: Int32(attributes.count), attributeEnd: Int32(attributes.count)))
+        count += 1
         if parent >= 0 && linked {
             let last = elements[parent].lastChild
             if last >= 0 {
@@ -68,6 +78,12 @@ final class ElementTable {
             elements[parent].lastChild = Int32(index)
         }
         return index
+    }
+
+    /// Adds an attribute to the element appended last.
+    func addAttribute(_ name: ElementName, value: String) {
+        attributes.append((name: name, value: value))
+        elements[count - 1].attributeEnd = Int32(attributes.count)
     }
 
     /// Adds character data to element `index` if it has no children yet.
@@ -95,7 +111,7 @@ final class ElementTable {
 
     /// Drops element `index` and everything after it (its descendants), keeping the storage.
     func truncate(to index: Int) {
-        guard index < elements.count else { return }
+        guard index < count else { return }
         let element = elements[index]
         // Unlink it from its parent, whose last child it is (everything after it is its subtree).
         let parent = Int(element.parent)
@@ -109,12 +125,12 @@ final class ElementTable {
         }
         textCount = element.textStart
         attributes.removeSubrange(Int(element.attributeStart)...)
-        if let firstUnprotected = elements[index...].first(where: { $0.unprotected >= 0 })?.unprotected {
+        if let firstUnprotected = (index..<count).lazy.map({ self.elements[$0].unprotected }).first(where: { $0 >= 0 }) {
             // Plain secrets: wiped, not just freed.
             for slot in Int(firstUnprotected)..<unprotected.count { MemoryMask.wipe(&unprotected[slot]) }
             unprotected.removeSubrange(Int(firstUnprotected)...)
         }
-        elements.removeSubrange(index...)
+        count = index
     }
 
     // MARK: Reading

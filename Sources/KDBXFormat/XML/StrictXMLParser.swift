@@ -93,6 +93,9 @@ final class StrictXMLParser {
         sax.characters = { context, bytes, length in
             StrictXMLParser.with(context) { $0.didRead(bytes, length) }
         }
+        // Whitespace goes to the same callback, which tells libxml2 not to classify each run of it
+        // (without a tree, every run went to `characters` anyway).
+        sax.ignorableWhitespace = sax.characters
         sax.cdataBlock = { context, bytes, length in
             StrictXMLParser.with(context) { $0.didRead(bytes, length) }
         }

@@ -59,15 +59,21 @@ final class VaultDocumentReader {
 
     /// An element starts. Its name (and attribute names) `XMLEventRecorder` interned: its table and
     /// this reader's agree because every new name is announced first (`defineName`).
-    func startElement(_ name: ElementName, attributes: [(ElementName, String)]) throws(KDBXError) {
+    /// Its attributes follow (`attribute`).
+    func startElement(_ name: ElementName) throws(KDBXError) {
         let parent = stack.last ?? -1
         if parent < 0 {
             guard !documentEnded, name == .keePassFile else { throw .corrupt("XML: the document element must be KeePassFile") }
         }
         let isConvertedSeparately = name == .entry || name == .group
-        let index = table.append(name, parent: parent, linked: !isConvertedSeparately, attributes: attributes)
+        let index = table.append(name, parent: parent, linked: !isConvertedSeparately)
         stack.append(index)
         if name == .group || name == .root { groupFrames.append(([], [])) }
+    }
+
+    /// An attribute of the element that started last.
+    func attribute(_ name: ElementName, value: UnsafeBufferPointer<UInt8>) {
+        table.addAttribute(name, value: String(decoding: value, as: UTF8.self))
     }
 
     /// A name the recorder interned for the first time (it gets the next identifier here too).

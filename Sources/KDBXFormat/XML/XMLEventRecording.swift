@@ -57,9 +57,11 @@ final class XMLEventRecorder: XMLEventHandler {
             _ = intern(attributeName)
             attributeCount += 1
         }
-        appendByte(RecordedEvent.start.rawValue)
-        appendNumber(Int(name.id))
-        appendNumber(attributeCount)
+        reserve(9)
+        buffer.storeBytes(of: RecordedEvent.start.rawValue, toByteOffset: used, as: UInt8.self)
+        buffer.storeBytes(of: UInt32(truncatingIfNeeded: name.id).littleEndian, toByteOffset: used + 1, as: UInt32.self)
+        buffer.storeBytes(of: UInt32(truncatingIfNeeded: attributeCount).littleEndian, toByteOffset: used + 5, as: UInt32.self)
+        used += 9
         try attributes.forEach { attributeName, value throws(KDBXError) in
             appendNumber(Int(names.intern(attributeName).id))
             appendBlock(UnsafeRawBufferPointer(value))
@@ -88,8 +90,7 @@ final class XMLEventRecorder: XMLEventHandler {
             pendingBlankStart = nil
             recordedText = true
         }
-        appendByte(RecordedEvent.characters.rawValue)
-        appendBlock(UnsafeRawBufferPointer(bytes))
+        appendEvent(.characters, UnsafeRawBufferPointer(bytes))
         // A long text is handed over as it comes (a chunk that grew to four times its size stayed
         // that large for the rest of the parse), unless whitespace may still be taken back. This
         // callback cannot stop the parse: a consumer that has gone stops it at the next tag.
@@ -104,15 +105,20 @@ final class XMLEventRecorder: XMLEventHandler {
         return deliver(chunk)
     }
 
+    @inline(__always)
     private func intern(_ pointer: UnsafePointer<UInt8>) -> ElementName {
         let name = names.intern(pointer)
+        if Int(name.id) >= announced { announceNames(through: name) }
+        return name
+    }
+
+    /// Announces the names the consumer does not know yet, up to `name`.
+    private func announceNames(through name: ElementName) {
         while announced <= Int(name.id) {
-            appendByte(RecordedEvent.newName.rawValue)
             var text = names.string(ElementName(id: Int32(announced)))
-            text.withUTF8 { appendBlock(UnsafeRawBufferPointer($0)) }
+            text.withUTF8 { appendEvent(.newName, UnsafeRawBufferPointer($0)) }
             announced += 1
         }
-        return name
     }
 
     @inline(__always)
@@ -130,6 +136,16 @@ final class XMLEventRecorder: XMLEventHandler {
         buffer.deallocate()
         buffer = grown
         capacity = max(capacity * 2, used + count)
+    }
+
+    /// An event of one length-prefixed run of bytes (characters, a new name), reserved at once.
+    @inline(__always)
+    private func appendEvent(_ event: RecordedEvent, _ bytes: UnsafeRawBufferPointer) {
+        reserve(5 + bytes.count)
+        buffer.storeBytes(of: event.rawValue, toByteOffset: used, as: UInt8.self)
+        buffer.storeBytes(of: UInt32(truncatingIfNeeded: bytes.count).littleEndian, toByteOffset: used + 1, as: UInt32.self)
+        if bytes.count > 0, let base = bytes.baseAddress { (buffer + used + 5).copyMemory(from: base, byteCount: bytes.count) }
+        used += 5 + bytes.count
     }
 
     @inline(__always)
@@ -172,14 +188,11 @@ enum RecordedEvent: UInt8 {
                 while !events.isAtEnd {
                     switch RecordedEvent(rawValue: events.byte()) {
                     case .start:
-                        let name = ElementName(id: Int32(events.number()))
-                        let count = events.number()
-                        var attributes: [(ElementName, String)] = []
-                        for _ in 0..<count {
+                        try reader.startElement(ElementName(id: Int32(events.number())))
+                        for _ in 0..<events.number() {
                             let attributeName = ElementName(id: Int32(events.number()))
-                            attributes.append((attributeName, String(decoding: events.block(), as: UTF8.self)))
+                            reader.attribute(attributeName, value: events.block())
                         }
-                        try reader.startElement(name, attributes: attributes)
                     case .characters:
                         reader.characters(events.block())
                     case .end:
