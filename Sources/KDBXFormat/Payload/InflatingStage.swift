@@ -4,8 +4,9 @@ internal import Foundation
 /// on in pieces, which the parsing thread's libxml2 pulls as it reads (`StrictXMLParser`'s pulling
 /// mode: a pushed parser looked ahead for the end of each markup, a tenth of libxml2's time).
 final class InflatingStage: Sendable {
-    /// At most this many decompressed pieces wait for the parser.
-    private static let waitingPieces = 2
+    /// At most this many decompressed pieces wait for the parser (half a MiB): the thread then
+    /// decompresses several pieces each time it is woken.
+    private static let waitingPieces = 8
     /// The size of a piece: libxml2 reads a few KiB at a time; pieces of 64 KiB are a few hundred
     /// hand-overs for a 10,000-entry document and little memory in flight.
     static let pieceSize = 1 << 16
