@@ -22,15 +22,19 @@ public enum MemoryMask {
     /// XORs `bytes` with the keystream for `nonce` (masks plain bytes, unmasks masked ones).
     public static func apply(to bytes: inout [UInt8], nonce: UInt64) {
         guard !bytes.isEmpty else { return }
+        bytes.withUnsafeMutableBufferPointer { apply(to: $0, nonce: nonce) }
+    }
+
+    /// XORs the bytes of `buffer` in place with the keystream for `nonce`.
+    public static func apply(to buffer: UnsafeMutableBufferPointer<UInt8>, nonce: UInt64) {
+        guard let base = buffer.baseAddress, buffer.count > 0 else { return }
         // The 96-bit IETF nonce: the 64-bit counter value, little-endian, then zeros (on the stack).
         var nonceBytes: (UInt64, UInt32) = (nonce.littleEndian, 0)
         withUnsafeBytes(of: &nonceBytes) { nonceBuffer in
             key.withUnsafeBytes { keyBytes in
-                bytes.withUnsafeMutableBufferPointer { buffer in
-                    _ = crypto_stream_chacha20_ietf_xor_ic(
-                        buffer.baseAddress!, buffer.baseAddress!, UInt64(buffer.count),
-                        nonceBuffer.bindMemory(to: UInt8.self).baseAddress!, 0, keyBytes.bindMemory(to: UInt8.self).baseAddress!)
-                }
+                _ = crypto_stream_chacha20_ietf_xor_ic(
+                    base, base, UInt64(buffer.count),
+                    nonceBuffer.bindMemory(to: UInt8.self).baseAddress!, 0, keyBytes.bindMemory(to: UInt8.self).baseAddress!)
             }
         }
     }
@@ -46,13 +50,16 @@ public enum MemoryMask {
     /// BLAKE2b because a vault has a digest per protected value of every version: for these short
     /// inputs it is several times cheaper.
     public static func keyedDigest(of bytes: [UInt8]) -> (UInt64, UInt64) {
+        bytes.withUnsafeBufferPointer { keyedDigest(of: $0) }
+    }
+
+    /// `keyedDigest` of the bytes `input` points at.
+    public static func keyedDigest(of input: UnsafeBufferPointer<UInt8>) -> (UInt64, UInt64) {
         var output: (UInt64, UInt64) = (0, 0)
         withUnsafeMutableBytes(of: &output) { outputBuffer in
             digestKey.withUnsafeBytes { keyBytes in
-                bytes.withUnsafeBufferPointer { input in
-                    _ = crypto_shorthash_siphashx24(outputBuffer.bindMemory(to: UInt8.self).baseAddress!, input.baseAddress, UInt64(input.count),
-                                                    keyBytes.bindMemory(to: UInt8.self).baseAddress!)
-                }
+                _ = crypto_shorthash_siphashx24(outputBuffer.bindMemory(to: UInt8.self).baseAddress!, input.baseAddress, UInt64(input.count),
+                                                keyBytes.bindMemory(to: UInt8.self).baseAddress!)
             }
         }
         return output
@@ -61,6 +68,12 @@ public enum MemoryMask {
     /// Overwrites `bytes` with zeros in a way the compiler does not remove.
     public static func wipe(_ bytes: inout [UInt8]) {
         guard !bytes.isEmpty else { return }
-        bytes.withUnsafeMutableBytes { sodium_memzero($0.baseAddress!, $0.count) }
+        bytes.withUnsafeMutableBytes { wipe($0) }
+    }
+
+    /// Overwrites the bytes of `buffer` with zeros in a way the compiler does not remove.
+    public static func wipe(_ buffer: UnsafeMutableRawBufferPointer) {
+        guard let base = buffer.baseAddress, buffer.count > 0 else { return }
+        sodium_memzero(base, buffer.count)
     }
 }

@@ -79,30 +79,54 @@ enum Base64 {
 
     /// The bytes `text` encodes, or nil when it is not strict base64.
     static func decode(_ text: UnsafeBufferPointer<UInt8>) -> [UInt8]? {
+        if text.isEmpty { return [] }
+        var valid = true
+        let output = [UInt8](unsafeUninitializedCapacity: maximumDecodedCount(text.count)) { buffer, initialized in
+            guard let base = buffer.baseAddress, let count = decode(text, into: base) else {
+                valid = false
+                initialized = 0
+                return
+            }
+            initialized = count
+        }
+        return valid ? output : nil
+    }
+
+    /// The most bytes a text of `length` characters decodes to (`decode(_:into:)` needs this much room).
+    static func maximumDecodedCount(_ length: Int) -> Int { length / 4 * 3 }
+
+    /// Decodes `text` into `output` (room for `maximumDecodedCount(text.count)` bytes); the number of
+    /// bytes written, or nil when `text` is not strict base64.
+    static func decode(_ text: UnsafeBufferPointer<UInt8>, into output: UnsafeMutablePointer<UInt8>) -> Int? {
         let count = text.count
         guard count % 4 == 0 else { return nil }
-        if count == 0 { return [] }
+        if count == 0 { return 0 }
         var padding = 0
-        if text[text.endIndex - 1] == UInt8(ascii: "=") { padding += 1 }
-        if text[text.endIndex - 2] == UInt8(ascii: "=") { padding += 1 }
-        var output = [UInt8]()
-        output.reserveCapacity(count / 4 * 3 - padding)
-        return decodeTable.withUnsafeBufferPointer { table -> [UInt8]? in
-            var index = text.startIndex
-            let end = text.endIndex
-            while index < end {
-                let isLast = index + 4 == end
+        if text[count - 1] == UInt8(ascii: "=") { padding += 1 }
+        if text[count - 2] == UInt8(ascii: "=") { padding += 1 }
+        return decodeTable.withUnsafeBufferPointer { table -> Int? in
+            var index = 0
+            var written = 0
+            while index < count {
+                let isLast = index + 4 == count
                 let a = table[Int(text[index])], b = table[Int(text[index + 1])]
                 let cByte = text[index + 2], dByte = text[index + 3]
                 let c = isLast && padding >= 2 && cByte == UInt8(ascii: "=") ? 0 : table[Int(cByte)]
                 let d = isLast && padding >= 1 && dByte == UInt8(ascii: "=") ? 0 : table[Int(dByte)]
                 guard a | b | c | d < 64 else { return nil }
-                output.append(a << 2 | b >> 4)
-                if !(isLast && padding >= 2) { output.append(b << 4 | c >> 2) }
-                if !(isLast && padding >= 1) { output.append(c << 6 | d) }
+                output[written] = a << 2 | b >> 4
+                written += 1
+                if !(isLast && padding >= 2) {
+                    output[written] = b << 4 | c >> 2
+                    written += 1
+                }
+                if !(isLast && padding >= 1) {
+                    output[written] = c << 6 | d
+                    written += 1
+                }
                 index += 4
             }
-            return output
+            return written
         }
     }
 }

@@ -24,8 +24,9 @@ final class ElementTable {
         var textEnd: Int
         var attributeStart: Int32
         var attributeEnd: Int32
-        /// Index into `unprotected` for `Protected="True"` values, -1 otherwise.
-        var unprotected: Int32 = -1
+        /// Where the unmasked bytes of a `Protected="True"` value start in `secrets`, -1 otherwise.
+        var secretStart = -1
+        var secretEnd = -1
     }
 
     /// The elements, in a plain buffer: the reader's many small reads and writes of them otherwise
@@ -39,16 +40,23 @@ final class ElementTable {
     @exclusivity(unchecked) private var textCount = 0
     @exclusivity(unchecked) private var textCapacity = 1 << 16
     @exclusivity(unchecked) private(set) var attributes: [(name: ElementName, value: String)] = []
-    @exclusivity(unchecked) private(set) var unprotected: [[UInt8]] = []
+    /// The unmasked bytes of protected values, one run after another: their only plain copy, wiped
+    /// when their elements are dropped (and before the buffer grows or goes).
+    @exclusivity(unchecked) private var secrets: UnsafeMutablePointer<UInt8>
+    @exclusivity(unchecked) private var secretCount = 0
+    @exclusivity(unchecked) private var secretCapacity = 1 << 12
 
     init() {
         elements = .allocate(capacity: elementCapacity)
         text = .allocate(capacity: textCapacity)
+        secrets = .allocate(capacity: secretCapacity)
     }
 
     deinit {
         elements.deallocate()
         text.deallocate()
+        MemoryMask.wipe(UnsafeMutableRawBufferPointer(start: secrets, count: secretCount))
+        secrets.deallocate()
     }
 
     /// Appends a started element under `parent` (-1 for none); `linked` false keeps it out of the
@@ -103,10 +111,30 @@ final class ElementTable {
         elements[index].textEnd = textCount
     }
 
-    /// Replaces the text of `index` by its unmasked bytes.
-    func setUnprotected(_ bytes: [UInt8], for index: Int) {
-        elements[index].unprotected = Int32(unprotected.count)
-        unprotected.append(bytes)
+    /// Gives element `index` its unmasked bytes: `fill` writes at most `maximumCount` of them into
+    /// the room it is handed and returns how many it wrote (what it wrote is wiped if it throws).
+    func setUnprotected(
+        for index: Int, maximumCount: Int, _ fill: (UnsafeMutablePointer<UInt8>) throws(KDBXError) -> Int
+    ) throws(KDBXError) {
+        if secretCount + maximumCount > secretCapacity {
+            let capacity = max(secretCapacity * 2, secretCount + maximumCount)
+            let grown = UnsafeMutablePointer<UInt8>.allocate(capacity: capacity)
+            grown.initialize(from: secrets, count: secretCount)
+            MemoryMask.wipe(UnsafeMutableRawBufferPointer(start: secrets, count: secretCount))
+            secrets.deallocate()
+            secrets = grown
+            secretCapacity = capacity
+        }
+        let start = secretCount
+        do {
+            let written = try fill(secrets + start)
+            elements[index].secretStart = start
+            elements[index].secretEnd = start + written
+            secretCount = start + written
+        } catch {
+            MemoryMask.wipe(UnsafeMutableRawBufferPointer(start: secrets + start, count: maximumCount))
+            throw error
+        }
     }
 
     /// Drops element `index` and everything after it (its descendants), keeping the storage.
@@ -125,10 +153,10 @@ final class ElementTable {
         }
         textCount = element.textStart
         attributes.removeSubrange(Int(element.attributeStart)...)
-        if let firstUnprotected = (index..<count).lazy.map({ self.elements[$0].unprotected }).first(where: { $0 >= 0 }) {
-            // Plain secrets: wiped, not just freed.
-            for slot in Int(firstUnprotected)..<unprotected.count { MemoryMask.wipe(&unprotected[slot]) }
-            unprotected.removeSubrange(Int(firstUnprotected)...)
+        if let firstSecret = (index..<count).lazy.map({ self.elements[$0].secretStart }).first(where: { $0 >= 0 }) {
+            // Plain secrets: wiped, not just let go.
+            MemoryMask.wipe(UnsafeMutableRawBufferPointer(start: secrets + firstSecret, count: secretCount - firstSecret))
+            secretCount = firstSecret
         }
         count = index
     }
@@ -186,10 +214,11 @@ final class ElementTable {
     /// Whether `index` has no text.
     func isEmpty(_ index: Int) -> Bool { elements[index].textStart == elements[index].textEnd }
 
-    /// The unmasked bytes of a protected value.
-    func unprotectedBytes(_ index: Int) -> [UInt8]? {
-        let slot = elements[index].unprotected
-        return slot >= 0 ? unprotected[Int(slot)] : nil
+    /// The unmasked bytes of a protected value, valid until the table next changes.
+    func unprotectedBytes(_ index: Int) -> UnsafeBufferPointer<UInt8>? {
+        let element = elements[index]
+        return element.secretStart >= 0
+            ? UnsafeBufferPointer(start: secrets + element.secretStart, count: element.secretEnd - element.secretStart) : nil
     }
 
     /// The value of attribute `name` on `index`.

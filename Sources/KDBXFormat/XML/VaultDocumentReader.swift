@@ -133,18 +133,23 @@ final class VaultDocumentReader {
         }
     }
 
-    /// Base64-decodes a protected value and XORs it with the next bytes of the inner stream.
+    /// Base64-decodes a protected value and XORs it with the next bytes of the inner stream, into
+    /// the table's wiped scratch (the only plain copy before the value is masked in memory).
     private func unmask(_ index: Int) throws(KDBXError) {
-        guard var bytes = Base64.decode(table.bytes(index)) else {
-            throw .corrupt("\(names.string(table.name(index))): invalid base64")
-        }
-        if let innerStream {
-            let result: Result<Void, CryptoError> = bytes.withUnsafeMutableBytes { buffer in
-                Result { () throws(CryptoError) in try innerStream.apply(to: buffer) }
+        let text = table.bytes(index)
+        try table.setUnprotected(for: index, maximumCount: Base64.maximumDecodedCount(text.count)) { output throws(KDBXError) in
+            guard let count = Base64.decode(text, into: output) else {
+                throw .corrupt("\(names.string(table.name(index))): invalid base64")
             }
-            if case .failure(let error) = result { throw .crypto(error) }
+            if let innerStream {
+                do throws(CryptoError) {
+                    try innerStream.apply(to: UnsafeMutableRawBufferPointer(start: output, count: count))
+                } catch {
+                    throw .crypto(error)
+                }
+            }
+            return count
         }
-        table.setUnprotected(bytes, for: index)
     }
 
     private func assemble() throws(KDBXError) -> DecodedDocument {

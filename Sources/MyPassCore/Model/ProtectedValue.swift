@@ -32,6 +32,19 @@ public struct ProtectedValue: @unchecked Sendable, CustomStringConvertible, Cust
         }
     }
 
+    /// `candidate` itself when it holds the UTF-8 text in `plainBytes`, else a new value whose
+    /// storage is the only copy of them made, masked in place there (a reader's scratch buffer, which
+    /// its owner wipes).
+    package init(maskingUTF8 plainBytes: UnsafeBufferPointer<UInt8>, reusing candidate: ProtectedValue?) {
+        let digest = MemoryMask.keyedDigest(of: plainBytes)
+        if let candidate, candidate.storage.header.count == plainBytes.count,
+           candidate.storage.header.digestHigh == digest.0, candidate.storage.header.digestLow == digest.1 {
+            self = candidate
+        } else {
+            storage = MaskedBytes.masking(plainBytes, digest: digest)
+        }
+    }
+
     private init(maskingUTF8 plainBytes: consuming [UInt8], digest: (UInt64, UInt64)) {
         var bytes = plainBytes
         let nonce = MemoryMask.nextNonce()
@@ -103,6 +116,21 @@ private final class MaskedBytes: ManagedBuffer<MaskedBytes.Header, UInt8> {
             masked.withUnsafeBufferPointer { source in
                 if let base = source.baseAddress { elements.initialize(from: base, count: source.count) }
             }
+        }
+        return buffer
+    }
+
+    /// A buffer holding `plain` masked with a new nonce: the plain bytes are copied in, then masked in place.
+    static func masking(_ plain: UnsafeBufferPointer<UInt8>, digest: (UInt64, UInt64)) -> MaskedBytes {
+        let nonce = MemoryMask.nextNonce()
+        let made = create(minimumCapacity: plain.count) { _ in
+            Header(count: plain.count, nonce: nonce, digestHigh: digest.0, digestLow: digest.1)
+        }
+        let buffer = unsafeDowncast(made, to: MaskedBytes.self)
+        buffer.withUnsafeMutablePointerToElements { elements in
+            guard let base = plain.baseAddress, plain.count > 0 else { return }
+            elements.initialize(from: base, count: plain.count)
+            MemoryMask.apply(to: UnsafeMutableBufferPointer(start: elements, count: plain.count), nonce: nonce)
         }
         return buffer
     }
