@@ -64,6 +64,9 @@ struct HostileDocumentTests {
         ("<Value>Mail</Value>", "<Value>Ma&#1;il</Value>", "XML"),
         ("<Value>Mail</Value>", "<Value>Mail</Valu>", "XML"),
         ("</History>", "<Entry><UUID>AAAAAAAAAAAAAAAAAAAAAA==</UUID><History></History></Entry></History>", "History"),
+        // A Root anywhere but under KeePassFile: its groups were read and silently dropped.
+        ("</Meta>", "<Root><Group><UUID>AAAAAAAAAAAAAAAAAAAAAA==</UUID></Group></Root></Meta>", "Root outside"),
+        ("</Times>", "</Times><Root></Root>", "Root outside"),
     ])
     func hostileXML(target: String, replacement: String, reason: String) throws {
         let data = try Self.variant(target, replacement)

@@ -46,6 +46,7 @@ final class ChunkChannel<Chunk: Sendable>: Sendable {
     private let consumerWake = DispatchSemaphore(value: 0)
 
     init(capacity: Int) {
+        precondition(capacity >= 1, "a channel holds at least one chunk")
         self.capacity = capacity
         producerWakeLevel = capacity / 2
         consumerWakeLevel = max(1, (capacity + 1) / 2)
@@ -119,7 +120,9 @@ final class ChunkChannel<Chunk: Sendable>: Sendable {
         _ = waitUntilProducerFinished()
     }
 
-    /// The producer's error, after it has finished.
+    /// The producer's error, after it has finished. Only after `take` returned nil (or after
+    /// `cancel`): a consumer that stopped taking while chunks wait would leave the producer waiting
+    /// on a full channel for good.
     func waitForProducerError() -> KDBXError? {
         waitUntilProducerFinished()
     }

@@ -24,6 +24,9 @@ final class ElementTable {
         var textEnd: Int
         var attributeStart: Int32
         var attributeEnd: Int32
+        /// How many secret bytes there were when the element started: dropping it and what follows
+        /// wipes from here (a protected value nested in another ends, and is stored, first).
+        var secretMark: Int
         /// Where the unmasked bytes of a `Protected="True"` value start in `secrets`, -1 otherwise.
         var secretStart = -1
         var secretEnd = -1
@@ -47,6 +50,8 @@ final class ElementTable {
     @exclusivity(unchecked) private var secretCapacity = 1 << 12
 
     init() {
+        // The buffers are reused and freed without deinitializing their records.
+        assert(_isPOD(Element.self))
         elements = .allocate(capacity: elementCapacity)
         text = .allocate(capacity: textCapacity)
         secrets = .allocate(capacity: secretCapacity)
@@ -58,6 +63,9 @@ final class ElementTable {
         MemoryMask.wipe(UnsafeMutableRawBufferPointer(start: secrets, count: secretCount))
         secrets.deallocate()
     }
+
+    /// How many plain secret bytes the table holds (all of them are wiped when their elements go).
+    var plainSecretByteCount: Int { secretCount }
 
     /// Appends a started element under `parent` (-1 for none); `linked` false keeps it out of the
     /// parent's child list (entries and groups, which are converted and dropped separately). Its
@@ -73,7 +81,7 @@ final class ElementTable {
         }
         (elements + index).initialize(to: Element(
             name: name, parent: Int32(parent), textStart: textCount, textEnd: textCount,
-            attributeStart: Int32(attributes.count), attributeEnd: Int32(attributes.count)))
+            attributeStart: Int32(attributes.count), attributeEnd: Int32(attributes.count), secretMark: secretCount))
         count += 1
         if parent >= 0 && linked {
             let last = elements[parent].lastChild
@@ -153,11 +161,10 @@ final class ElementTable {
         }
         textCount = element.textStart
         attributes.removeSubrange(Int(element.attributeStart)...)
-        if let firstSecret = (index..<count).lazy.map({ self.elements[$0].secretStart }).first(where: { $0 >= 0 }) {
-            // Plain secrets: wiped, not just let go.
-            MemoryMask.wipe(UnsafeMutableRawBufferPointer(start: secrets + firstSecret, count: secretCount - firstSecret))
-            secretCount = firstSecret
-        }
+        // Plain secrets: wiped, not just let go.
+        let mark = element.secretMark
+        MemoryMask.wipe(UnsafeMutableRawBufferPointer(start: secrets + mark, count: secretCount - mark))
+        secretCount = mark
         count = index
     }
 

@@ -11,3 +11,22 @@ extension String {
         }
     }
 }
+
+/// UTF-8 checks of a protected value's plain bytes that make no `String` (whose heap copy of the
+/// secret would be freed without being wiped).
+enum PlainUTF8 {
+    /// Whether `bytes` are valid UTF-8.
+    static func isValid(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+        if bytes.allSatisfy({ $0 < 0x80 }) { return true }
+        return !transcode(bytes.makeIterator(), from: UTF8.self, to: UTF8.self, stoppingOnError: true) { _ in }
+    }
+
+    /// `bytes` with each ill-formed sequence replaced by U+FFFD, as `String(decoding:as:)` does,
+    /// in an array sized for the worst case up front (a reallocation would leave a plain copy behind).
+    static func repaired(_ bytes: UnsafeBufferPointer<UInt8>) -> [UInt8] {
+        var output: [UInt8] = []
+        output.reserveCapacity(bytes.count * 3)
+        _ = transcode(bytes.makeIterator(), from: UTF8.self, to: UTF8.self, stoppingOnError: false) { output.append($0) }
+        return output
+    }
+}

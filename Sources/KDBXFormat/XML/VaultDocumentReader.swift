@@ -65,6 +65,8 @@ final class VaultDocumentReader {
         if parent < 0 {
             guard !documentEnded, name == .keePassFile else { throw .corrupt("XML: the document element must be KeePassFile") }
         }
+        // Anywhere else its groups would be read into a frame nothing takes, and silently dropped.
+        if name == .root && (parent < 0 || table.name(parent) != .keePassFile) { throw .corrupt("XML: Root outside KeePassFile") }
         let isConvertedSeparately = name == .entry || name == .group
         let index = table.append(name, parent: parent, linked: !isConvertedSeparately)
         stack.append(index)
@@ -279,14 +281,12 @@ final class VaultDocumentReader {
         guard let keyIndex = table.child(index, .key) else { throw .corrupt("XML: String without Key") }
         let valueIndex = table.child(index, .value)
         if let earlier {
-            let result: Result<EntryField, KDBXError>? = earlier.pointee.fields.withUnsafeBufferPointer { fields in
+            let shared = try earlier.pointee.fields.withUnsafeBufferPointer { fields throws(KDBXError) -> EntryField? in
                 guard let match = fields.index(named: table.bytes(keyIndex), near: position) else { return nil }
                 let field = fields.baseAddress! + match
-                return Result { () throws(KDBXError) in
-                    EntryField(nameOf: field.pointee, value: try decodeValue(valueIndex, earlier: field))
-                }
+                return EntryField(nameOf: field.pointee, value: try decodeValue(valueIndex, earlier: field))
             }
-            if let result { return try result.get() }
+            if let shared { return shared }
         }
         return named(table.string(keyIndex), try decodeValue(valueIndex, earlier: nil))
     }
@@ -304,11 +304,10 @@ final class VaultDocumentReader {
     private func decodeValue(_ index: Int?, earlier earlierField: UnsafePointer<EntryField>?) throws(KDBXError) -> FieldValue {
         guard let valueIndex = index else { return .plain("") }
         if let bytes = table.unprotectedBytes(valueIndex) {
-            // Invalid UTF-8 is repaired exactly as String(decoding:) would, then masked.
-            // The table wipes its copy of the plain bytes; a repaired copy is never left unmasked.
-            let valid = bytes.allSatisfy { $0 < 0x80 } || String(validating: bytes, as: UTF8.self) != nil
-            guard valid else {
-                return .protected(ProtectedValue(maskingUTF8: Array(String(decoding: bytes, as: UTF8.self).utf8)))
+            // Invalid UTF-8 is repaired exactly as String(decoding:) would, then masked. No String
+            // is made of the secret: the table wipes its plain bytes, and a repaired copy is masked in place.
+            guard PlainUTF8.isValid(bytes) else {
+                return .protected(ProtectedValue(maskingUTF8: PlainUTF8.repaired(bytes)))
             }
             var candidate: ProtectedValue?
             if case .protected(let value)? = earlierField?.pointee.value { candidate = value }
