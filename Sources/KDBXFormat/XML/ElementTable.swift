@@ -32,57 +32,33 @@ final class ElementTable {
         var secretEnd = -1
     }
 
-    /// The elements, in a plain buffer: the reader's many small reads and writes of them otherwise
-    /// each checked the array's bounds and, for writes, its uniqueness.
-    @exclusivity(unchecked) private var elements: UnsafeMutablePointer<Element>
-    @exclusivity(unchecked) private(set) var count = 0
-    @exclusivity(unchecked) private var elementCapacity = 1024
-    /// The elements' text, one run after another, in a plain buffer: `bytes` hands out views of it
-    /// without the reference counting of an array slice, which a dozen reads per entry version paid.
-    @exclusivity(unchecked) private var text: UnsafeMutablePointer<UInt8>
-    @exclusivity(unchecked) private var textCount = 0
-    @exclusivity(unchecked) private var textCapacity = 1 << 16
+    /// The elements (records without references: the buffer keeps no count of what they point at).
+    @exclusivity(unchecked) private var elements = ScratchBuffer<Element>(capacity: 1024)
+    /// The elements' text, one run after another: `bytes` hands out views of it.
+    @exclusivity(unchecked) private var text = ScratchBuffer<UInt8>(capacity: 1 << 16)
     @exclusivity(unchecked) private(set) var attributes: [(name: ElementName, value: String)] = []
     /// The unmasked bytes of protected values, one run after another: their only plain copy, wiped
     /// when their elements are dropped (and before the buffer grows or goes).
-    @exclusivity(unchecked) private var secrets: UnsafeMutablePointer<UInt8>
-    @exclusivity(unchecked) private var secretCount = 0
-    @exclusivity(unchecked) private var secretCapacity = 1 << 12
+    @exclusivity(unchecked) private var secrets = ScratchBuffer<UInt8>(capacity: 1 << 12, holdsSecrets: true)
 
     init() {
-        // The buffers are reused and freed without deinitializing their records.
+        // The records are dropped by moving the count back.
         assert(_isPOD(Element.self))
-        elements = .allocate(capacity: elementCapacity)
-        text = .allocate(capacity: textCapacity)
-        secrets = .allocate(capacity: secretCapacity)
     }
 
-    deinit {
-        elements.deallocate()
-        text.deallocate()
-        MemoryMask.wipe(UnsafeMutableRawBufferPointer(start: secrets, count: secretCount))
-        secrets.deallocate()
-    }
+    var count: Int { elements.count }
 
     /// How many plain secret bytes the table holds (all of them are wiped when their elements go).
-    var plainSecretByteCount: Int { secretCount }
+    var plainSecretByteCount: Int { secrets.count }
 
     /// Appends a started element under `parent` (-1 for none); `linked` false keeps it out of the
     /// parent's child list (entries and groups, which are converted and dropped separately). Its
     /// attributes follow (`addAttribute`).
     func append(_ name: ElementName, parent: Int, linked: Bool) -> Int {
-        let index = count
-        if count == elementCapacity {
-            let grown = UnsafeMutablePointer<Element>.allocate(capacity: elementCapacity * 2)
-            grown.initialize(from: elements, count: count)
-            elements.deallocate()
-            elements = grown
-            elementCapacity *= 2
-        }
-        (elements + index).initialize(to: Element(
-            name: name, parent: Int32(parent), textStart: textCount, textEnd: textCount,
-            attributeStart: Int32(attributes.count), attributeEnd: Int32(attributes.count), secretMark: secretCount))
-        count += 1
+        let index = elements.count
+        elements.append(Element(
+            name: name, parent: Int32(parent), textStart: text.count, textEnd: text.count,
+            attributeStart: Int32(attributes.count), attributeEnd: Int32(attributes.count), secretMark: secrets.count))
         if parent >= 0 && linked {
             let last = elements[parent].lastChild
             if last >= 0 {
@@ -99,24 +75,17 @@ final class ElementTable {
     /// Adds an attribute to the element appended last.
     func addAttribute(_ name: ElementName, value: String) {
         attributes.append((name: name, value: value))
-        elements[count - 1].attributeEnd = Int32(attributes.count)
+        elements[elements.count - 1].attributeEnd = Int32(attributes.count)
     }
 
     /// Adds character data to element `index` if it has no children yet.
     func appendText(_ bytes: UnsafeBufferPointer<UInt8>, to index: Int) {
-        guard elements[index].firstChild < 0, elements[index].textEnd == textCount,
+        guard elements[index].firstChild < 0, elements[index].textEnd == text.count,
               let source = bytes.baseAddress, bytes.count > 0 else { return }
-        if textCount + bytes.count > textCapacity {
-            let capacity = max(textCapacity * 2, textCount + bytes.count)
-            let grown = UnsafeMutablePointer<UInt8>.allocate(capacity: capacity)
-            grown.initialize(from: text, count: textCount)
-            text.deallocate()
-            text = grown
-            textCapacity = capacity
-        }
-        (text + textCount).initialize(from: source, count: bytes.count)
-        textCount += bytes.count
-        elements[index].textEnd = textCount
+        text.reserve(bytes.count)
+        (text.base + text.count).initialize(from: source, count: bytes.count)
+        text.didAppend(bytes.count)
+        elements[index].textEnd = text.count
     }
 
     /// Gives element `index` its unmasked bytes: `fill` writes at most `maximumCount` of them into
@@ -124,23 +93,15 @@ final class ElementTable {
     func setUnprotected(
         for index: Int, maximumCount: Int, _ fill: (UnsafeMutablePointer<UInt8>) throws(KDBXError) -> Int
     ) throws(KDBXError) {
-        if secretCount + maximumCount > secretCapacity {
-            let capacity = max(secretCapacity * 2, secretCount + maximumCount)
-            let grown = UnsafeMutablePointer<UInt8>.allocate(capacity: capacity)
-            grown.initialize(from: secrets, count: secretCount)
-            MemoryMask.wipe(UnsafeMutableRawBufferPointer(start: secrets, count: secretCount))
-            secrets.deallocate()
-            secrets = grown
-            secretCapacity = capacity
-        }
-        let start = secretCount
+        secrets.reserve(maximumCount)
+        let start = secrets.count
         do {
-            let written = try fill(secrets + start)
+            let written = try fill(secrets.base + start)
+            secrets.didAppend(written)
             elements[index].secretStart = start
             elements[index].secretEnd = start + written
-            secretCount = start + written
         } catch {
-            MemoryMask.wipe(UnsafeMutableRawBufferPointer(start: secrets + start, count: maximumCount))
+            MemoryMask.wipe(UnsafeMutableRawBufferPointer(start: secrets.base + start, count: maximumCount))
             throw error
         }
     }
@@ -159,13 +120,10 @@ final class ElementTable {
                 elements[parent].firstChild = -1
             }
         }
-        textCount = element.textStart
+        text.removeAll(from: element.textStart)
         attributes.removeSubrange(Int(element.attributeStart)...)
-        // Plain secrets: wiped, not just let go.
-        let mark = element.secretMark
-        MemoryMask.wipe(UnsafeMutableRawBufferPointer(start: secrets + mark, count: secretCount - mark))
-        secretCount = mark
-        count = index
+        secrets.removeAll(from: element.secretMark)  // plain secrets: wiped, not just let go
+        elements.removeAll(from: index)
     }
 
     // MARK: Reading
@@ -210,7 +168,7 @@ final class ElementTable {
 
     /// The raw text of `index`, valid until the table next changes (read it, copy what is kept).
     func bytes(_ index: Int) -> UnsafeBufferPointer<UInt8> {
-        UnsafeBufferPointer(start: text + elements[index].textStart, count: elements[index].textEnd - elements[index].textStart)
+        UnsafeBufferPointer(start: text.base + elements[index].textStart, count: elements[index].textEnd - elements[index].textStart)
     }
 
     /// The text of `index` as a string.
@@ -225,7 +183,7 @@ final class ElementTable {
     func unprotectedBytes(_ index: Int) -> UnsafeBufferPointer<UInt8>? {
         let element = elements[index]
         return element.secretStart >= 0
-            ? UnsafeBufferPointer(start: secrets + element.secretStart, count: element.secretEnd - element.secretStart) : nil
+            ? UnsafeBufferPointer(start: secrets.base + element.secretStart, count: element.secretEnd - element.secretStart) : nil
     }
 
     /// The value of attribute `name` on `index`.

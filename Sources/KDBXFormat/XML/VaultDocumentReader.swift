@@ -22,8 +22,8 @@ final class VaultDocumentReader {
     @exclusivity(unchecked) private var stack: [Int] = []
     /// Converted children of the open groups (and of Root), innermost last.
     @exclusivity(unchecked) private var groupFrames: [(entries: [Entry], groups: [Group])] = []
-    /// Converted history items of the entry being read.
-    private let historyItems = HistoryItemBuffer()
+    /// Converted history items of the entry being read, moved into it when it ends.
+    @exclusivity(unchecked) private var historyItems = ScratchBuffer<Entry>(capacity: 16)
     private let innerStream: StreamCipher?
     /// Attachment contents by the reference number used in the document.
     @exclusivity(unchecked) private var binaryReferences: [Int: BinaryID]
