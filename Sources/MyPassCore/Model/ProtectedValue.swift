@@ -14,27 +14,22 @@ public struct ProtectedValue: @unchecked Sendable, CustomStringConvertible, Cust
         self.init(maskingUTF8: Array(plainText.utf8))
     }
 
-    /// Masks the UTF-8 bytes `plainBytes` in place (the caller's array is consumed, no copy is left).
+    /// Masks the UTF-8 bytes `plainBytes` (the caller's array is consumed and wiped, no copy is left).
     public init(maskingUTF8 plainBytes: consuming [UInt8]) {
-        self.init(maskingUTF8: plainBytes, digest: MemoryMask.keyedDigest(of: plainBytes))
+        self.init(maskingUTF8: plainBytes, reusing: nil)
     }
 
     /// `candidate` itself when it holds the UTF-8 text `plainBytes` (compared by keyed digest, as
-    /// `==` does), so equal values share one storage; else a new value masking `plainBytes` in
-    /// place. A reused candidate leaves `plainBytes` as they are: the caller's copy is its own to wipe.
+    /// `==` does), so equal values share one storage; else a new value masking `plainBytes`. The
+    /// caller's array is consumed and wiped either way.
     public init(maskingUTF8 plainBytes: consuming [UInt8], reusing candidate: ProtectedValue?) {
-        let digest = MemoryMask.keyedDigest(of: plainBytes)
-        if let candidate, candidate.storage.header.count == plainBytes.count,
-           candidate.storage.header.digestHigh == digest.0, candidate.storage.header.digestLow == digest.1 {
-            self = candidate
-        } else {
-            self.init(maskingUTF8: plainBytes, digest: digest)
-        }
+        var bytes = plainBytes
+        self = bytes.withUnsafeBufferPointer { ProtectedValue(maskingUTF8: $0, reusing: candidate) }
+        MemoryMask.wipe(&bytes)
     }
 
     /// `candidate` itself when it holds the UTF-8 text in `plainBytes`, else a new value whose
-    /// storage is the only copy of them made, masked in place there (a reader's scratch buffer, which
-    /// its owner wipes).
+    /// storage is the only copy of them made, masked in place there (the caller wipes its buffer).
     package init(maskingUTF8 plainBytes: UnsafeBufferPointer<UInt8>, reusing candidate: ProtectedValue?) {
         let digest = MemoryMask.keyedDigest(of: plainBytes)
         if let candidate, candidate.storage.header.count == plainBytes.count,
@@ -43,13 +38,6 @@ public struct ProtectedValue: @unchecked Sendable, CustomStringConvertible, Cust
         } else {
             storage = MaskedBytes.masking(plainBytes, digest: digest)
         }
-    }
-
-    private init(maskingUTF8 plainBytes: consuming [UInt8], digest: (UInt64, UInt64)) {
-        var bytes = plainBytes
-        let nonce = MemoryMask.nextNonce()
-        MemoryMask.apply(to: &bytes, nonce: nonce)
-        storage = MaskedBytes.holding(bytes, nonce: nonce, digest: digest)
     }
 
     /// The plain text. Callers keep it only as long as they need it.
@@ -104,20 +92,6 @@ private final class MaskedBytes: ManagedBuffer<MaskedBytes.Header, UInt8> {
         let nonce: UInt64
         let digestHigh: UInt64
         let digestLow: UInt64
-    }
-
-    /// A buffer holding `masked` (already masked with `nonce`).
-    static func holding(_ masked: [UInt8], nonce: UInt64, digest: (UInt64, UInt64)) -> MaskedBytes {
-        let made = create(minimumCapacity: masked.count) { _ in
-            Header(count: masked.count, nonce: nonce, digestHigh: digest.0, digestLow: digest.1)
-        }
-        let buffer = unsafeDowncast(made, to: MaskedBytes.self)
-        buffer.withUnsafeMutablePointerToElements { elements in
-            masked.withUnsafeBufferPointer { source in
-                if let base = source.baseAddress { elements.initialize(from: base, count: source.count) }
-            }
-        }
-        return buffer
     }
 
     /// A buffer holding `plain` masked with a new nonce: the plain bytes are copied in, then masked in place.
