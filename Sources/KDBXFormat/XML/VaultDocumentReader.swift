@@ -305,7 +305,7 @@ final class VaultDocumentReader {
         guard let valueIndex = index else { return .plain("") }
         if let bytes = table.unprotectedBytes(valueIndex) {
             // Invalid UTF-8 is repaired exactly as String(decoding:) would, then masked. No String
-            // is made of the secret: the table wipes its plain bytes, and a repaired copy is masked in place.
+            // is made of the secret: the table wipes its plain bytes, and a repaired copy is wiped once masked.
             guard PlainUTF8.isValid(bytes) else {
                 return .protected(ProtectedValue(maskingUTF8: PlainUTF8.repaired(bytes)))
             }
